@@ -1,0 +1,39 @@
+package api
+
+import "time"
+
+// Report is an offline evaluation report: one row per model (and variant),
+// one column per measure, mean and standard error over folds (SPEC.md §6,
+// dissertation Table 4.3). The JSON shape is the one of SPEC.md §10.
+type Report struct {
+	ID        string    `json:"id,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	// Kind is "recommendation" (eval) or "retrieval" (eval-retrieval).
+	Kind     string      `json:"kind,omitempty"`
+	Dataset  string      `json:"dataset"`
+	Protocol string      `json:"protocol,omitempty"`
+	Folds    int         `json:"folds,omitempty"`
+	Splits   int         `json:"splits,omitempty"`
+	Seed     int64       `json:"seed"`
+	Seconds  float64     `json:"seconds"`
+	Rows     []ReportRow `json:"rows"`
+}
+
+// ReportRow is one model (or retrieval method) in a report.
+type ReportRow struct {
+	Model   string `json:"model,omitempty"`
+	Method  string `json:"method,omitempty"`
+	Variant string `json:"variant,omitempty"`
+	// Params holds the chosen numeric hyper-parameters (k, lambda, factors...).
+	Params map[string]float64 `json:"params"`
+	// Settings holds non-numeric choices (a loss name, an affinity).
+	Settings     map[string]string      `json:"settings,omitempty"`
+	TrainSeconds float64                `json:"train_seconds"`
+	Metrics      map[string]MetricValue `json:"metrics"`
+}
+
+// MetricValue is the mean of a measure over folds with its standard error.
+type MetricValue struct {
+	Mean float64 `json:"mean"`
+	SE   float64 `json:"se"`
+}

@@ -1,0 +1,202 @@
+package api
+
+import (
+	"context"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Interaction is one implicit-feedback event (SPEC.md §2).
+type Interaction struct {
+	UserID    string
+	ItemID    string
+	Type      string
+	Value     float64
+	HasValue  bool
+	Timestamp time.Time
+}
+
+// Item is a catalogue entry. Features is a name → number map; a vector given
+// as a JSON array is stored under the names "0", "1", ...
+type Item struct {
+	ID         string
+	Features   map[string]float64
+	Categories []string
+	Labels     map[string]string
+	Hidden     bool
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	// Positives is the number of users with a positive interaction: the
+	// item's popularity.
+	Positives int64
+}
+
+// User summarises what the store holds about one user.
+type User struct {
+	ID        string
+	CreatedAt time.Time
+	LastSeen  time.Time
+	Items     int64 // distinct items interacted with
+	Positives int64 // of which relevant
+	Events    int64 // events posted, repeats included
+}
+
+// HistoryEntry is the state of one (user, item) pair.
+type HistoryEntry struct {
+	ItemID    string
+	LastType  string
+	Count     int64
+	Value     float64 // the last event's value
+	HasValue  bool
+	FirstSeen time.Time
+	LastSeen  time.Time
+	Positive  bool // counts as relevant (X(u,i) = 1)
+	Negative  bool // excluded by a negative event (dislike, hide)
+}
+
+// Counts are the store's counters.
+type Counts struct {
+	Users        int64 `json:"users"`
+	Items        int64 `json:"items"`
+	Interactions int64 `json:"interactions"` // distinct (user, item) pairs
+	Positives    int64 `json:"positives"`    // pairs that are relevant
+	Events       int64 `json:"events"`       // events accepted, repeats included
+}
+
+// Page asks for one page of a listing.
+type Page struct {
+	Cursor string
+	Limit  int
+}
+
+// Snapshot is a consistent copy of the training data, read in one read
+// transaction: the positive pairs of X and the item side information.
+// Dense indices are the store's; an empty id marks a deleted index.
+type Snapshot struct {
+	TakenAt      time.Time
+	Events       int64 // the event counter when the snapshot was taken
+	UserIDs      []string
+	ItemIDs      []string
+	Users, Items []uint32 // positive pair k is (Users[k], Items[k])
+	Hidden       []bool
+	Categories   [][]string
+	FeatureNames []string
+	Features     [][]float64 // per item, nil when it has none
+}
+
+// Profile is what serving needs of a user at request time: the live
+// positive history and every item to leave out, both as dense item indices.
+type Profile struct {
+	Known    bool
+	Positive []uint32 // sorted
+	Consumed []uint32 // sorted: every item with any event, negatives included
+	Negative []uint32 // sorted
+}
+
+// Interaction, user and item services, implemented by storage.
+
+// InteractionService stores and reads feedback.
+type InteractionService interface {
+	AddInteractions(ctx context.Context, evs []Interaction) (int, error)
+	DeleteInteraction(ctx context.Context, userID, itemID string) error
+	History(ctx context.Context, userID string, p Page) ([]HistoryEntry, string, error)
+}
+
+// UserService reads and deletes users.
+type UserService interface {
+	User(ctx context.Context, id string) (User, error)
+	DeleteUser(ctx context.Context, id string) error
+}
+
+// ItemService manages the catalogue.
+type ItemService interface {
+	PutItems(ctx context.Context, items []Item) error
+	Item(ctx context.Context, id string) (Item, error)
+	Items(ctx context.Context, p Page) ([]Item, string, error)
+	DeleteItem(ctx context.Context, id string) error
+}
+
+// StatsService reports counters.
+type StatsService interface {
+	Counts(ctx context.Context) (Counts, error)
+}
+
+// RecommendRequest asks for the top n items for a user.
+type RecommendRequest struct {
+	UserID          string
+	N               int
+	Model           string // empty: the active model
+	Category        string
+	ExcludeConsumed bool
+}
+
+// ScoredItem is one ranked item.
+type ScoredItem struct {
+	ItemID string  `json:"item_id"`
+	Score  float64 `json:"score"`
+}
+
+// Recommendations answers a RecommendRequest.
+type Recommendations struct {
+	UserID       string
+	Model        string
+	ModelVersion string
+	Items        []ScoredItem
+	Fallback     string // "popular" when no trained model answered
+}
+
+// SimilarRequest asks for the items most similar to one item.
+type SimilarRequest struct {
+	ItemID string
+	N      int
+	By     string // collaborative, content or hybrid
+}
+
+// SimilarItems answers a SimilarRequest.
+type SimilarItems struct {
+	ItemID       string
+	By           string
+	Model        string
+	ModelVersion string
+	Items        []ScoredItem
+}
+
+// Recommender serves recommendations and similar items.
+type Recommender interface {
+	Recommend(ctx context.Context, req RecommendRequest) (*Recommendations, error)
+	Similar(ctx context.Context, req SimilarRequest) (*SimilarItems, error)
+}
+
+// MaxIDBytes is the longest id accepted (SPEC.md §2).
+const MaxIDBytes = 256
+
+// ValidateID reports why s is not a valid user or item id: 1–256 bytes of
+// UTF-8 without control characters.
+func ValidateID(s string) string {
+	switch {
+	case s == "":
+		return "must not be empty"
+	case len(s) > MaxIDBytes:
+		return "must be at most 256 bytes"
+	case !utf8.ValidString(s):
+		return "must be valid UTF-8"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return "must not contain control characters"
+		}
+	}
+	return ""
+}
+
+// Catalogue is the serving view of the items: dense index → id, hidden
+// flags, categories and popularity. It is cheap to rebuild and is cached by
+// the recommender between catalogue writes.
+type Catalogue struct {
+	ItemIDs    []string // "" at deleted indices
+	Index      map[string]uint32
+	Hidden     []bool
+	Categories [][]string
+	Popularity []int64
+}

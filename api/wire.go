@@ -1,0 +1,220 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// The JSON request and response types. Stored types never go on the wire;
+// handlers convert. The `validate` tags are go-playground/validator's; the
+// "recsysid" tag is registered by the handlers (see ValidateID).
+
+// MaxBatch is the largest batch of interactions or items in one request.
+const MaxBatch = 10000
+
+// InteractionIn is one event in a POST /interactions body.
+type InteractionIn struct {
+	UserID    string     `json:"user_id" validate:"required,recsysid"`
+	ItemID    string     `json:"item_id" validate:"required,recsysid"`
+	Type      string     `json:"type,omitempty" validate:"omitempty,max=64"`
+	Value     *float64   `json:"value,omitempty"`
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+}
+
+// InteractionsIn is the body of POST /interactions: one event, or a batch
+// under "interactions". Decoding one struct with both shapes lets the
+// decoder reject unknown fields in either.
+type InteractionsIn struct {
+	InteractionIn
+	Interactions []InteractionIn `json:"interactions"`
+}
+
+// InteractionsOut answers POST /interactions.
+type InteractionsOut struct {
+	Stored int `json:"stored"`
+}
+
+// ToInteraction converts a validated request event, filling defaults.
+func (in InteractionIn) ToInteraction(now time.Time) Interaction {
+	ev := Interaction{UserID: in.UserID, ItemID: in.ItemID, Type: in.Type, Timestamp: now}
+	if ev.Type == "" {
+		ev.Type = DefaultType
+	}
+	if in.Value != nil {
+		ev.Value, ev.HasValue = *in.Value, true
+	}
+	if in.Timestamp != nil {
+		ev.Timestamp = in.Timestamp.UTC()
+	}
+	return ev
+}
+
+// Features is an item feature vector: a JSON array of numbers (stored under
+// the names "0", "1", ...) or an object of name → number.
+type Features map[string]float64
+
+// MaxFeatures bounds the length of one feature vector.
+const MaxFeatures = 4096
+
+// UnmarshalJSON accepts an array or an object of finite numbers.
+func (f *Features) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '[' {
+		var xs []float64
+		if err := json.Unmarshal(b, &xs); err != nil {
+			return fmt.Errorf("features must be an array of numbers or an object of numbers")
+		}
+		if len(xs) > MaxFeatures {
+			return fmt.Errorf("features: at most %d values", MaxFeatures)
+		}
+		m := make(Features, len(xs))
+		for i, x := range xs {
+			m[strconv.Itoa(i)] = x
+		}
+		*f = m
+		return nil
+	}
+	var m map[string]float64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("features must be an array of numbers or an object of numbers")
+	}
+	if len(m) > MaxFeatures {
+		return fmt.Errorf("features: at most %d values", MaxFeatures)
+	}
+	*f = m
+	return nil
+}
+
+// Vector returns the features as a dense vector in the order of names.
+func (f Features) Vector(names []string) []float64 {
+	v := make([]float64, len(names))
+	for i, n := range names {
+		v[i] = f[n]
+	}
+	return v
+}
+
+// ItemIn is an item in PUT /items/{id} or POST /items.
+type ItemIn struct {
+	ID         string            `json:"id,omitempty" validate:"omitempty,recsysid"`
+	Features   Features          `json:"features,omitempty" validate:"omitempty,max=4096,dive,keys,min=1,max=256,endkeys,finite"`
+	Categories []string          `json:"categories,omitempty" validate:"omitempty,max=100,dive,min=1,max=256"`
+	Labels     map[string]string `json:"labels,omitempty" validate:"omitempty,max=100,dive,keys,min=1,max=256,endkeys,max=4096"`
+	Hidden     bool              `json:"hidden,omitempty"`
+}
+
+// ItemsIn is the body of POST /items.
+type ItemsIn struct {
+	Items []ItemIn `json:"items" validate:"required,min=1,max=10000,dive"`
+}
+
+// ItemsPutOut answers POST /items.
+type ItemsPutOut struct {
+	Stored int `json:"stored"`
+}
+
+// ToItem converts a validated request item.
+func (in ItemIn) ToItem() Item {
+	it := Item{ID: in.ID, Hidden: in.Hidden, Labels: in.Labels}
+	if len(in.Features) > 0 {
+		it.Features = map[string]float64(in.Features)
+	}
+	if len(in.Categories) > 0 {
+		it.Categories = append([]string(nil), in.Categories...)
+		sort.Strings(it.Categories)
+	}
+	return it
+}
+
+// IsFinite reports whether x is a finite number (JSON cannot carry NaN, but
+// other decoders can).
+func IsFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// ItemOut is an item in responses.
+type ItemOut struct {
+	ID         string             `json:"id"`
+	Features   map[string]float64 `json:"features,omitempty"`
+	Categories []string           `json:"categories,omitempty"`
+	Labels     map[string]string  `json:"labels,omitempty"`
+	Hidden     bool               `json:"hidden"`
+	Positives  int64              `json:"positives"`
+	CreatedAt  time.Time          `json:"created_at"`
+	UpdatedAt  time.Time          `json:"updated_at"`
+}
+
+// NewItemOut converts a stored item for a response.
+func NewItemOut(it Item) ItemOut {
+	return ItemOut{ID: it.ID, Features: it.Features, Categories: it.Categories, Labels: it.Labels,
+		Hidden: it.Hidden, Positives: it.Positives, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt}
+}
+
+// ItemsOut is one page of GET /items.
+type ItemsOut struct {
+	Items      []ItemOut `json:"items"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// UserOut answers GET /users/{id}.
+type UserOut struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	LastSeen  time.Time `json:"last_seen"`
+	Items     int64     `json:"items"`
+	Positives int64     `json:"positives"`
+	Events    int64     `json:"events"`
+}
+
+// HistoryEntryOut is one pair in GET /users/{id}/interactions.
+type HistoryEntryOut struct {
+	ItemID    string    `json:"item_id"`
+	Type      string    `json:"type"`
+	Count     int64     `json:"count"`
+	Value     *float64  `json:"value,omitempty"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	Relevant  bool      `json:"relevant"`
+	Negative  bool      `json:"negative,omitempty"`
+}
+
+// HistoryOut is one page of a user's history.
+type HistoryOut struct {
+	UserID       string            `json:"user_id"`
+	Interactions []HistoryEntryOut `json:"interactions"`
+	NextCursor   string            `json:"next_cursor,omitempty"`
+}
+
+// RecommendationsOut answers GET /users/{id}/recommendations.
+type RecommendationsOut struct {
+	UserID       string       `json:"user_id"`
+	Model        string       `json:"model"`
+	ModelVersion string       `json:"model_version"`
+	Items        []ScoredItem `json:"items"`
+	Fallback     string       `json:"fallback,omitempty"`
+}
+
+// SimilarOut answers GET /items/{id}/similar.
+type SimilarOut struct {
+	ItemID       string       `json:"item_id"`
+	By           string       `json:"by"`
+	Model        string       `json:"model"`
+	ModelVersion string       `json:"model_version"`
+	Items        []ScoredItem `json:"items"`
+}
+
+// ErrorOut is the error envelope of every failed request (SPEC.md §3).
+type ErrorOut struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody is the inside of the error envelope.
+type ErrorBody struct {
+	Code      string        `json:"code"`
+	Message   string        `json:"message"`
+	Details   []ErrorDetail `json:"details,omitempty"`
+	RequestID string        `json:"request_id,omitempty"`
+}

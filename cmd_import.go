@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"recsys/api"
+	"recsys/recsys/dataset"
+	"recsys/storage"
+)
+
+// importBatch is the number of events per write transaction during import.
+const importBatch = 5000
+
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
+	format := fs.String("format", "", "data format: movielens, lastfm or csv")
+	minValue := fs.String("min-value", "", "smallest value that counts as relevant (default: 4 for movielens ratings, none otherwise)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("import needs exactly one PATH (a MovieLens folder, a Last.fm folder or file, or a CSV file)")
+	}
+	path := fs.Arg(0)
+	if err := dataset.CheckFormat(*format); err != nil {
+		return fmt.Errorf("--format: %w", err)
+	}
+	if _, err := os.Stat(dataset.EventsPath(*format, path)); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	policy, typ := api.DefaultPolicy(), importType(*format)
+	if *minValue != "" {
+		v, err := strconv.ParseFloat(*minValue, 64)
+		if err != nil {
+			return fmt.Errorf("--min-value %q is not a number", *minValue)
+		}
+		policy = policy.WithMin(typ, v)
+	} else if v, ok := dataset.DefaultMinValue(*format); ok {
+		policy = policy.WithMin(typ, v)
+	}
+	st, err := storage.Open(*db, storage.Options{Policy: policy})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	start := time.Now()
+	nItems, err := importItems(ctx, st, *format, path)
+	if err != nil {
+		return err
+	}
+	bar := newProgress(stderr, fileSize(dataset.EventsPath(*format, path)), "importing events")
+	nEvents, err := importEvents(ctx, st, *format, path, bar)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	c, err := st.Counts(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "imported %d events and %d item records from %s in %.1fs\n", nEvents, nItems, path, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "store %s now holds %d users, %d items, %d interactions (%d relevant under %s)\n",
+		*db, c.Users, c.Items, c.Interactions, c.Positives, policy.String())
+	return nil
+}
+
+// importType is the interaction type a format's events carry.
+func importType(format string) string {
+	switch format {
+	case "movielens":
+		return "rating"
+	case "lastfm":
+		return "play"
+	}
+	return "view"
+}
+
+func importItems(ctx context.Context, st *storage.Store, format, path string) (int, error) {
+	var batch []api.Item
+	n := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := st.PutItems(ctx, batch)
+		n += len(batch)
+		batch = batch[:0]
+		return err
+	}
+	err := dataset.ReadItems(format, path, func(it dataset.Item) error {
+		item := api.Item{ID: it.ID, Features: it.Features, Categories: it.Categories}
+		if it.Label != "" {
+			key := "title"
+			if format == "lastfm" {
+				key = "name"
+			}
+			item.Labels = map[string]string{key: it.Label}
+		}
+		if p := api.ValidateID(it.ID); p != "" {
+			return fmt.Errorf("item id %q %s", it.ID, p)
+		}
+		batch = append(batch, item)
+		if len(batch) == importBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, flush()
+}
+
+func importEvents(ctx context.Context, st *storage.Store, format, path string, bar *progress) (int, error) {
+	batch := make([]api.Interaction, 0, importBatch)
+	n := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := st.AddInteractions(ctx, batch); err != nil {
+			return err
+		}
+		n += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	err := dataset.ReadEvents(format, path, func(ev dataset.Event) error {
+		for _, id := range []string{ev.User, ev.Item} {
+			if p := api.ValidateID(id); p != "" {
+				return fmt.Errorf("id %q %s", id, p)
+			}
+		}
+		batch = append(batch, api.Interaction{UserID: ev.User, ItemID: ev.Item, Type: ev.Type,
+			Value: ev.Value, HasValue: ev.HasValue, Timestamp: ev.Time})
+		bar.add(len(ev.User) + len(ev.Item) + 12)
+		if len(batch) == importBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, flush()
+}
+
+func fileSize(name string) int64 {
+	if st, err := os.Stat(name); err == nil {
+		return st.Size()
+	}
+	return -1
+}
+
+// progress is a progress bar on a terminal and periodic plain lines
+// elsewhere (logs, CI).
+type progress struct {
+	bar   *progressbar.ProgressBar
+	out   io.Writer
+	label string
+	total int64
+	done  int64
+	last  time.Time
+}
+
+func newProgress(w io.Writer, total int64, label string) *progress {
+	p := &progress{out: w, label: label, total: total, last: time.Now()}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(label), progressbar.OptionShowBytes(false),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
+	return p
+}
+
+func (p *progress) add(n int) {
+	p.done += int64(n)
+	if p.bar != nil {
+		_ = p.bar.Add(n)
+		return
+	}
+	if time.Since(p.last) >= 5*time.Second {
+		p.last = time.Now()
+		if p.total > 0 {
+			fmt.Fprintf(p.out, "%s: %.0f%%\n", p.label, 100*float64(p.done)/float64(p.total))
+		}
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"recsys/api"
+	"recsys/handlers"
+	"recsys/jobs"
+	"recsys/storage"
+	"recsys/web"
+)
+
+// Config is everything serve needs; flags and environment fill it.
+type Config struct {
+	Addr     string
+	DB       string
+	AppKey   string
+	AdminKey string
+	Insecure bool
+	Demo     bool
+	Policy   api.Policy
+	Limits   handlers.Limits
+	Logger   *slog.Logger
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c Config
+	var types string
+	fs.StringVar(&c.Addr, "addr", envOr("RECSYS_ADDR", "127.0.0.1:8080"), "listen address (env RECSYS_ADDR)")
+	fs.StringVar(&c.DB, "db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file (env RECSYS_DB)")
+	fs.StringVar(&c.AppKey, "app-key", envOr("RECSYS_APP_KEY", ""), "application key guarding data routes (env RECSYS_APP_KEY)")
+	fs.StringVar(&c.AdminKey, "admin-key", envOr("RECSYS_ADMIN_KEY", ""), "admin key guarding /admin/* and deletes (env RECSYS_ADMIN_KEY)")
+	fs.BoolVar(&c.Insecure, "insecure", envOr("RECSYS_INSECURE", "") == "1", "allow a non-loopback address with no keys (env RECSYS_INSECURE=1)")
+	fs.BoolVar(&c.Demo, "demo", false, "fill an empty database with a generated demo catalogue")
+	fs.StringVar(&types, "event-types", envOr("RECSYS_EVENT_TYPES", api.DefaultPolicySpec), "accepted event types: name, name>=min, !negative (env RECSYS_EVENT_TYPES)")
+	fs.Int64Var(&c.Limits.MaxBodyBytes, "max-body", envInt("RECSYS_MAX_BODY", handlers.DefaultLimits.MaxBodyBytes), "largest request body in bytes (env RECSYS_MAX_BODY)")
+	fs.IntVar(&c.Limits.MaxBatch, "max-batch", int(envInt("RECSYS_MAX_BATCH", int64(handlers.DefaultLimits.MaxBatch))), "largest batch of events or items (env RECSYS_MAX_BATCH)")
+	fs.IntVar(&c.Limits.MaxN, "max-n", int(envInt("RECSYS_MAX_N", int64(handlers.DefaultLimits.MaxN))), "largest n for recommendations (env RECSYS_MAX_N)")
+	fs.DurationVar(&c.Limits.RequestTimeout, "request-timeout", envDuration("RECSYS_REQUEST_TIMEOUT", handlers.DefaultLimits.RequestTimeout), "per-request timeout (env RECSYS_REQUEST_TIMEOUT)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	p, err := api.ParsePolicy(types)
+	if err != nil {
+		return c, fmt.Errorf("--event-types: %w", err)
+	}
+	c.Policy = p
+	if c.Limits.MaxBatch < 1 || c.Limits.MaxBatch > api.MaxBatch {
+		return c, fmt.Errorf("--max-batch must be between 1 and %d", api.MaxBatch)
+	}
+	if c.Limits.MaxN < 1 || c.Limits.MaxBodyBytes < 1024 || c.Limits.RequestTimeout <= 0 {
+		return c, errors.New("--max-n, --max-body (≥ 1024) and --request-timeout must be positive")
+	}
+	c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	return c, nil
+}
+
+func envInt(key string, def int64) int64 {
+	if v, err := strconv.ParseInt(envOr(key, ""), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if v, err := time.ParseDuration(envOr(key, "")); err == nil {
+		return v
+	}
+	return def
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseServeFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	app, err := NewApp(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	return app.Run(ctx)
+}
+
+// App is the running service: store, engine and HTTP server. Tests start
+// it on 127.0.0.1:0 with a temporary database.
+type App struct {
+	cfg    Config
+	store  *storage.Store
+	engine *jobs.Engine
+	ln     net.Listener
+	srv    *http.Server
+}
+
+// NewApp opens the store, fills the demo data if asked, and binds the
+// listener, so that a bad address or a locked database fails here.
+func NewApp(ctx context.Context, c Config) (*App, error) {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := checkExposure(c); err != nil {
+		return nil, err
+	}
+	st, err := storage.Open(c.DB, storage.Options{Policy: c.Policy})
+	if err != nil {
+		return nil, err
+	}
+	if c.Demo {
+		if err := fillDemo(ctx, st, c.Logger); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	eng := jobs.NewEngine(st, jobs.EngineOptions{})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h := handlers.New(handlers.Deps{
+		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
+		Ready: eng.Ready, OpenAPI: openAPISpec, Web: web.FS(),
+		Keys: handlers.Keys{App: c.AppKey, Admin: c.AdminKey}, Limits: c.Limits,
+		Logger: c.Logger, Registry: reg,
+	})
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       c.Limits.RequestTimeout + 30*time.Second,
+		WriteTimeout:      c.Limits.RequestTimeout + 30*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
+	}
+	return &App{cfg: c, store: st, engine: eng, ln: ln, srv: srv}, nil
+}
+
+// checkExposure refuses a non-loopback address without keys.
+func checkExposure(c Config) error {
+	if c.AppKey != "" || c.AdminKey != "" || c.Insecure {
+		return nil
+	}
+	if isLoopback(c.Addr) {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s with no API keys: set --app-key and --admin-key (or RECSYS_APP_KEY, RECSYS_ADMIN_KEY), or pass --insecure", c.Addr)
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Addr is the bound address (useful with port 0).
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// Run serves until ctx is done, then shuts down in order: stop accepting
+// and finish in-flight requests, then (in Close) the store.
+func (a *App) Run(ctx context.Context) error {
+	log := a.cfg.Logger
+	if a.cfg.AppKey == "" && a.cfg.AdminKey == "" {
+		log.Warn("no API keys set: every route is open; listening on loopback only", "addr", a.Addr())
+	}
+	log.Info("serving", "addr", a.Addr(), "db", a.cfg.DB)
+	errc := make(chan error, 1)
+	go func() { errc <- a.srv.Serve(a.ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := a.srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close releases the store. Run must have returned.
+func (a *App) Close() error { return a.store.Close() }

@@ -1,0 +1,71 @@
+package handlers
+
+import (
+	"io/fs"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"recsys/api"
+)
+
+func (h *handler) registerHealthRoutes(r chi.Router) {
+	r.Get("/healthz", h.handleHealthz)
+	r.Get("/readyz", h.handleReadyz)
+	r.Method(http.MethodGet, "/metrics", h.metrics.handler)
+	r.Get("/openapi.yaml", h.handleOpenAPI)
+	r.With(h.requireApp).Get("/stats", h.handleStats)
+}
+
+// handleHealthz answers liveness: the process serves HTTP.
+func (h *handler) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handleReadyz answers readiness: the store reads and the recommender can
+// answer.
+func (h *handler) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	if h.Ready != nil {
+		if err := h.Ready(r.Context()); err != nil {
+			if api.ErrorCode(err) == api.CodeInternal {
+				h.log.Error("not ready", "err", err)
+				err = api.Errorf(api.CodeUnavailable, "not ready: the store or model could not be read")
+			}
+			h.writeError(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (h *handler) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(h.OpenAPI)
+}
+
+// handleStats returns the store counters.
+func (h *handler) handleStats(w http.ResponseWriter, r *http.Request) {
+	c, err := h.Stats.Counts(r.Context())
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (h *handler) registerWebRoutes(r chi.Router) {
+	if h.Web == nil {
+		return
+	}
+	files := http.FileServer(http.FS(h.Web))
+	r.Get("/", files.ServeHTTP)
+	if entries, err := fs.ReadDir(h.Web, "."); err == nil {
+		for _, e := range entries {
+			if e.IsDir() {
+				r.Get("/"+e.Name()+"/*", files.ServeHTTP)
+			} else if e.Name() != "index.html" {
+				r.Get("/"+e.Name(), files.ServeHTTP)
+			}
+		}
+	}
+}

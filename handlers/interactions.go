@@ -1,0 +1,65 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"recsys/api"
+)
+
+func (h *handler) registerInteractionRoutes(r chi.Router) {
+	r.With(h.requireApp).Post("/interactions", h.handleInteractionsPost)
+}
+
+// handleInteractionsPost stores one event or a batch, all or nothing, and
+// answers 201 only after the transaction has committed.
+func (h *handler) handleInteractionsPost(w http.ResponseWriter, r *http.Request) {
+	var in api.InteractionsIn
+	if err := h.decodeJSON(w, r, &in); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	evs, err := h.interactionsFrom(in)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	n, err := h.Interactions.AddInteractions(r.Context(), evs)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, api.InteractionsOut{Stored: n})
+}
+
+// batchIn is validated on its own so that failing fields are named
+// interactions[k].field.
+type batchIn struct {
+	Interactions []api.InteractionIn `json:"interactions" validate:"min=1,dive"`
+}
+
+func (h *handler) interactionsFrom(in api.InteractionsIn) ([]api.Interaction, error) {
+	now := h.Now().UTC()
+	if in.Interactions == nil {
+		if err := h.validate(in.InteractionIn); err != nil {
+			return nil, err
+		}
+		return []api.Interaction{in.InteractionIn.ToInteraction(now)}, nil
+	}
+	if in.InteractionIn != (api.InteractionIn{}) {
+		return nil, api.Errorf(api.CodeInvalid, "send either one event or {\"interactions\": [...]}, not both")
+	}
+	if len(in.Interactions) > h.limits.MaxBatch {
+		return nil, api.FieldError("interactions", fmt.Sprintf("must have at most %d entries, got %d", h.limits.MaxBatch, len(in.Interactions)))
+	}
+	if err := h.validate(batchIn{Interactions: in.Interactions}); err != nil {
+		return nil, err
+	}
+	evs := make([]api.Interaction, len(in.Interactions))
+	for k, e := range in.Interactions {
+		evs[k] = e.ToInteraction(now)
+	}
+	return evs, nil
+}

@@ -1,0 +1,169 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"recsys/api"
+)
+
+func (h *handler) registerItemRoutes(r chi.Router) {
+	r.With(h.requireApp).Get("/items", h.handleItemList)
+	r.With(h.requireApp).Post("/items", h.handleItemsPost)
+	r.Route("/items/{id}", func(r chi.Router) {
+		r.With(h.requireApp).Get("/", h.handleItemGet)
+		r.With(h.requireApp).Put("/", h.handleItemPut)
+		r.With(h.requireAdmin).Delete("/", h.handleItemDelete)
+		r.With(h.requireApp).Get("/similar", h.handleItemSimilar)
+	})
+}
+
+func (h *handler) handleItemGet(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	it, err := h.Items.Item(r.Context(), id)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.NewItemOut(it))
+}
+
+// handleItemPut creates or replaces one item and answers with it as stored.
+func (h *handler) handleItemPut(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	var in api.ItemIn
+	if err := h.decodeJSON(w, r, &in); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if in.ID != "" && in.ID != id {
+		h.writeError(w, r, api.FieldError("id", "must match the id in the path or be left out"))
+		return
+	}
+	in.ID = id
+	if err := h.validate(in); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if err := h.Items.PutItems(r.Context(), []api.Item{in.ToItem()}); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	it, err := h.Items.Item(r.Context(), id)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.NewItemOut(it))
+}
+
+// handleItemsPost stores a batch of items, all or nothing.
+func (h *handler) handleItemsPost(w http.ResponseWriter, r *http.Request) {
+	var in api.ItemsIn
+	if err := h.decodeJSON(w, r, &in); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if len(in.Items) > h.limits.MaxBatch {
+		h.writeError(w, r, api.FieldError("items", fmt.Sprintf("must have at most %d entries, got %d", h.limits.MaxBatch, len(in.Items))))
+		return
+	}
+	if err := h.validate(in); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	items := make([]api.Item, len(in.Items))
+	seen := make(map[string]int, len(in.Items))
+	for k, it := range in.Items {
+		if it.ID == "" {
+			h.writeError(w, r, api.FieldError(fmt.Sprintf("items[%d].id", k), "is required"))
+			return
+		}
+		if j, dup := seen[it.ID]; dup {
+			h.writeError(w, r, api.FieldError(fmt.Sprintf("items[%d].id", k), fmt.Sprintf("repeats items[%d].id", j)))
+			return
+		}
+		seen[it.ID] = k
+		items[k] = it.ToItem()
+	}
+	if err := h.Items.PutItems(r.Context(), items); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, api.ItemsPutOut{Stored: len(items)})
+}
+
+func (h *handler) handleItemList(w http.ResponseWriter, r *http.Request) {
+	limit, err := queryInt(r, "limit", 100, 1, 1000)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	cursor, err := queryString(r, "cursor", 1024)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	items, next, err := h.Items.Items(r.Context(), api.Page{Cursor: cursor, Limit: limit})
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	out := api.ItemsOut{Items: make([]api.ItemOut, len(items)), NextCursor: next}
+	for k, it := range items {
+		out.Items[k] = api.NewItemOut(it)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) handleItemDelete(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err == nil {
+		err = h.Items.DeleteItem(r.Context(), id)
+	}
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleItemSimilar answers the n items most similar to one item.
+func (h *handler) handleItemSimilar(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	n, err := queryInt(r, "n", 10, 1, h.limits.MaxN)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	by := r.URL.Query().Get("by")
+	switch by {
+	case "":
+		by = "collaborative"
+	case "collaborative", "content", "hybrid":
+	default:
+		h.writeError(w, r, api.FieldError("by", "must be collaborative, content or hybrid"))
+		return
+	}
+	sim, err := h.Recommender.Similar(r.Context(), api.SimilarRequest{ItemID: id, N: n, By: by})
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.SimilarOut{ItemID: sim.ItemID, By: sim.By, Model: sim.Model,
+		ModelVersion: sim.ModelVersion, Items: sim.Items})
+}

@@ -1,0 +1,73 @@
+// Command recsys is a self-hosted recommendation service: one binary that
+// serves the HTTP API, imports data sets, trains models and evaluates them.
+//
+//	recsys serve   [--addr 127.0.0.1:8080] [--db ./recsys.db]
+//	recsys import  --db FILE --format movielens|lastfm|csv [--min-value X] PATH
+//	recsys train   --db FILE [--models NAME,...]
+//	recsys eval    --data PATH --format movielens|lastfm|csv [--models ...] [--json FILE]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `recsys: a self-hosted recommendation service
+
+Usage:
+  recsys serve   [--addr 127.0.0.1:8080] [--db ./recsys.db] [--demo]
+  recsys import  --db FILE --format movielens|lastfm|csv [--min-value X] PATH
+  recsys eval    --data PATH --format movielens|lastfm|csv [--models NAME,...|all]
+                 [--folds 3] [--protocol standard|novelty] [--seed N] [--json FILE] [--dump DIR]
+
+Run "recsys <command> --help" for the flags of one command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "recsys:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches a subcommand; it is main without the process around it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, stdout, stderr)
+	case "import":
+		return runImport(ctx, rest, stdout, stderr)
+	case "eval":
+		return evalCommand(ctx, rest, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+// envOr returns the environment variable key, or def when it is unset.
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}

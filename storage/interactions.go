@@ -1,0 +1,369 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"recsys/api"
+)
+
+// AddInteractions stores a batch of events in one transaction: all or
+// nothing. Unknown users and items are created. It returns the number of
+// events stored.
+func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int, error) {
+	type judged struct{ positive, negative bool }
+	js := make([]judged, len(evs))
+	for k, ev := range evs {
+		pos, neg, err := s.policy.Judge(ev)
+		if err != nil {
+			field := "type"
+			if len(evs) > 1 {
+				field = fmt.Sprintf("interactions[%d].type", k)
+			}
+			return 0, api.FieldError(field, err.Error())
+		}
+		js[k] = judged{pos, neg}
+	}
+	now := s.now().UnixNano()
+	newItems := false
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		w := newWriter(tx)
+		for k, ev := range evs {
+			ts := unixNano(ev.Timestamp)
+			if ts == 0 {
+				ts = now
+			}
+			u, err := w.user(ev.UserID, ts)
+			if err != nil {
+				return err
+			}
+			i, created, err := w.itemIndex(ev.ItemID, now)
+			if err != nil {
+				return err
+			}
+			newItems = newItems || created
+			if err := w.event(u, i, ev, ts, js[k].positive, js[k].negative); err != nil {
+				return err
+			}
+		}
+		return w.flush()
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.eventsVersion.Add(1)
+	if newItems {
+		s.itemsVersion.Add(1)
+	}
+	return len(evs), nil
+}
+
+// writer batches the record updates of one write transaction, so a user
+// seen many times in a batch is decoded and encoded once.
+type writer struct {
+	tx                                  *bolt.Tx
+	meta, users, userIDs, items, itemID *bolt.Bucket
+	pop, pairs, itemUsers               *bolt.Bucket
+	userCache                           map[string]*userRecord
+	popDelta                            map[uint64]int64
+	counters                            map[string]int64
+}
+
+func newWriter(tx *bolt.Tx) *writer {
+	return &writer{tx: tx,
+		meta: tx.Bucket(bucketMeta), users: tx.Bucket(bucketUsers), userIDs: tx.Bucket(bucketUserIDs),
+		items: tx.Bucket(bucketItems), itemID: tx.Bucket(bucketItemIDs), pop: tx.Bucket(bucketItemPop),
+		pairs: tx.Bucket(bucketPairs), itemUsers: tx.Bucket(bucketItemUsers),
+		userCache: map[string]*userRecord{}, popDelta: map[uint64]int64{}, counters: map[string]int64{}}
+}
+
+// user returns the cached record of id, creating the user if needed.
+func (w *writer) user(id string, ts int64) (*userRecord, error) {
+	if r, ok := w.userCache[id]; ok {
+		return r, nil
+	}
+	var r userRecord
+	if b := w.users.Get([]byte(id)); b != nil {
+		var err error
+		if r, err = decodeUser(b); err != nil {
+			return nil, err
+		}
+	} else {
+		idx, err := w.userIDs.NextSequence()
+		if err != nil {
+			return nil, err
+		}
+		r = userRecord{idx: idx, created: ts}
+		if err := w.userIDs.Put(u64(idx), []byte(id)); err != nil {
+			return nil, err
+		}
+		w.counters[counterUsers]++
+	}
+	w.userCache[id] = &r
+	return &r, nil
+}
+
+// itemIndex returns the dense index of item id, creating a bare catalogue
+// entry for an item first seen in an interaction.
+func (w *writer) itemIndex(id string, now int64) (uint64, bool, error) {
+	if b := w.items.Get([]byte(id)); b != nil {
+		r, err := decodeItem(b)
+		return r.Idx, false, err
+	}
+	idx, err := w.itemID.NextSequence()
+	if err != nil {
+		return 0, false, err
+	}
+	rec, err := itemRecord{Idx: idx, Created: now, Updated: now}.encode()
+	if err != nil {
+		return 0, false, err
+	}
+	if err := w.items.Put([]byte(id), rec); err != nil {
+		return 0, false, err
+	}
+	if err := w.itemID.Put(u64(idx), []byte(id)); err != nil {
+		return 0, false, err
+	}
+	w.counters[counterItems]++
+	return idx, true, nil
+}
+
+// event folds one event into the (user, item) pair.
+func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64, positive, negative bool) error {
+	key := pairKey(u.idx, item)
+	var p pairRecord
+	old := w.pairs.Get(key)
+	if old != nil {
+		var err error
+		if p, err = decodePair(old); err != nil {
+			return err
+		}
+	} else {
+		p.first = ts
+		u.items++
+		w.counters[counterPairs]++
+	}
+	wasRelevant := old != nil && relevant(p.flags)
+	p.count++
+	if ts >= p.last {
+		p.last, p.lastType = ts, ev.Type
+		p.flags &^= flagHasValue
+		p.value = 0
+		if ev.HasValue {
+			p.value = ev.Value
+			p.flags |= flagHasValue
+		}
+	}
+	switch {
+	case negative:
+		p.flags |= flagNegative
+	case positive:
+		p.flags |= flagReached
+		p.flags &^= flagNegative
+	}
+	isRelevant := relevant(p.flags)
+	if isRelevant != wasRelevant {
+		d := int64(1)
+		if !isRelevant {
+			d = -1
+		}
+		u.positives += d
+		w.popDelta[item] += d
+		w.counters[counterPositives] += d
+	}
+	u.events++
+	if ts > u.lastSeen {
+		u.lastSeen = ts
+	}
+	w.counters[counterEvents]++
+	if err := w.pairs.Put(key, p.encode()); err != nil {
+		return err
+	}
+	return w.itemUsers.Put(pairKey(item, u.idx), []byte{p.flags})
+}
+
+// flush writes the cached users, popularity deltas and counters.
+func (w *writer) flush() error {
+	for id, r := range w.userCache {
+		if err := w.users.Put([]byte(id), r.encode()); err != nil {
+			return err
+		}
+	}
+	for item, d := range w.popDelta {
+		if err := addPop(w.pop, item, d); err != nil {
+			return err
+		}
+	}
+	for name, d := range w.counters {
+		if err := addCounter(w.meta, name, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func addPop(pop *bolt.Bucket, item uint64, d int64) error {
+	if d == 0 {
+		return nil
+	}
+	v := int64(getU64(pop.Get(u64(item)))) + d
+	if v <= 0 {
+		return pop.Delete(u64(item))
+	}
+	return pop.Put(u64(item), u64(uint64(v)))
+}
+
+// DeleteInteraction forgets the pair (user, item).
+func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) error {
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		ub := tx.Bucket(bucketUsers).Get([]byte(userID))
+		if ub == nil {
+			return notFound("user", userID)
+		}
+		u, err := decodeUser(ub)
+		if err != nil {
+			return err
+		}
+		ib := tx.Bucket(bucketItems).Get([]byte(itemID))
+		if ib == nil {
+			return notFound("item", itemID)
+		}
+		it, err := decodeItem(ib)
+		if err != nil {
+			return err
+		}
+		key := pairKey(u.idx, it.Idx)
+		pb := tx.Bucket(bucketPairs).Get(key)
+		if pb == nil {
+			return api.Errorf(api.CodeNotFound, "user %q has no interaction with item %q", userID, itemID)
+		}
+		p, err := decodePair(pb)
+		if err != nil {
+			return err
+		}
+		w := newWriter(tx)
+		w.userCache[userID] = &u
+		w.forgetPair(&u, it.Idx, p)
+		if err := w.pairs.Delete(key); err != nil {
+			return err
+		}
+		if err := w.itemUsers.Delete(pairKey(it.Idx, u.idx)); err != nil {
+			return err
+		}
+		return w.flush()
+	})
+	if err == nil {
+		s.eventsVersion.Add(1)
+	}
+	return err
+}
+
+// forgetPair updates the counts for a pair about to be deleted.
+func (w *writer) forgetPair(u *userRecord, item uint64, p pairRecord) {
+	u.items--
+	u.events -= p.count
+	w.counters[counterPairs]--
+	w.counters[counterEvents] -= p.count
+	if relevant(p.flags) {
+		u.positives--
+		w.popDelta[item]--
+		w.counters[counterPositives]--
+	}
+}
+
+// History returns one page of a user's pairs in item-index order.
+func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.HistoryEntry, string, error) {
+	after, err := decodeIndexCursor(pg.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []api.HistoryEntry
+	next := ""
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		ub := tx.Bucket(bucketUsers).Get([]byte(userID))
+		if ub == nil {
+			return notFound("user", userID)
+		}
+		u, err := decodeUser(ub)
+		if err != nil {
+			return err
+		}
+		ids := tx.Bucket(bucketItemIDs)
+		prefix := u64(u.idx)
+		start := prefix
+		if pg.Cursor != "" {
+			start = pairKey(u.idx, after+1)
+		}
+		var lastIdx uint64
+		c := tx.Bucket(bucketPairs).Cursor()
+		for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(out) == pg.Limit {
+				next = encodeIndexCursor(lastIdx)
+				break
+			}
+			item := binary.BigEndian.Uint64(k[8:])
+			p, err := decodePair(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, p.toAPI(string(ids.Get(u64(item)))))
+			lastIdx = item
+		}
+		return nil
+	})
+	return out, next, err
+}
+
+func encodeIndexCursor(idx uint64) string {
+	return base64.RawURLEncoding.EncodeToString(u64(idx))
+}
+
+func decodeIndexCursor(c string) (uint64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) != 8 {
+		return 0, api.FieldError("cursor", "is not a cursor this server issued")
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
+
+// Profile reads a user's live history as dense item indices (sorted): what
+// serving needs to score and to exclude consumed items at request time.
+func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error) {
+	var pr api.Profile
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		ub := tx.Bucket(bucketUsers).Get([]byte(userID))
+		if ub == nil {
+			return nil
+		}
+		u, err := decodeUser(ub)
+		if err != nil {
+			return err
+		}
+		pr.Known = true
+		prefix := u64(u.idx)
+		c := tx.Bucket(bucketPairs).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			item := uint32(binary.BigEndian.Uint64(k[8:]))
+			pr.Consumed = append(pr.Consumed, item)
+			if len(v) < 33 {
+				return fmt.Errorf("storage: pair record of %d bytes", len(v))
+			}
+			switch flags := v[32]; {
+			case relevant(flags):
+				pr.Positive = append(pr.Positive, item)
+			case flags&flagNegative != 0:
+				pr.Negative = append(pr.Negative, item)
+			}
+		}
+		return nil
+	})
+	return pr, err
+}

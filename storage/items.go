@@ -1,0 +1,168 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+
+	bolt "go.etcd.io/bbolt"
+
+	"recsys/api"
+)
+
+// PutItems creates or replaces items in one transaction. Replacing keeps the
+// item's dense index, creation time and interactions.
+func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
+	now := s.now().UnixNano()
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		w := newWriter(tx)
+		for _, it := range items {
+			rec := itemRecord{Features: it.Features, Categories: it.Categories, Labels: it.Labels,
+				Hidden: it.Hidden, Created: now, Updated: now}
+			if b := w.items.Get([]byte(it.ID)); b != nil {
+				old, err := decodeItem(b)
+				if err != nil {
+					return err
+				}
+				rec.Idx, rec.Created = old.Idx, old.Created
+			} else {
+				idx, err := w.itemID.NextSequence()
+				if err != nil {
+					return err
+				}
+				rec.Idx = idx
+				if err := w.itemID.Put(u64(idx), []byte(it.ID)); err != nil {
+					return err
+				}
+				w.counters[counterItems]++
+			}
+			b, err := rec.encode()
+			if err != nil {
+				return err
+			}
+			if err := w.items.Put([]byte(it.ID), b); err != nil {
+				return err
+			}
+		}
+		return w.flush()
+	})
+	if err == nil {
+		s.itemsVersion.Add(1)
+	}
+	return err
+}
+
+// Item reads one item.
+func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
+	var it api.Item
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketItems).Get([]byte(id))
+		if b == nil {
+			return notFound("item", id)
+		}
+		r, err := decodeItem(b)
+		if err != nil {
+			return err
+		}
+		it = r.toAPI(id, int64(getU64(tx.Bucket(bucketItemPop).Get(u64(r.Idx)))))
+		return nil
+	})
+	return it, err
+}
+
+// Items returns one page of the catalogue in id order; the cursor is the
+// last id of the previous page.
+func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, error) {
+	var after []byte
+	if pg.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(pg.Cursor)
+		if err != nil || len(b) == 0 {
+			return nil, "", api.FieldError("cursor", "is not a cursor this server issued")
+		}
+		after = b
+	}
+	var out []api.Item
+	next := ""
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		pop := tx.Bucket(bucketItemPop)
+		c := tx.Bucket(bucketItems).Cursor()
+		k, v := c.First()
+		if after != nil {
+			k, v = c.Seek(after)
+			if k != nil && bytes.Equal(k, after) {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(out) == pg.Limit {
+				next = base64.RawURLEncoding.EncodeToString([]byte(out[len(out)-1].ID))
+				break
+			}
+			r, err := decodeItem(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, r.toAPI(string(k), int64(getU64(pop.Get(u64(r.Idx))))))
+		}
+		return nil
+	})
+	return out, next, err
+}
+
+// DeleteItem deletes an item and every pair with it.
+func (s *Store) DeleteItem(ctx context.Context, id string) error {
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketItems).Get([]byte(id))
+		if b == nil {
+			return notFound("item", id)
+		}
+		it, err := decodeItem(b)
+		if err != nil {
+			return err
+		}
+		w := newWriter(tx)
+		prefix := u64(it.Idx)
+		var users []uint64
+		c := w.itemUsers.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			users = append(users, binary.BigEndian.Uint64(k[8:]))
+		}
+		for _, uidx := range users {
+			uid := string(w.userIDs.Get(u64(uidx)))
+			u, err := w.user(uid, 0)
+			if err != nil {
+				return err
+			}
+			key := pairKey(uidx, it.Idx)
+			p, err := decodePair(w.pairs.Get(key))
+			if err != nil {
+				return err
+			}
+			w.forgetPair(u, it.Idx, p)
+			if err := w.pairs.Delete(key); err != nil {
+				return err
+			}
+			if err := w.itemUsers.Delete(pairKey(it.Idx, uidx)); err != nil {
+				return err
+			}
+		}
+		delete(w.popDelta, it.Idx)
+		if err := w.pop.Delete(u64(it.Idx)); err != nil {
+			return err
+		}
+		if err := w.items.Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := w.itemID.Delete(u64(it.Idx)); err != nil {
+			return err
+		}
+		w.counters[counterItems]--
+		return w.flush()
+	})
+	if err == nil {
+		s.itemsVersion.Add(1)
+		s.eventsVersion.Add(1)
+	}
+	return err
+}

@@ -1,0 +1,165 @@
+package storage
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"recsys/api"
+)
+
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func getU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// pairKey is prefix|suffix as two big-endian uint64s.
+func pairKey(a, b uint64) []byte {
+	k := make([]byte, 16)
+	binary.BigEndian.PutUint64(k, a)
+	binary.BigEndian.PutUint64(k[8:], b)
+	return k
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// userRecord is the value in the users bucket.
+type userRecord struct {
+	idx       uint64
+	created   int64
+	lastSeen  int64
+	items     int64
+	positives int64
+	events    int64
+}
+
+const userRecordSize = 48
+
+func (r userRecord) encode() []byte {
+	b := make([]byte, userRecordSize)
+	binary.BigEndian.PutUint64(b[0:], r.idx)
+	binary.BigEndian.PutUint64(b[8:], uint64(r.created))
+	binary.BigEndian.PutUint64(b[16:], uint64(r.lastSeen))
+	binary.BigEndian.PutUint64(b[24:], uint64(r.items))
+	binary.BigEndian.PutUint64(b[32:], uint64(r.positives))
+	binary.BigEndian.PutUint64(b[40:], uint64(r.events))
+	return b
+}
+
+func decodeUser(b []byte) (userRecord, error) {
+	if len(b) != userRecordSize {
+		return userRecord{}, fmt.Errorf("storage: user record of %d bytes, want %d", len(b), userRecordSize)
+	}
+	return userRecord{
+		idx:       binary.BigEndian.Uint64(b[0:]),
+		created:   int64(binary.BigEndian.Uint64(b[8:])),
+		lastSeen:  int64(binary.BigEndian.Uint64(b[16:])),
+		items:     int64(binary.BigEndian.Uint64(b[24:])),
+		positives: int64(binary.BigEndian.Uint64(b[32:])),
+		events:    int64(binary.BigEndian.Uint64(b[40:])),
+	}, nil
+}
+
+func (r userRecord) toAPI(id string) api.User {
+	return api.User{ID: id, CreatedAt: fromNano(r.created), LastSeen: fromNano(r.lastSeen),
+		Items: r.items, Positives: r.positives, Events: r.events}
+}
+
+// Pair flags.
+const (
+	flagReached  = 1 << 0 // some positive event reached its type's threshold
+	flagNegative = 1 << 1 // the latest relevance-changing event was negative
+	flagHasValue = 1 << 2
+)
+
+// relevant is X(u,i) = 1: reached and not overridden by a negative event.
+func relevant(flags byte) bool { return flags&flagReached != 0 && flags&flagNegative == 0 }
+
+// pairRecord is the value in the pairs bucket.
+type pairRecord struct {
+	count    int64
+	first    int64
+	last     int64
+	value    float64
+	flags    byte
+	lastType string
+}
+
+func (r pairRecord) encode() []byte {
+	b := make([]byte, 33+len(r.lastType))
+	binary.BigEndian.PutUint64(b[0:], uint64(r.count))
+	binary.BigEndian.PutUint64(b[8:], uint64(r.first))
+	binary.BigEndian.PutUint64(b[16:], uint64(r.last))
+	binary.BigEndian.PutUint64(b[24:], math.Float64bits(r.value))
+	b[32] = r.flags
+	copy(b[33:], r.lastType)
+	return b
+}
+
+func decodePair(b []byte) (pairRecord, error) {
+	if len(b) < 33 {
+		return pairRecord{}, fmt.Errorf("storage: pair record of %d bytes", len(b))
+	}
+	return pairRecord{
+		count:    int64(binary.BigEndian.Uint64(b[0:])),
+		first:    int64(binary.BigEndian.Uint64(b[8:])),
+		last:     int64(binary.BigEndian.Uint64(b[16:])),
+		value:    math.Float64frombits(binary.BigEndian.Uint64(b[24:])),
+		flags:    b[32],
+		lastType: string(b[33:]),
+	}, nil
+}
+
+func (r pairRecord) toAPI(itemID string) api.HistoryEntry {
+	return api.HistoryEntry{ItemID: itemID, LastType: r.lastType, Count: r.count, Value: r.value,
+		HasValue: r.flags&flagHasValue != 0, FirstSeen: fromNano(r.first), LastSeen: fromNano(r.last),
+		Positive: relevant(r.flags), Negative: r.flags&flagNegative != 0}
+}
+
+// itemRecord is the value in the items bucket.
+type itemRecord struct {
+	Idx        uint64             `json:"idx"`
+	Features   map[string]float64 `json:"features,omitempty"`
+	Categories []string           `json:"categories,omitempty"`
+	Labels     map[string]string  `json:"labels,omitempty"`
+	Hidden     bool               `json:"hidden,omitempty"`
+	Created    int64              `json:"created"`
+	Updated    int64              `json:"updated"`
+}
+
+func (r itemRecord) encode() ([]byte, error) { return json.Marshal(r) }
+
+func decodeItem(b []byte) (itemRecord, error) {
+	var r itemRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("storage: item record: %w", err)
+	}
+	return r, nil
+}
+
+func (r itemRecord) toAPI(id string, positives int64) api.Item {
+	return api.Item{ID: id, Features: r.Features, Categories: r.Categories, Labels: r.Labels,
+		Hidden: r.Hidden, CreatedAt: fromNano(r.Created), UpdatedAt: fromNano(r.Updated), Positives: positives}
+}

@@ -1,0 +1,58 @@
+// Package storage is the bbolt store of recsys. It implements the api
+// services for interactions, users, items, models, jobs and reports.
+//
+// Layout (every bucket is created in one transaction at open):
+//
+//	meta        "schema"                 → uint64 schema version
+//	            "c/<name>"               → uint64 counter (users, items, pairs, positives, events)
+//	users       user id                  → userRecord (binary, 48 bytes: dense index, created,
+//	                                       last seen, items, positives, events)
+//	user_ids    uint64 dense index (BE)  → user id
+//	items       item id                  → itemRecord (JSON: index, features, categories,
+//	                                       labels, hidden, created, updated)
+//	item_ids    uint64 dense index (BE)  → item id
+//	item_pop    uint64 item index (BE)   → uint64 number of users for whom it is relevant
+//	pairs       user index | item index  → pairRecord (binary: count, first/last seen,
+//	            (16 bytes, BE)             last value, flags, last type)
+//	item_users  item index | user index  → one flags byte (the per-item index of pairs)
+//	models      name | version           → persisted model blob (issue 4)
+//	jobs        job id                   → job record JSON
+//	reports     report id                → evaluation report JSON
+//
+// Dense indices come from each bucket's NextSequence and are never reused, so
+// a deleted user or item leaves a gap. Big-endian keys make cursor order equal
+// numeric order, and a user's pairs are one prefix scan (Seek + HasPrefix).
+// Every write is one bbolt Update transaction; a write returns only after
+// bbolt has committed (fsync) it.
+package storage
+
+// SchemaVersion is written at creation and checked at open.
+const SchemaVersion = 1
+
+var (
+	bucketMeta      = []byte("meta")
+	bucketUsers     = []byte("users")
+	bucketUserIDs   = []byte("user_ids")
+	bucketItems     = []byte("items")
+	bucketItemIDs   = []byte("item_ids")
+	bucketItemPop   = []byte("item_pop")
+	bucketPairs     = []byte("pairs")
+	bucketItemUsers = []byte("item_users")
+	bucketModels    = []byte("models")
+	bucketJobs      = []byte("jobs")
+	bucketReports   = []byte("reports")
+
+	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUserIDs, bucketItems, bucketItemIDs,
+		bucketItemPop, bucketPairs, bucketItemUsers, bucketModels, bucketJobs, bucketReports}
+
+	keySchema = []byte("schema")
+)
+
+// Counter names, stored under "c/<name>" in meta.
+const (
+	counterUsers     = "users"
+	counterItems     = "items"
+	counterPairs     = "pairs"
+	counterPositives = "positives"
+	counterEvents    = "events"
+)

@@ -1,0 +1,143 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"sort"
+
+	bolt "go.etcd.io/bbolt"
+
+	"recsys/api"
+)
+
+// Snapshot reads the training data in one read transaction, so the pairs,
+// ids and item features are mutually consistent (SPEC.md §7).
+func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
+	snap := &api.Snapshot{TakenAt: s.now().UTC()}
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		snap.Events = counter(tx.Bucket(bucketMeta), counterEvents)
+		snap.UserIDs = readIDs(tx.Bucket(bucketUserIDs))
+		cat, feats, err := readCatalogue(tx, true)
+		if err != nil {
+			return err
+		}
+		snap.ItemIDs, snap.Hidden, snap.Categories = cat.ItemIDs, cat.Hidden, cat.Categories
+		snap.FeatureNames, snap.Features = denseFeatures(feats)
+		n := counter(tx.Bucket(bucketMeta), counterPositives)
+		snap.Users = make([]uint32, 0, n)
+		snap.Items = make([]uint32, 0, n)
+		c := tx.Bucket(bucketPairs).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(v) < 33 || !relevant(v[32]) {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			snap.Users = append(snap.Users, uint32(binary.BigEndian.Uint64(k)))
+			snap.Items = append(snap.Items, uint32(binary.BigEndian.Uint64(k[8:])))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// Catalogue reads the serving view of the items.
+func (s *Store) Catalogue(ctx context.Context) (*api.Catalogue, error) {
+	var cat *api.Catalogue
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		var err error
+		cat, _, err = readCatalogue(tx, false)
+		return err
+	})
+	return cat, err
+}
+
+// readIDs returns the id at each dense index of an index → id bucket.
+func readIDs(b *bolt.Bucket) []string {
+	ids := make([]string, b.Sequence()+1)
+	_ = b.ForEach(func(k, v []byte) error {
+		if idx := getU64(k); idx < uint64(len(ids)) {
+			ids[idx] = string(v)
+		}
+		return nil
+	})
+	return ids
+}
+
+func readCatalogue(tx *bolt.Tx, withFeatures bool) (*api.Catalogue, []map[string]float64, error) {
+	n := tx.Bucket(bucketItemIDs).Sequence() + 1
+	cat := &api.Catalogue{
+		ItemIDs:    make([]string, n),
+		Index:      make(map[string]uint32, n),
+		Hidden:     make([]bool, n),
+		Categories: make([][]string, n),
+		Popularity: make([]int64, n),
+	}
+	var feats []map[string]float64
+	if withFeatures {
+		feats = make([]map[string]float64, n)
+	}
+	err := tx.Bucket(bucketItems).ForEach(func(k, v []byte) error {
+		r, err := decodeItem(v)
+		if err != nil {
+			return err
+		}
+		if r.Idx >= n {
+			return nil
+		}
+		id := string(k)
+		cat.ItemIDs[r.Idx] = id
+		cat.Index[id] = uint32(r.Idx)
+		cat.Hidden[r.Idx] = r.Hidden
+		cat.Categories[r.Idx] = r.Categories
+		if withFeatures {
+			feats[r.Idx] = r.Features
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = tx.Bucket(bucketItemPop).ForEach(func(k, v []byte) error {
+		if idx := getU64(k); idx < n {
+			cat.Popularity[idx] = int64(getU64(v))
+		}
+		return nil
+	})
+	return cat, feats, err
+}
+
+// denseFeatures turns per-item feature maps into vectors over the sorted
+// union of feature names.
+func denseFeatures(feats []map[string]float64) ([]string, [][]float64) {
+	seen := map[string]struct{}{}
+	for _, f := range feats {
+		for name := range f {
+			seen[name] = struct{}{}
+		}
+	}
+	if len(seen) == 0 {
+		return nil, make([][]float64, len(feats))
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := make([][]float64, len(feats))
+	for i, f := range feats {
+		if f == nil {
+			continue
+		}
+		v := make([]float64, len(names))
+		for j, name := range names {
+			v[j] = f[name]
+		}
+		out[i] = v
+	}
+	return names, out
+}

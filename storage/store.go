@@ -1,0 +1,184 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"recsys/api"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Policy derives relevance from events; the zero value means
+	// api.DefaultPolicy().
+	Policy api.Policy
+	// Timeout bounds the wait for the file lock held by another process.
+	Timeout time.Duration
+	// ReadOnly opens the file without write access.
+	ReadOnly bool
+	// Now returns the server time for events without a timestamp.
+	Now func() time.Time
+}
+
+// Store is the bbolt-backed store. It is safe for concurrent use.
+type Store struct {
+	db     *bolt.DB
+	policy api.Policy
+	now    func() time.Time
+
+	// itemsVersion changes on every catalogue write and eventsVersion on
+	// every interaction write, so readers can tell whether a cache is stale.
+	itemsVersion  atomic.Uint64
+	eventsVersion atomic.Uint64
+}
+
+// Open opens (creating if needed) the database at path.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Timeout == 0 {
+		opts.Timeout = time.Second
+	}
+	if opts.Policy.Types == nil {
+		opts.Policy = api.DefaultPolicy()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.Timeout,
+		ReadOnly:     opts.ReadOnly,
+		FreelistType: bolt.FreelistMapType,
+	})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("open %s: the database is locked by another process", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &Store{db: db, policy: opts.Policy, now: opts.Now}
+	if err := s.init(opts.ReadOnly); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) init(readOnly bool) error {
+	check := func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return errors.New("not a recsys database (no meta bucket)")
+		}
+		if v := getU64(meta.Get(keySchema)); v != SchemaVersion {
+			return fmt.Errorf("schema version %d, this binary reads %d", v, SchemaVersion)
+		}
+		return nil
+	}
+	if readOnly {
+		return s.db.View(check)
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		fresh := tx.Bucket(bucketMeta) == nil
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		if fresh {
+			if err := tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion)); err != nil {
+				return err
+			}
+		}
+		return check(tx)
+	})
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.db.Path() }
+
+// Policy is the relevance policy the store applies.
+func (s *Store) Policy() api.Policy { return s.policy }
+
+// Versions tell a cache whether the catalogue or the interactions changed.
+func (s *Store) Versions() (items, events uint64) {
+	return s.itemsVersion.Load(), s.eventsVersion.Load()
+}
+
+// Counts reads the counters.
+func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
+	var c api.Counts
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		c = api.Counts{
+			Users:        counter(m, counterUsers),
+			Items:        counter(m, counterItems),
+			Interactions: counter(m, counterPairs),
+			Positives:    counter(m, counterPositives),
+			Events:       counter(m, counterEvents),
+		}
+		return nil
+	})
+	return c, err
+}
+
+// Size is the size of the database file in bytes.
+func (s *Store) Size() int64 {
+	var n int64
+	_ = s.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
+	return n
+}
+
+func counter(meta *bolt.Bucket, name string) int64 {
+	return int64(getU64(meta.Get([]byte("c/" + name))))
+}
+
+func addCounter(meta *bolt.Bucket, name string, delta int64) error {
+	if delta == 0 {
+		return nil
+	}
+	v := counter(meta, name) + delta
+	if v < 0 {
+		v = 0
+	}
+	return meta.Put([]byte("c/"+name), u64(uint64(v)))
+}
+
+// view runs fn in a read transaction unless ctx is already done.
+func (s *Store) view(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(fn)
+}
+
+// update runs fn in a write transaction unless ctx is already done, and
+// turns the failures of a full disk or a read-only file into clear errors.
+func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.Update(fn)
+	if err == nil {
+		return nil
+	}
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	if errors.Is(err, bolterrors.ErrDatabaseReadOnly) {
+		return &api.Error{Code: api.CodeUnavailable, Message: "the database is open read-only; writes are refused"}
+	}
+	return fmt.Errorf("storage: write failed: %w", err)
+}
+
+func notFound(kind, id string) error {
+	return api.Errorf(api.CodeNotFound, "%s %q not found", kind, id)
+}
