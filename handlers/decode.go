@@ -79,7 +79,8 @@ func jsonError(err error) error {
 	case errors.As(err, &syn):
 		return api.Errorf(api.CodeInvalid, "malformed JSON at byte %d: %v", syn.Offset, syn)
 	case errors.As(err, &typ):
-		field := typ.Field
+		// Fields of an embedded struct carry its Go name as a prefix.
+		field := strings.TrimPrefix(typ.Field, "InteractionIn.")
 		if field == "" {
 			field = "body"
 		}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"recsys/api"
+)
+
+// TestAPI_badInput sends each kind of bad request to a live server and
+// checks the status, the error code, the field named, and that the store
+// is unchanged.
+func TestAPI_badInput(t *testing.T) {
+	a := startApp(t, nil)
+	seed := `{"interactions":[{"user_id":"u1","item_id":"i1"},{"user_id":"u1","item_id":"i2","type":"purchase"},{"user_id":"u2","item_id":"i1"}]}`
+	if status, body := a.do(t, http.MethodPost, "/interactions", "application/json", []byte(seed)); status != http.StatusCreated {
+		t.Fatalf("seeding: %d %s", status, body)
+	}
+	before := a.counts(t)
+
+	batch := func(n int) string {
+		var b strings.Builder
+		b.WriteString(`{"interactions":[`)
+		for k := 0; k < n; k++ {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"user_id":"b%d","item_id":"x"}`, k)
+		}
+		b.WriteString(`]}`)
+		return b.String()
+	}
+	long := strings.Repeat("a", 300)
+	cases := []struct {
+		name, method, path, contentType, body string
+		status                                int
+		code, field                           string
+	}{
+		{"malformed JSON", "POST", "/interactions", "application/json", `{"user_id":"u1",`, 400, "invalid", ""},
+		{"not JSON at all", "POST", "/interactions", "application/json", `user_id=u1`, 400, "invalid", ""},
+		{"two JSON values", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i"} {}`, 400, "invalid", ""},
+		{"unknown field", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","colour":"red"}`, 400, "invalid", "colour"},
+		{"missing user_id", "POST", "/interactions", "application/json", `{"item_id":"i1"}`, 400, "invalid", "user_id"},
+		{"empty user_id", "POST", "/interactions", "application/json", `{"user_id":"","item_id":"i1"}`, 400, "invalid", "user_id"},
+		{"300-byte user_id", "POST", "/interactions", "application/json", `{"user_id":"` + long + `","item_id":"i1"}`, 400, "invalid", "user_id"},
+		{"control character in item_id", "POST", "/interactions", "application/json", `{"user_id":"u1","item_id":"a\u0007b"}`, 400, "invalid", "item_id"},
+		{"wrong type for user_id", "POST", "/interactions", "application/json", `{"user_id":5,"item_id":"i1"}`, 400, "invalid", "user_id"},
+		{"bad timestamp", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","timestamp":"yesterday"}`, 400, "invalid", "timestamp"},
+		{"unknown event type", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","type":"teleport"}`, 400, "invalid", "type"},
+		{"bad event in a batch", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"ok","item_id":"i"},{"user_id":"","item_id":"i"}]}`, 400, "invalid", "interactions[1].user_id"},
+		{"empty batch", "POST", "/interactions", "application/json", `{"interactions":[]}`, 400, "invalid", "interactions"},
+		{"batch of 10,001", "POST", "/interactions", "application/json", batch(10001), 400, "invalid", "interactions"},
+		{"single and batch at once", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","interactions":[{"user_id":"u","item_id":"i"}]}`, 400, "invalid", ""},
+		{"wrong content type", "POST", "/interactions", "text/plain", `{"user_id":"u","item_id":"i"}`, 415, "unsupported_media", ""},
+		{"no content type", "POST", "/interactions", "", `{"user_id":"u","item_id":"i"}`, 415, "unsupported_media", ""},
+		{"empty body", "POST", "/interactions", "application/json", ``, 400, "invalid", ""},
+		{"n=0", "GET", "/users/u1/recommendations?n=0", "", "", 400, "invalid", "n"},
+		{"n=1001", "GET", "/users/u1/recommendations?n=1001", "", "", 400, "invalid", "n"},
+		{"n=abc", "GET", "/users/u1/recommendations?n=abc", "", "", 400, "invalid", "n"},
+		{"exclude_consumed=maybe", "GET", "/users/u1/recommendations?exclude_consumed=maybe", "", "", 400, "invalid", "exclude_consumed"},
+		{"similar by=magic", "GET", "/items/i1/similar?by=magic", "", "", 400, "invalid", "by"},
+		{"300-byte id in path", "GET", "/users/" + long, "", "", 400, "invalid", "id"},
+		{"unknown user", "GET", "/users/nobody", "", "", 404, "not_found", ""},
+		{"unknown user history", "GET", "/users/nobody/interactions", "", "", 404, "not_found", ""},
+		{"unknown item", "GET", "/items/nothing", "", "", 404, "not_found", ""},
+		{"similar to unknown item", "GET", "/items/nothing/similar", "", "", 404, "not_found", ""},
+		{"delete unknown user", "DELETE", "/users/nobody", "", "", 404, "not_found", ""},
+		{"delete unknown pair", "DELETE", "/users/u2/interactions/i2", "", "", 404, "not_found", ""},
+		{"delete unknown item", "DELETE", "/items/nothing", "", "", 404, "not_found", ""},
+		{"history limit=0", "GET", "/users/u1/interactions?limit=0", "", "", 400, "invalid", "limit"},
+		{"history bad cursor", "GET", "/users/u1/interactions?cursor=@@", "", "", 400, "invalid", "cursor"},
+		{"item with id mismatch", "PUT", "/items/i1", "application/json", `{"id":"other"}`, 400, "invalid", "id"},
+		{"item features not numbers", "PUT", "/items/i1", "application/json", `{"features":["a"]}`, 400, "invalid", ""},
+		{"item batch missing id", "POST", "/items", "application/json", `{"items":[{"categories":["a"]}]}`, 400, "invalid", "items[0].id"},
+		{"item batch duplicate id", "POST", "/items", "application/json", `{"items":[{"id":"d"},{"id":"d"}]}`, 400, "invalid", "items[1].id"},
+		{"item empty category", "PUT", "/items/i9", "application/json", `{"categories":[""]}`, 400, "invalid", "categories[0]"},
+		{"unknown route", "GET", "/nowhere", "", "", 404, "not_found", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := a.do(t, c.method, c.path, c.contentType, []byte(c.body))
+			if status != c.status {
+				t.Fatalf("status = %d, want %d; body %s", status, c.status, body)
+			}
+			var out api.ErrorOut
+			if err := json.Unmarshal(body, &out); err != nil {
+				t.Fatalf("body is not the error envelope: %s", body)
+			}
+			if out.Error.Code != c.code || out.Error.Message == "" {
+				t.Fatalf("error = %+v, want code %q with a message", out.Error, c.code)
+			}
+			if c.field != "" {
+				named := false
+				for _, d := range out.Error.Details {
+					named = named || d.Field == c.field
+				}
+				if !named {
+					t.Fatalf("details %+v do not name field %q", out.Error.Details, c.field)
+				}
+			}
+			if after := a.counts(t); after != before {
+				t.Fatalf("store changed: %+v → %+v", before, after)
+			}
+		})
+	}
+}
+
+func TestAPI_bodyTooLarge(t *testing.T) {
+	a := startApp(t, func(c *Config) { c.Limits.MaxBodyBytes = 1024 })
+	body := `{"interactions":[` + strings.Repeat(`{"user_id":"u","item_id":"i"},`, 100) + `{"user_id":"u","item_id":"i"}]}`
+	status, b := a.do(t, http.MethodPost, "/interactions", "application/json", []byte(body))
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), `"too_large"`) {
+		t.Fatalf("status %d body %s, want 413 too_large", status, b)
+	}
+	if c := a.counts(t); c.Events != 0 {
+		t.Fatalf("events = %d after a rejected body", c.Events)
+	}
+}
+
+func TestAPI_auth(t *testing.T) {
+	a := startApp(t, func(c *Config) { c.AppKey, c.AdminKey = "app-secret", "admin-secret" })
+	ev := []byte(`{"user_id":"u","item_id":"i"}`)
+	cases := []struct {
+		name, method, path string
+		body               []byte
+		key                string
+		status             int
+	}{
+		{"write without key", "POST", "/interactions", ev, "", 401},
+		{"write with wrong key", "POST", "/interactions", ev, "nope", 403},
+		{"write with app key", "POST", "/interactions", ev, "app-secret", 201},
+		{"write with admin key", "POST", "/interactions", ev, "admin-secret", 201},
+		{"read with app key", "GET", "/users/u", nil, "app-secret", 200},
+		{"delete with app key", "DELETE", "/users/u/interactions/i", nil, "app-secret", 403},
+		{"delete with admin key", "DELETE", "/users/u/interactions/i", nil, "admin-secret", 204},
+		{"health needs no key", "GET", "/healthz", nil, "", 200},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var hdr []string
+			if c.key != "" {
+				hdr = []string{"Authorization", "Bearer " + c.key}
+			}
+			status, body := a.do(t, c.method, c.path, "application/json", c.body, hdr...)
+			if status != c.status {
+				t.Fatalf("status = %d, want %d (%s)", status, c.status, body)
+			}
+		})
+	}
+}
+
+func TestNewApp_refusesOpenNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "10.1.2.3:8080"} {
+		_, err := NewApp(t.Context(), Config{Addr: addr, DB: t.TempDir() + "/x.db", Policy: api.DefaultPolicy()})
+		if err == nil || !strings.Contains(err.Error(), "refusing") {
+			t.Errorf("NewApp(%s) err = %v, want a refusal", addr, err)
+		}
+	}
+}
