@@ -199,6 +199,17 @@ func (p *progress) add(n int) {
 	}
 }
 
+// set moves the bar to done (of total) and names the current stage.
+func (p *progress) set(done int64, stage string) {
+	p.done = done
+	if p.bar != nil {
+		if stage != "" {
+			p.bar.Describe(stage)
+		}
+		_ = p.bar.Set64(done)
+	}
+}
+
 func (p *progress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +20,7 @@ import (
 	"recsys/api"
 	"recsys/handlers"
 	"recsys/jobs"
+	"recsys/recsys"
 	"recsys/storage"
 	"recsys/web"
 )
@@ -33,6 +36,10 @@ type Config struct {
 	Policy   api.Policy
 	Limits   handlers.Limits
 	Logger   *slog.Logger
+	// AllowFallback makes /readyz ready before any model is trained.
+	AllowFallback bool
+	// Jobs configures the retrain triggers and the models they train.
+	Jobs jobs.Options
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
@@ -40,6 +47,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.SetOutput(stderr)
 	var c Config
 	var types string
+	var err error
 	fs.StringVar(&c.Addr, "addr", envOr("RECSYS_ADDR", "127.0.0.1:8080"), "listen address (env RECSYS_ADDR)")
 	fs.StringVar(&c.DB, "db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file (env RECSYS_DB)")
 	fs.StringVar(&c.AppKey, "app-key", envOr("RECSYS_APP_KEY", ""), "application key guarding data routes (env RECSYS_APP_KEY)")
@@ -51,11 +59,18 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.Limits.MaxBatch, "max-batch", int(envInt("RECSYS_MAX_BATCH", int64(handlers.DefaultLimits.MaxBatch))), "largest batch of events or items (env RECSYS_MAX_BATCH)")
 	fs.IntVar(&c.Limits.MaxN, "max-n", int(envInt("RECSYS_MAX_N", int64(handlers.DefaultLimits.MaxN))), "largest n for recommendations (env RECSYS_MAX_N)")
 	fs.DurationVar(&c.Limits.RequestTimeout, "request-timeout", envDuration("RECSYS_REQUEST_TIMEOUT", handlers.DefaultLimits.RequestTimeout), "per-request timeout (env RECSYS_REQUEST_TIMEOUT)")
+	fs.BoolVar(&c.AllowFallback, "allow-fallback", envOr("RECSYS_ALLOW_FALLBACK", "") == "1", "report ready before a model is trained, serving popularity (env RECSYS_ALLOW_FALLBACK=1)")
+	fs.DurationVar(&c.Jobs.Interval, "retrain-interval", envDuration("RECSYS_RETRAIN_INTERVAL", jobs.DefaultInterval), "retrain on this schedule; 0 turns it off (env RECSYS_RETRAIN_INTERVAL)")
+	fs.Int64Var(&c.Jobs.NewEvents, "retrain-after", envInt("RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents), "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
+	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	if c.Jobs.Models, err = parseModels(*models); err != nil {
+		return c, err
 	}
 	p, err := api.ParsePolicy(types)
 	if err != nil {
@@ -105,6 +120,7 @@ type App struct {
 	cfg    Config
 	store  *storage.Store
 	engine *jobs.Engine
+	sched  *jobs.Scheduler
 	ln     net.Listener
 	srv    *http.Server
 }
@@ -129,11 +145,31 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		}
 	}
 	eng := jobs.NewEngine(st, jobs.EngineOptions{})
+	for _, err := range eng.LoadPersisted(ctx, st) {
+		c.Logger.Error("loading persisted models", "err", err)
+	}
+	jo := c.Jobs
+	jo.Logger = c.Logger
+	sched := jobs.NewScheduler(st, eng, jo)
+	if err := sched.Recover(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	ready := func(ctx context.Context) error {
+		if err := eng.Ready(ctx); err != nil {
+			return err
+		}
+		if eng.Active() == nil && !c.AllowFallback {
+			return api.Errorf(api.CodeModelNotReady, "no trained model is loaded yet; POST /admin/retrain, or start with --allow-fallback to report ready while serving popularity")
+		}
+		return nil
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h := handlers.New(handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
-		Ready: eng.Ready, OpenAPI: openAPISpec, Web: web.FS(),
+		Jobs: sched, JobRecords: st, Models: st, Reports: st,
+		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(),
 		Keys: handlers.Keys{App: c.AppKey, Admin: c.AdminKey}, Limits: c.Limits,
 		Logger: c.Logger, Registry: reg,
 	})
@@ -150,7 +186,7 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
 	}
-	return &App{cfg: c, store: st, engine: eng, ln: ln, srv: srv}, nil
+	return &App{cfg: c, store: st, engine: eng, sched: sched, ln: ln, srv: srv}, nil
 }
 
 // checkExposure refuses a non-loopback address without keys.
@@ -187,23 +223,54 @@ func (a *App) Run(ctx context.Context) error {
 		log.Warn("no API keys set: every route is open; listening on loopback only", "addr", a.Addr())
 	}
 	log.Info("serving", "addr", a.Addr(), "db", a.cfg.DB)
+	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	jobsDone := make(chan struct{})
+	go func() { defer close(jobsDone); a.sched.Run(jctx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- a.srv.Serve(a.ln) }()
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := a.srv.Shutdown(sctx); err != nil {
-		return err
+	shutdownErr := a.srv.Shutdown(sctx)
+	stopJobs() // cancel the running job and wait for it to stop
+	<-jobsDone
+	if serveErr != nil {
+		return serveErr
+	}
+	if shutdownErr != nil {
+		return shutdownErr
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// parseModels reads a comma-separated list of model names.
+func parseModels(s string) ([]string, error) {
+	if s == "all" {
+		return recsys.Names(), nil
+	}
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(recsys.Names(), name) {
+			return nil, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(recsys.Names(), ", "))
+		}
+		out = append(out, name)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no models named")
+	}
+	return out, nil
 }
 
 // Close releases the store. Run must have returned.

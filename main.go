@@ -23,6 +23,7 @@ const usage = `recsys: a self-hosted recommendation service
 Usage:
   recsys serve   [--addr 127.0.0.1:8080] [--db ./recsys.db] [--demo]
   recsys import  --db FILE --format movielens|lastfm|csv [--min-value X] PATH
+  recsys train   --db FILE [--models NAME,...|all]
   recsys eval    --data PATH --format movielens|lastfm|csv [--models NAME,...|all]
                  [--folds 3] [--protocol standard|novelty] [--seed N] [--json FILE] [--dump DIR]
 
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runServe(ctx, rest, stdout, stderr)
 	case "import":
 		return runImport(ctx, rest, stdout, stderr)
+	case "train":
+		return runTrain(ctx, rest, stdout, stderr)
 	case "eval":
 		return evalCommand(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":

@@ -218,3 +218,50 @@ type ErrorBody struct {
 	Details   []ErrorDetail `json:"details,omitempty"`
 	RequestID string        `json:"request_id,omitempty"`
 }
+
+// RetrainIn is the (optional) body of POST /admin/retrain.
+type RetrainIn struct {
+	Models []string `json:"models,omitempty" validate:"omitempty,max=32,dive,min=1,max=64"`
+	// Queue asks to queue behind a running training job instead of 409.
+	Queue bool `json:"queue,omitempty"`
+}
+
+// JobAccepted answers a request that started a job (202).
+type JobAccepted struct {
+	JobID string `json:"job_id"`
+	State string `json:"state"`
+}
+
+// EvaluationIn is the (optional) body of POST /admin/evaluations.
+type EvaluationIn struct {
+	Models   []string `json:"models,omitempty" validate:"omitempty,max=32,dive,min=1,max=64"`
+	Protocol string   `json:"protocol,omitempty" validate:"omitempty,oneof=standard novelty"`
+	Folds    int      `json:"folds,omitempty" validate:"omitempty,min=1,max=10"`
+	Seed     int64    `json:"seed,omitempty"`
+}
+
+// JobsOut lists jobs, newest first.
+type JobsOut struct {
+	Jobs []Job `json:"jobs"`
+}
+
+// ModelsOut lists trained model versions.
+type ModelsOut struct {
+	Models []ModelInfo `json:"models"`
+}
+
+// ReportSummary is one entry of GET /evaluations.
+type ReportSummary struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	Kind      string    `json:"kind,omitempty"`
+	Dataset   string    `json:"dataset"`
+	Protocol  string    `json:"protocol,omitempty"`
+	Folds     int       `json:"folds,omitempty"`
+	Models    []string  `json:"models"`
+}
+
+// ReportsOut lists evaluation reports, newest first.
+type ReportsOut struct {
+	Evaluations []ReportSummary `json:"evaluations"`
+}

@@ -42,6 +42,10 @@ type Deps struct {
 	Items        api.ItemService
 	Stats        api.StatsService
 	Recommender  api.Recommender
+	Jobs         api.JobService // nil: no admin routes
+	JobRecords   api.JobStore
+	Models       api.ModelStore
+	Reports      api.ReportStore
 	// Ready reports whether the service can answer recommendations.
 	Ready    func(ctx context.Context) error
 	OpenAPI  []byte
@@ -102,6 +106,7 @@ func (h *handler) routes() chi.Router {
 	h.registerInteractionRoutes(r)
 	h.registerUserRoutes(r)
 	h.registerItemRoutes(r)
+	h.registerAdminRoutes(r)
 	h.registerWebRoutes(r)
 	return r
 }

@@ -5,12 +5,16 @@ package jobs
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"recsys/api"
+	"recsys/recsys"
 )
 
 // Source is what the engine reads from the store.
@@ -35,12 +39,16 @@ type Engine struct {
 
 	cache     atomic.Pointer[catalogueCache]
 	refreshMu sync.Mutex
+
+	models atomic.Pointer[modelSet]
+	swapMu sync.Mutex // serialises writers of models
 }
 
 // catalogueCache is an immutable catalogue with its popularity order.
 type catalogueCache struct {
 	cat           *api.Catalogue
 	byPopularity  []uint32 // live items, most popular first, ties by index
+	pop32         []uint32 // popularity per index, the models' tie-breaker
 	itemsVersion  uint64
 	eventsVersion uint64
 	builtAt       time.Time
@@ -51,7 +59,9 @@ func NewEngine(src Source, opts EngineOptions) *Engine {
 	if opts.PopularityTTL == 0 {
 		opts.PopularityTTL = 2 * time.Second
 	}
-	return &Engine{src: src, opts: opts}
+	e := &Engine{src: src, opts: opts}
+	e.models.Store(&modelSet{byName: map[string]*Served{}})
+	return e
 }
 
 // catalogue returns a fresh enough catalogue: rebuilt at once after a
@@ -84,7 +94,10 @@ func (e *Engine) catalogue(ctx context.Context) (*catalogueCache, error) {
 		return nil, err
 	}
 	c = &catalogueCache{cat: cat, itemsVersion: items, eventsVersion: events, builtAt: time.Now(),
-		byPopularity: popularityOrder(cat)}
+		byPopularity: popularityOrder(cat), pop32: make([]uint32, len(cat.Popularity))}
+	for i, p := range cat.Popularity {
+		c.pop32[i] = uint32(min(p, math.MaxUint32))
+	}
 	e.cache.Store(c)
 	return c, nil
 }
@@ -108,10 +121,26 @@ func popularityOrder(cat *api.Catalogue) []uint32 {
 	return order
 }
 
-// Recommend answers GET /users/{id}/recommendations.
+// Recommend answers GET /users/{id}/recommendations: from the requested
+// model, else the active one, from the user's live history. With no
+// trained model, or for a user with no positive history, it falls back to
+// popularity and says so.
 func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.Recommendations, error) {
-	if req.Model != "" && req.Model != "popular" {
-		return nil, api.Errorf(api.CodeModelNotReady, "model %q is not trained yet", req.Model)
+	set := e.models.Load()
+	name := req.Model
+	if name == "" {
+		name = set.active
+	}
+	var m *Served
+	if name != "" && name != "popular" {
+		if m = set.byName[name]; m == nil {
+			if !knownModel(name) {
+				return nil, api.FieldError("model", fmt.Sprintf("unknown model %q (known: %s)", name, strings.Join(recsys.Names(), ", ")))
+			}
+			return nil, api.Errorf(api.CodeModelNotReady, "model %q is not trained yet; POST /admin/retrain", name)
+		}
+	} else if name == "popular" {
+		m = set.byName["popular"]
 	}
 	c, err := e.catalogue(ctx)
 	if err != nil {
@@ -121,12 +150,21 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 	if err != nil {
 		return nil, err
 	}
-	skip := newFilter(c.cat, prof, req)
-	out := &api.Recommendations{UserID: req.UserID, Model: "popular", Fallback: "popular",
-		Items: make([]api.ScoredItem, 0, req.N)}
-	if req.Model == "popular" {
-		out.Fallback = ""
+	out := &api.Recommendations{UserID: req.UserID}
+	if m != nil && len(prof.Positive) > 0 {
+		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
+		out.Items = e.recommendFrom(c, m, prof, req)
+		return out, nil
 	}
+	out.Model, out.Fallback = "popular", "popular"
+	if name == "popular" {
+		out.Fallback = ""
+		if m != nil {
+			out.ModelVersion = m.Info.Version
+		}
+	}
+	out.Items = make([]api.ScoredItem, 0, req.N)
+	skip := newFilter(c.cat, prof, req)
 	for _, i := range c.byPopularity {
 		if len(out.Items) == req.N {
 			break
@@ -137,6 +175,15 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 		out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: float64(c.cat.Popularity[i])})
 	}
 	return out, nil
+}
+
+func knownModel(name string) bool {
+	for _, n := range recsys.Names() {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // newFilter returns the test for items a request must not get: deleted,
@@ -170,16 +217,52 @@ func newFilter(cat *api.Catalogue, prof api.Profile, req api.RecommendRequest) f
 	}
 }
 
-// Similar answers GET /items/{id}/similar.
+// Similar answers GET /items/{id}/similar. Collaborative similarity comes
+// from the item neighbour lists of the active model, or of any served model
+// that keeps them (itemknn, kunn, kunn-i, slim).
 func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.SimilarItems, error) {
 	c, err := e.catalogue(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := c.cat.Index[req.ItemID]; !ok {
+	idx, ok := c.cat.Index[req.ItemID]
+	if !ok {
 		return nil, api.Errorf(api.CodeNotFound, "item %q not found", req.ItemID)
 	}
-	return nil, api.Errorf(api.CodeModelNotReady, "no %s similarity model is trained yet; POST /admin/retrain or run `recsys train`", req.By)
+	if req.By != "collaborative" {
+		return nil, api.Errorf(api.CodeModelNotReady, "%s similarity needs a learned metric over item features, and none is trained yet", req.By)
+	}
+	m, nb := e.neighbourModel()
+	if nb == nil {
+		return nil, api.Errorf(api.CodeModelNotReady, "no collaborative similarity model is trained yet; POST /admin/retrain or run `recsys train`")
+	}
+	out := &api.SimilarItems{ItemID: req.ItemID, By: req.By, Model: m.Info.Name, ModelVersion: m.Info.Version,
+		Items: []api.ScoredItem{}}
+	for _, n := range nb.Similar(idx) {
+		if len(out.Items) == req.N {
+			break
+		}
+		j := n.Index
+		if int(j) >= len(c.cat.ItemIDs) || c.cat.ItemIDs[j] == "" || c.cat.Hidden[j] || j == idx {
+			continue
+		}
+		out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[j], Score: n.Value})
+	}
+	return out, nil
+}
+
+// neighbourModel picks the model whose item lists answer similar items:
+// the active one if it has them, else the first of a fixed preference.
+func (e *Engine) neighbourModel() (*Served, recsys.ItemNeighbourhood) {
+	set := e.models.Load()
+	for _, name := range append([]string{set.active}, "itemknn", "slim", "kunn-i", "kunn") {
+		if m := set.byName[name]; m != nil {
+			if nb, ok := m.Model.(recsys.ItemNeighbourhood); ok {
+				return m, nb
+			}
+		}
+	}
+	return nil, nil
 }
 
 // Ready reports whether the engine can answer: the catalogue loads.

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"context"
+	"time"
+)
+
+// Job states (SPEC.md §7).
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobFailed    = "failed"
+	JobCancelled = "cancelled"
+)
+
+// Job kinds.
+const (
+	JobTrain    = "train"
+	JobEvaluate = "evaluate"
+)
+
+// Job is the record of one background job, stored as JSON.
+type Job struct {
+	ID         string        `json:"id"`
+	Kind       string        `json:"kind"`
+	Models     []string      `json:"models"`
+	State      string        `json:"state"`
+	Trigger    string        `json:"trigger"` // api, interval, interactions, startup, cli
+	Progress   float64       `json:"progress"`
+	Stage      string        `json:"stage,omitempty"`
+	Stages     []StageTiming `json:"stages"`
+	Error      string        `json:"error,omitempty"`
+	ReportID   string        `json:"report_id,omitempty"`
+	Versions   []string      `json:"versions,omitempty"` // model versions the job produced
+	CreatedAt  time.Time     `json:"created_at"`
+	StartedAt  *time.Time    `json:"started_at,omitempty"`
+	FinishedAt *time.Time    `json:"finished_at,omitempty"`
+	// Options of an evaluation job.
+	Protocol string `json:"protocol,omitempty"`
+	Folds    int    `json:"folds,omitempty"`
+	Seed     int64  `json:"seed,omitempty"`
+}
+
+// Done reports whether the job has ended.
+func (j Job) Done() bool {
+	return j.State == JobSucceeded || j.State == JobFailed || j.State == JobCancelled
+}
+
+// StageTiming is how long one stage of a job took.
+type StageTiming struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+}
+
+// ModelInfo describes one persisted model version.
+type ModelInfo struct {
+	Name         string             `json:"name"`
+	Version      string             `json:"version"`
+	TrainedAt    time.Time          `json:"trained_at"`
+	JobID        string             `json:"job_id,omitempty"`
+	Users        int                `json:"users"`
+	Items        int                `json:"items"`
+	Positives    int                `json:"positives"`
+	Params       map[string]float64 `json:"params"`
+	Validation   map[string]float64 `json:"validation"`
+	TrainSeconds float64            `json:"train_seconds"`
+	Bytes        int                `json:"bytes"`
+	Active       bool               `json:"active"`
+}
+
+// ModelStore persists trained models and which one is active.
+type ModelStore interface {
+	PutModel(ctx context.Context, info ModelInfo, blob []byte) error
+	Models(ctx context.Context) ([]ModelInfo, error)
+	ModelBlob(ctx context.Context, name, version string) ([]byte, error)
+	SetActiveModel(ctx context.Context, name string) error
+	ActiveModel(ctx context.Context) (string, error)
+}
+
+// JobStore persists job records.
+type JobStore interface {
+	NewJobID(ctx context.Context) (string, error)
+	PutJob(ctx context.Context, j Job) error
+	Job(ctx context.Context, id string) (Job, error)
+	Jobs(ctx context.Context, limit int) ([]Job, error)
+	FailInterruptedJobs(ctx context.Context, reason string) (int, error)
+}
+
+// ReportStore persists evaluation reports.
+type ReportStore interface {
+	PutReport(ctx context.Context, r *Report) error
+	Report(ctx context.Context, id string) (*Report, error)
+	Reports(ctx context.Context) ([]*Report, error)
+}
+
+// EvaluationRequest configures an evaluation job on the stored data.
+type EvaluationRequest struct {
+	Models   []string
+	Protocol string
+	Folds    int
+	Seed     int64
+}
+
+// JobService starts and cancels background jobs.
+type JobService interface {
+	SubmitTrain(ctx context.Context, models []string, trigger string, queue bool) (Job, error)
+	SubmitEvaluation(ctx context.Context, req EvaluationRequest) (Job, error)
+	Cancel(ctx context.Context, id string) (Job, error)
+	// Activate makes a trained model the default, persistently.
+	Activate(ctx context.Context, name string) error
+}

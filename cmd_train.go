@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"recsys/api"
+	"recsys/jobs"
+	"recsys/storage"
+)
+
+// runTrain fits models on the stored data as a recorded job, persists them
+// and sets the active model; a server started afterwards serves them.
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
+	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("train takes no arguments, got %q", fs.Args())
+	}
+	names, err := parseModels(*models)
+	if err != nil {
+		return fmt.Errorf("--models: %w", err)
+	}
+	st, err := storage.Open(*db, storage.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	eng := jobs.NewEngine(st, jobs.EngineOptions{})
+	for _, err := range eng.LoadPersisted(ctx, st) {
+		fmt.Fprintln(stderr, "warning:", err)
+	}
+	bar := newProgress(stderr, 1000, "training")
+	var lastStage string
+	sched := jobs.NewScheduler(st, eng, jobs.Options{
+		Models: names,
+		Logger: slog.New(slog.DiscardHandler),
+		OnProgress: func(j api.Job) {
+			if bar.bar == nil && j.Stage != lastStage && j.Stage != "" {
+				fmt.Fprintf(stderr, "%3.0f%% %s\n", 100*j.Progress, j.Stage)
+			}
+			lastStage = j.Stage
+			bar.set(int64(1000*j.Progress), j.Stage)
+		},
+	})
+	if err := sched.Recover(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	job, err := sched.SubmitTrain(ctx, names, "cli", false)
+	if err != nil {
+		return err
+	}
+	sched.RunQueued(ctx)
+	bar.finish()
+	if job, err = st.Job(context.WithoutCancel(ctx), job.ID); err != nil {
+		return err
+	}
+	if job.State != api.JobSucceeded {
+		return fmt.Errorf("training job %s %s: %s", job.ID, job.State, job.Error)
+	}
+	infos, err := st.Models(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "trained %d models in %.1fs (job %s)\n", len(names), time.Since(start).Seconds(), job.ID)
+	fmt.Fprintf(stdout, "%-9s %-8s %-28s %8s %8s %8s\n", "model", "version", "params", "val ADG", "val MAP", "seconds")
+	for _, m := range infos {
+		if !strings.Contains(strings.Join(job.Versions, ","), m.Name+"@"+m.Version) {
+			continue
+		}
+		active := ""
+		if m.Active {
+			active = "  (active)"
+		}
+		fmt.Fprintf(stdout, "%-9s %-8s %-28s %8.4f %8.4f %8.1f%s\n", m.Name, m.Version, formatParams(m.Params),
+			m.Validation["adg"], m.Validation["map"], m.TrainSeconds, active)
+	}
+	return nil
+}
+
+func formatParams(p map[string]float64) string {
+	var parts []string
+	for _, k := range []string{"k", "l1", "l2", "lambda", "factors"} {
+		if v, ok := p[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%g", k, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,135 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"recsys/api"
+	"recsys/recsys"
+)
+
+// Served is a trained model ready to answer, with its record.
+type Served struct {
+	Info  api.ModelInfo
+	Model recsys.Model
+}
+
+// modelSet is an immutable view of the served models; the engine swaps a
+// whole new set in with one atomic store, so a reader sees either the old
+// or the new version, never half of one.
+type modelSet struct {
+	active string
+	byName map[string]*Served
+}
+
+// Install serves m under its name, replacing the previous version; when
+// activate is set, m's name becomes the active model.
+func (e *Engine) Install(m *Served, activate bool) {
+	e.swapMu.Lock()
+	defer e.swapMu.Unlock()
+	old := e.models.Load()
+	next := &modelSet{byName: make(map[string]*Served, len(old.byName)+1), active: old.active}
+	for k, v := range old.byName {
+		next.byName[k] = v
+	}
+	next.byName[m.Info.Name] = m
+	if activate || next.active == "" {
+		next.active = m.Info.Name
+	}
+	e.models.Store(next)
+}
+
+// Activate makes a served model the default.
+func (e *Engine) Activate(name string) error {
+	e.swapMu.Lock()
+	defer e.swapMu.Unlock()
+	old := e.models.Load()
+	if _, ok := old.byName[name]; !ok {
+		return api.Errorf(api.CodeNotFound, "model %q is not trained", name)
+	}
+	e.models.Store(&modelSet{active: name, byName: old.byName})
+	return nil
+}
+
+// Active returns the active model, nil when none is loaded.
+func (e *Engine) Active() *Served {
+	set := e.models.Load()
+	return set.byName[set.active]
+}
+
+// Lookup returns a served model by name, nil when it is not loaded.
+func (e *Engine) Lookup(name string) *Served {
+	return e.models.Load().byName[name]
+}
+
+// ModelStore is what loading persisted models needs.
+type ModelStore interface {
+	Models(ctx context.Context) ([]api.ModelInfo, error)
+	ModelBlob(ctx context.Context, name, version string) ([]byte, error)
+	ActiveModel(ctx context.Context) (string, error)
+}
+
+// LoadPersisted serves the newest persisted version of every model and
+// activates the stored active one. A model that fails to decode is skipped
+// and reported in the returned error list; the service keeps going with
+// the rest (or the popularity fallback).
+func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
+	infos, err := st.Models(ctx)
+	if err != nil {
+		return []error{err}
+	}
+	active, err := st.ActiveModel(ctx)
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	loaded := map[string]bool{}
+	for _, info := range infos { // newest first within a name
+		if loaded[info.Name] {
+			continue
+		}
+		blob, err := st.ModelBlob(ctx, info.Name, info.Version)
+		if err == nil {
+			var m recsys.Model
+			if m, err = recsys.Load(blob); err == nil {
+				e.Install(&Served{Info: info, Model: m}, info.Name == active)
+				loaded[info.Name] = true
+				continue
+			}
+		}
+		errs = append(errs, fmt.Errorf("model %s %s: %w", info.Name, info.Version, err))
+	}
+	if active != "" && !loaded[active] {
+		errs = append(errs, fmt.Errorf("the active model %q could not be loaded; answering from the popularity fallback", active))
+	}
+	return errs
+}
+
+// scoreBuffers recycles per-request score vectors.
+var scoreBuffers = sync.Pool{New: func() any { return new([]float64) }}
+
+// recommendFrom ranks the catalogue for a user with model m.
+func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest) []api.ScoredItem {
+	bufp := scoreBuffers.Get().(*[]float64)
+	defer scoreBuffers.Put(bufp)
+	n := len(c.cat.ItemIDs)
+	if cap(*bufp) < n {
+		*bufp = make([]float64, n)
+	}
+	scores := (*bufp)[:n]
+	m.Model.Score(prof.Positive, scores)
+	skip := newFilter(c.cat, prof, req)
+	for i := range scores {
+		if skip(uint32(i)) {
+			scores[i] = math.Inf(-1)
+		}
+	}
+	top := recsys.TopN(scores, c.pop32, nil, req.N)
+	out := make([]api.ScoredItem, 0, len(top))
+	for _, i := range top {
+		out = append(out, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: scores[i]})
+	}
+	return out
+}

@@ -1,0 +1,491 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"recsys/api"
+	"recsys/recsys"
+	"recsys/recsys/eval"
+)
+
+// Store is what the scheduler reads and writes.
+type Store interface {
+	Snapshot(ctx context.Context) (*api.Snapshot, error)
+	Counts(ctx context.Context) (api.Counts, error)
+	NewModelVersion(ctx context.Context) (string, error)
+	api.ModelStore
+	api.JobStore
+	api.ReportStore
+}
+
+// Options configure the scheduler's triggers (SPEC.md §7).
+type Options struct {
+	// Interval retrains on a schedule; 0 turns the schedule off.
+	Interval time.Duration
+	// NewEvents retrains once this many events arrived since the last
+	// training (or since start with no model); 0 turns it off.
+	NewEvents int64
+	// CheckEvery is how often the event trigger is checked.
+	CheckEvery time.Duration
+	// Models are trained by triggers and by requests that name none.
+	Models []string
+	Train  TrainOptions
+	Logger *slog.Logger
+	// OnProgress, when set, sees every update of a job's record (the CLI
+	// draws its progress bar from it).
+	OnProgress func(api.Job)
+}
+
+// Defaults of Options (documented in the README).
+const (
+	DefaultInterval   = 24 * time.Hour
+	DefaultNewEvents  = 10000
+	DefaultCheckEvery = 10 * time.Second
+)
+
+// Scheduler runs training and evaluation jobs one at a time, in order, on
+// a background goroutine, and keeps their records.
+type Scheduler struct {
+	st   Store
+	eng  *Engine
+	opts Options
+	log  *slog.Logger
+
+	mu          sync.Mutex
+	queue       []api.Job
+	running     *api.Job
+	cancelRun   context.CancelFunc
+	wake        chan struct{}
+	lastTrained int64 // event counter at the last training's snapshot
+}
+
+// NewScheduler returns a scheduler; Run starts it.
+func NewScheduler(st Store, eng *Engine, opts Options) *Scheduler {
+	if len(opts.Models) == 0 {
+		opts.Models = DefaultModels
+	}
+	if len(opts.Train.Grid) == 0 {
+		opts.Train = DefaultTrainOptions
+	}
+	if opts.CheckEvery == 0 {
+		opts.CheckEvery = DefaultCheckEvery
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Scheduler{st: st, eng: eng, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1), lastTrained: -1}
+}
+
+// Recover marks jobs left running by a dead process as failed. Call it once
+// at start-up, before Run.
+func (s *Scheduler) Recover(ctx context.Context) error {
+	n, err := s.st.FailInterruptedJobs(ctx, "interrupted: the process stopped while the job was running")
+	if n > 0 {
+		s.log.Warn("marked interrupted jobs failed", "jobs", n)
+	}
+	if err == nil && s.eng.Active() != nil {
+		// A loaded model counts as trained at start: only new events
+		// from now on trigger retraining.
+		if c, err2 := s.st.Counts(ctx); err2 == nil {
+			s.lastTrained = c.Events
+		}
+	}
+	return err
+}
+
+// SubmitTrain queues a training job. With a training job already queued or
+// running, it answers a conflict naming that job unless queue is set.
+func (s *Scheduler) SubmitTrain(ctx context.Context, models []string, trigger string, queue bool) (api.Job, error) {
+	if len(models) == 0 {
+		models = s.opts.Models
+	}
+	if err := checkModelNames(models); err != nil {
+		return api.Job{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if busy := s.pendingTrainLocked(); busy != nil && !queue {
+		return api.Job{}, &api.Error{Code: api.CodeConflict,
+			Message: fmt.Sprintf("training job %s is already %s; retry later or ask to queue", busy.ID, busy.State),
+			Details: []api.ErrorDetail{{Field: "job_id", Problem: busy.ID}}}
+	}
+	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: trigger})
+}
+
+// SubmitEvaluation queues an offline evaluation of the stored data.
+func (s *Scheduler) SubmitEvaluation(ctx context.Context, req api.EvaluationRequest) (api.Job, error) {
+	if len(req.Models) == 0 {
+		req.Models = s.opts.Models
+	}
+	if err := checkModelNames(req.Models); err != nil {
+		return api.Job{}, err
+	}
+	if req.Protocol == "" {
+		req.Protocol = eval.Standard
+	}
+	if req.Folds == 0 {
+		req.Folds = 3
+	}
+	if req.Seed == 0 {
+		req.Seed = 1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.enqueueLocked(ctx, api.Job{Kind: api.JobEvaluate, Models: req.Models, Trigger: "api",
+		Protocol: req.Protocol, Folds: req.Folds, Seed: req.Seed})
+}
+
+func (s *Scheduler) pendingTrainLocked() *api.Job {
+	if s.running != nil && s.running.Kind == api.JobTrain {
+		return s.running
+	}
+	for k := range s.queue {
+		if s.queue[k].Kind == api.JobTrain {
+			return &s.queue[k]
+		}
+	}
+	return nil
+}
+
+func (s *Scheduler) enqueueLocked(ctx context.Context, j api.Job) (api.Job, error) {
+	id, err := s.st.NewJobID(ctx)
+	if err != nil {
+		return api.Job{}, err
+	}
+	j.ID, j.State, j.CreatedAt, j.Stages = id, api.JobQueued, time.Now().UTC(), []api.StageTiming{}
+	if err := s.st.PutJob(ctx, j); err != nil {
+		return api.Job{}, err
+	}
+	s.queue = append(s.queue, j)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return j, nil
+}
+
+// Cancel stops a running job or drops a queued one.
+func (s *Scheduler) Cancel(ctx context.Context, id string) (api.Job, error) {
+	s.mu.Lock()
+	if s.running != nil && s.running.ID == id {
+		s.cancelRun()
+		s.mu.Unlock()
+		return s.st.Job(ctx, id)
+	}
+	for k, j := range s.queue {
+		if j.ID == id {
+			s.queue = slices.Delete(s.queue, k, k+1)
+			s.mu.Unlock()
+			now := time.Now().UTC()
+			j.State, j.FinishedAt, j.Error = api.JobCancelled, &now, "cancelled before it started"
+			return j, s.st.PutJob(ctx, j)
+		}
+	}
+	s.mu.Unlock()
+	j, err := s.st.Job(ctx, id)
+	if err != nil {
+		return j, err
+	}
+	return j, &api.Error{Code: api.CodeConflict, Message: fmt.Sprintf("job %s already ended (%s)", id, j.State)}
+}
+
+// Run processes jobs and fires the triggers until ctx is done; it then
+// cancels the running job and waits for it to stop.
+func (s *Scheduler) Run(ctx context.Context) {
+	var tick <-chan time.Time
+	if s.opts.Interval > 0 {
+		t := time.NewTicker(s.opts.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	check := time.NewTicker(s.opts.CheckEvery)
+	defer check.Stop()
+	s.checkEvents(ctx)
+	for {
+		s.drain(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-tick:
+			s.trigger(ctx, "interval")
+		case <-check.C:
+			s.checkEvents(ctx)
+		}
+	}
+}
+
+// checkEvents fires the "N new events" trigger.
+func (s *Scheduler) checkEvents(ctx context.Context) {
+	if s.opts.NewEvents <= 0 {
+		return
+	}
+	c, err := s.st.Counts(ctx)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	since := c.Events - max(s.lastTrained, 0)
+	s.mu.Unlock()
+	if since >= s.opts.NewEvents && c.Positives > 0 {
+		s.trigger(ctx, "interactions")
+	}
+}
+
+func (s *Scheduler) trigger(ctx context.Context, why string) {
+	if _, err := s.SubmitTrain(ctx, nil, why, false); err != nil && api.ErrorCode(err) != api.CodeConflict {
+		s.log.Error("scheduling a retrain", "trigger", why, "err", err)
+	}
+}
+
+// RunQueued runs the queued jobs in the calling goroutine and returns when
+// the queue is empty: the CLI's way to run one job without the loop.
+func (s *Scheduler) RunQueued(ctx context.Context) { s.drain(ctx) }
+
+// drain runs queued jobs until the queue is empty or ctx is done.
+func (s *Scheduler) drain(ctx context.Context) {
+	for ctx.Err() == nil {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		j := s.queue[0]
+		s.queue = s.queue[1:]
+		jctx, cancel := context.WithCancel(ctx)
+		s.running, s.cancelRun = &j, cancel
+		s.mu.Unlock()
+
+		s.execute(jctx, &j)
+		cancel()
+		s.mu.Lock()
+		s.running, s.cancelRun = nil, nil
+		s.mu.Unlock()
+	}
+}
+
+// checkModelNames rejects unknown model names, naming the entry.
+func checkModelNames(names []string) error {
+	for k, n := range names {
+		if !knownModel(n) {
+			return api.FieldError(fmt.Sprintf("models[%d]", k), fmt.Sprintf("unknown model %q (known: %s)", n, strings.Join(recsys.Names(), ", ")))
+		}
+	}
+	return nil
+}
+
+// Activate makes a served model the default and records it, so a restart
+// serves it too.
+func (s *Scheduler) Activate(ctx context.Context, name string) error {
+	if s.eng.Lookup(name) == nil {
+		if !knownModel(name) {
+			return api.Errorf(api.CodeNotFound, "unknown model %q", name)
+		}
+		return api.Errorf(api.CodeNotFound, "model %q is not trained yet", name)
+	}
+	if err := s.st.SetActiveModel(ctx, name); err != nil {
+		return err
+	}
+	return s.eng.Activate(name)
+}
+
+// execute runs one job and records its outcome. Record writes use a
+// context that outlives the job's, so a cancelled job is still recorded.
+func (s *Scheduler) execute(ctx context.Context, j *api.Job) {
+	rec := newRecorder(s.st, j, s.log)
+	rec.observe = s.opts.OnProgress
+	rec.start()
+	var err error
+	switch j.Kind {
+	case api.JobTrain:
+		err = s.runTrain(ctx, j, rec)
+	case api.JobEvaluate:
+		err = s.runEvaluation(ctx, j, rec)
+	default:
+		err = fmt.Errorf("unknown job kind %q", j.Kind)
+	}
+	rec.finish(err, ctx)
+}
+
+func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) error {
+	rec.stage("snapshot", 0)
+	snap, err := s.st.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	models, err := trainModels(ctx, snap, j.Models, s.opts.Train, func(stage string, done float64) {
+		rec.stage(stage, 0.05+0.85*done)
+	})
+	if err != nil {
+		return err
+	}
+	rec.stage("persist and swap", 0.9)
+	// Persist every model first, then swap: a crash in between leaves the
+	// new versions on disk and a restart serves them.
+	bg := context.WithoutCancel(ctx)
+	for _, t := range models {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		v, err := s.st.NewModelVersion(bg)
+		if err != nil {
+			return err
+		}
+		t.served.Info.Version, t.served.Info.JobID = v, j.ID
+		if err := s.st.PutModel(bg, t.served.Info, t.blob); err != nil {
+			return err
+		}
+		j.Versions = append(j.Versions, t.served.Info.Name+"@"+v)
+	}
+	activate := s.chooseActive(models)
+	for _, t := range models {
+		s.eng.Install(t.served, t.served.Info.Name == activate)
+	}
+	if activate != "" {
+		if err := s.st.SetActiveModel(bg, activate); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.lastTrained = snap.Events
+	s.mu.Unlock()
+	return nil
+}
+
+// chooseActive keeps the active model when it was retrained or is still
+// served; otherwise it picks the trained model with the best validation
+// ADG (dissertation §4.7.3's selection rule).
+func (s *Scheduler) chooseActive(models []trained) string {
+	if cur := s.eng.Active(); cur != nil {
+		return ""
+	}
+	best, bestADG := "", -1.0
+	for _, t := range models {
+		if adg := t.served.Info.Validation["adg"]; adg > bestADG {
+			best, bestADG = t.served.Info.Name, adg
+		}
+	}
+	return best
+}
+
+func (s *Scheduler) runEvaluation(ctx context.Context, j *api.Job, rec *recorder) error {
+	rec.stage("snapshot", 0)
+	snap, err := s.st.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	d := &eval.Dataset{Name: "stored data", UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items}
+	rec.stage("evaluate", 0.05)
+	report, err := eval.Run(ctx, d, eval.Options{Models: j.Models, Folds: j.Folds, Protocol: j.Protocol, Seed: j.Seed,
+		Progress: func(stage string, done, total int) {
+			if total > 0 {
+				rec.progress(stage, 0.05+0.9*float64(done)/float64(total))
+			}
+		}})
+	if err != nil {
+		return err
+	}
+	report.Kind = "recommendation"
+	rec.stage("store report", 0.95)
+	if err := s.st.PutReport(context.WithoutCancel(ctx), report); err != nil {
+		return err
+	}
+	j.ReportID = report.ID
+	return nil
+}
+
+// recorder keeps a job's record up to date: stages with timings, progress
+// (written at most twice a second), and the final state.
+type recorder struct {
+	st        api.JobStore
+	j         *api.Job
+	log       *slog.Logger
+	stageAt   time.Time
+	lastWrite time.Time
+	mu        sync.Mutex
+	observe   func(api.Job)
+}
+
+func newRecorder(st api.JobStore, j *api.Job, log *slog.Logger) *recorder {
+	return &recorder{st: st, j: j, log: log}
+}
+
+func (r *recorder) start() {
+	now := time.Now().UTC()
+	r.j.State, r.j.StartedAt = api.JobRunning, &now
+	r.stageAt = now
+	r.write(true)
+}
+
+// stage closes the current stage and opens the next.
+func (r *recorder) stage(name string, progress float64) {
+	r.mu.Lock()
+	now := time.Now()
+	if r.j.Stage != "" {
+		r.j.Stages = append(r.j.Stages, api.StageTiming{Name: r.j.Stage, Seconds: now.Sub(r.stageAt).Seconds()})
+	}
+	r.j.Stage, r.j.Progress, r.stageAt = name, progress, now
+	r.mu.Unlock()
+	r.write(true)
+}
+
+// progress moves the progress bar within a stage, named by the caller.
+func (r *recorder) progress(stage string, p float64) {
+	r.mu.Lock()
+	if stage != "" && stage != r.j.Stage {
+		r.mu.Unlock()
+		r.stage(stage, p)
+		return
+	}
+	r.j.Progress = p
+	r.mu.Unlock()
+	r.write(false)
+}
+
+func (r *recorder) write(force bool) {
+	r.mu.Lock()
+	j := *r.j
+	j.Stages = slices.Clone(r.j.Stages)
+	if r.observe != nil {
+		r.observe(j)
+	}
+	if !force && time.Since(r.lastWrite) < 500*time.Millisecond {
+		r.mu.Unlock()
+		return
+	}
+	r.lastWrite = time.Now()
+	r.mu.Unlock()
+	if err := r.st.PutJob(context.Background(), j); err != nil {
+		r.log.Error("recording job progress", "job", j.ID, "err", err)
+	}
+}
+
+func (r *recorder) finish(err error, ctx context.Context) {
+	r.mu.Lock()
+	now := time.Now().UTC()
+	if r.j.Stage != "" {
+		r.j.Stages = append(r.j.Stages, api.StageTiming{Name: r.j.Stage, Seconds: now.Sub(r.stageAt).Seconds()})
+	}
+	r.j.FinishedAt = &now
+	switch {
+	case err == nil:
+		r.j.State, r.j.Progress, r.j.Stage = api.JobSucceeded, 1, ""
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		r.j.State, r.j.Error = api.JobCancelled, "cancelled"
+	default:
+		r.j.State, r.j.Error = api.JobFailed, api.ErrorMessage(err)
+		if api.ErrorCode(err) == api.CodeInternal {
+			r.j.Error = err.Error()
+		}
+	}
+	r.mu.Unlock()
+	r.write(true)
+	r.log.Info("job finished", "job", r.j.ID, "kind", r.j.Kind, "state", r.j.State, "error", r.j.Error)
+}

@@ -1,0 +1,295 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"recsys/api"
+)
+
+// Model versions: models bucket, key "<name>\x00<version>" → blob and
+// "<name>\x00<version>\x00info" → ModelInfo JSON. The active model's name
+// is meta "active_model". Versions are "v<sequence>" with a zero-padded
+// sequence so that key order is age order.
+
+// keepVersions is how many versions of one model stay on disk.
+const keepVersions = 2
+
+var keyActiveModel = []byte("active_model")
+
+func modelKey(name, version string) []byte { return []byte(name + "\x00" + version) }
+func modelInfoKey(name, version string) []byte {
+	return []byte(name + "\x00" + version + "\x00info")
+}
+
+// NewModelVersion returns a fresh, increasing version string.
+func (s *Store) NewModelVersion(ctx context.Context) (string, error) {
+	var v string
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		seq, err := tx.Bucket(bucketModels).NextSequence()
+		v = fmt.Sprintf("v%06d", seq)
+		return err
+	})
+	return v, err
+}
+
+// PutModel stores a model version and drops all but the newest
+// keepVersions of that name (the serving one is always the newest).
+func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) error {
+	info.Bytes = len(blob)
+	info.Active = false
+	meta, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketModels)
+		if err := b.Put(modelKey(info.Name, info.Version), blob); err != nil {
+			return err
+		}
+		if err := b.Put(modelInfoKey(info.Name, info.Version), meta); err != nil {
+			return err
+		}
+		var versions []string
+		prefix := []byte(info.Name + "\x00")
+		c := b.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if rest := k[len(prefix):]; !bytes.Contains(rest, []byte{0}) {
+				versions = append(versions, string(rest))
+			}
+		}
+		sort.Strings(versions)
+		for len(versions) > keepVersions {
+			old := versions[0]
+			versions = versions[1:]
+			if err := b.Delete(modelKey(info.Name, old)); err != nil {
+				return err
+			}
+			if err := b.Delete(modelInfoKey(info.Name, old)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Models lists every stored version, newest first within a name; Active
+// marks the newest version of the active model.
+func (s *Store) Models(ctx context.Context) ([]api.ModelInfo, error) {
+	var out []api.ModelInfo
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		active := string(tx.Bucket(bucketMeta).Get(keyActiveModel))
+		return tx.Bucket(bucketModels).ForEach(func(k, v []byte) error {
+			if !bytes.HasSuffix(k, []byte("\x00info")) {
+				return nil
+			}
+			var info api.ModelInfo
+			if err := json.Unmarshal(v, &info); err != nil {
+				return fmt.Errorf("storage: model record %q: %w", k, err)
+			}
+			info.Active = info.Name == active
+			out = append(out, info)
+			return nil
+		})
+	})
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Name != out[b].Name {
+			return out[a].Name < out[b].Name
+		}
+		return out[a].Version > out[b].Version
+	})
+	// Only the newest version of the active name is the active one.
+	seen := map[string]bool{}
+	for k := range out {
+		if seen[out[k].Name] {
+			out[k].Active = false
+		}
+		seen[out[k].Name] = true
+	}
+	return out, err
+}
+
+// ModelBlob reads one persisted model.
+func (s *Store) ModelBlob(ctx context.Context, name, version string) ([]byte, error) {
+	var blob []byte
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketModels).Get(modelKey(name, version))
+		if b == nil {
+			return api.Errorf(api.CodeNotFound, "model %s version %s not found", name, version)
+		}
+		blob = append([]byte(nil), b...)
+		return nil
+	})
+	return blob, err
+}
+
+// SetActiveModel makes name the model that answers by default.
+func (s *Store) SetActiveModel(ctx context.Context, name string) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyActiveModel, []byte(name))
+	})
+}
+
+// ActiveModel returns the active model's name, "" when none.
+func (s *Store) ActiveModel(ctx context.Context) (string, error) {
+	var name string
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		name = string(tx.Bucket(bucketMeta).Get(keyActiveModel))
+		return nil
+	})
+	return name, err
+}
+
+// Jobs: key is the job id "j<12-digit sequence>", so key order is age order.
+
+// NewJobID returns a fresh job id.
+func (s *Store) NewJobID(ctx context.Context) (string, error) {
+	var id string
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		seq, err := tx.Bucket(bucketJobs).NextSequence()
+		id = fmt.Sprintf("j%012d", seq)
+		return err
+	})
+	return id, err
+}
+
+// PutJob creates or replaces a job record.
+func (s *Store) PutJob(ctx context.Context, j api.Job) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketJobs).Put([]byte(j.ID), b)
+	})
+}
+
+// Job reads one job record.
+func (s *Store) Job(ctx context.Context, id string) (api.Job, error) {
+	var j api.Job
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketJobs).Get([]byte(id))
+		if b == nil {
+			return api.Errorf(api.CodeNotFound, "job %q not found", id)
+		}
+		return json.Unmarshal(b, &j)
+	})
+	return j, err
+}
+
+// Jobs lists up to limit jobs, newest first.
+func (s *Store) Jobs(ctx context.Context, limit int) ([]api.Job, error) {
+	var out []api.Job
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketJobs).Cursor()
+		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+			var j api.Job
+			if err := json.Unmarshal(v, &j); err != nil {
+				return fmt.Errorf("storage: job record %q: %w", k, err)
+			}
+			out = append(out, j)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// FailInterruptedJobs marks every queued or running job failed: at start-up
+// no job can be running, so those records belong to a process that died.
+func (s *Store) FailInterruptedJobs(ctx context.Context, reason string) (int, error) {
+	n := 0
+	now := s.now().UTC()
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketJobs)
+		var fixed []api.Job
+		err := b.ForEach(func(k, v []byte) error {
+			var j api.Job
+			if err := json.Unmarshal(v, &j); err != nil {
+				return nil // an unreadable record is left for an operator
+			}
+			if j.State == api.JobRunning || j.State == api.JobQueued {
+				j.State, j.Error, j.FinishedAt = api.JobFailed, reason, &now
+				fixed = append(fixed, j)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, j := range fixed {
+			b2, err := json.Marshal(j)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(j.ID), b2); err != nil {
+				return err
+			}
+		}
+		n = len(fixed)
+		return nil
+	})
+	return n, err
+}
+
+// Reports: key is the report id "r<12-digit sequence>".
+
+// PutReport stores a report, giving it an id and a time when it has none.
+func (s *Store) PutReport(ctx context.Context, r *api.Report) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketReports)
+		if r.ID == "" {
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			r.ID = fmt.Sprintf("r%012d", seq)
+		}
+		if r.CreatedAt.IsZero() {
+			r.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+		}
+		v, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(r.ID), v)
+	})
+}
+
+// Report reads one report.
+func (s *Store) Report(ctx context.Context, id string) (*api.Report, error) {
+	var r api.Report
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketReports).Get([]byte(id))
+		if b == nil {
+			return api.Errorf(api.CodeNotFound, "evaluation %q not found", id)
+		}
+		return json.Unmarshal(b, &r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Reports lists every report, newest first.
+func (s *Store) Reports(ctx context.Context) ([]*api.Report, error) {
+	var out []*api.Report
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketReports).Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			var r api.Report
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("storage: report %q: %w", k, err)
+			}
+			out = append(out, &r)
+		}
+		return nil
+	})
+	return out, err
+}
