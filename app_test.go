@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +18,8 @@ import (
 // testApp is a running App on a loopback port with a temporary database.
 type testApp struct {
 	*App
-	URL string
+	URL  string
+	stop func()
 }
 
 // startApp starts an App on 127.0.0.1:0; edit changes the config first.
@@ -36,15 +38,20 @@ func startApp(tb testing.TB, edit func(*Config)) *testApp {
 	}
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx) }()
-	tb.Cleanup(func() {
+	a := &testApp{App: app, URL: "http://" + app.Addr()}
+	a.stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
 			tb.Errorf("Run: %v", err)
 		}
 		app.Close()
 	})
-	return &testApp{App: app, URL: "http://" + app.Addr()}
+	tb.Cleanup(a.stop)
+	return a
 }
+
+// stopNow shuts the app down before the test ends (to reopen its database).
+func (a *testApp) stopNow(tb testing.TB) { a.stop() }
 
 // do sends a request and returns the status and body.
 func (a *testApp) do(tb testing.TB, method, path, contentType string, body []byte, header ...string) (int, []byte) {

@@ -34,6 +34,11 @@ var buildBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// execCommand runs the binary to completion and returns its output.
+func execCommand(bin string, args ...string) ([]byte, error) {
+	return exec.Command(bin, args...).CombinedOutput()
+}
+
 // freeAddr returns a loopback address nobody listens on right now.
 func freeAddr(tb testing.TB) string {
 	tb.Helper()
