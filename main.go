@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "train":
 		return runTrain(ctx, rest, stdout, stderr)
 	case "eval":
-		return evalCommand(ctx, rest, stdout, stderr)
+		return runEval(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"recsys/recsys"
+	"recsys/recsys/dataset"
+	"recsys/recsys/eval"
+)
+
+// runEval implements `recsys eval` (SPEC.md §10): it evaluates models on a
+// data set offline, prints a Table 4.3-style table and writes the JSON
+// report and the --dump files.
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		data     = fs.String("data", "", "data set path (a MovieLens folder, a Last.fm folder or a CSV file)")
+		format   = fs.String("format", "", "data format: movielens, lastfm or csv")
+		minValue = fs.String("min-value", "", "relevance threshold on the event value (default: the format's)")
+		models   = fs.String("models", "all", "comma-separated model names, or all ("+strings.Join(recsys.Names(), ",")+")")
+		folds    = fs.Int("folds", 3, "number of random splits")
+		protocol = fs.String("protocol", eval.Standard, "hold-out protocol: standard or novelty")
+		seed     = fs.Int64("seed", 1, "random seed of the splits")
+		jsonOut  = fs.String("json", "", "write the report as JSON to this file")
+		dumpDir  = fs.String("dump", "", "write splits, ranks and top-100 lists under this directory")
+		kGrid    = fs.String("k-grid", "", "comma-separated neighbourhood sizes (default 10,20,50,100,200,500,1000)")
+		l1Grid   = fs.String("slim-l1", "", "comma-separated SLIM ℓ1 constants (default 10,1,0.1)")
+		l2Grid   = fs.String("slim-l2", "", "comma-separated SLIM ℓ2 constants (default 10,1,0.1)")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *data == "" || *format == "" {
+		fs.Usage()
+		return errors.New("eval: --data and --format are required")
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("eval: unexpected arguments %q", fs.Args())
+	}
+	if err := dataset.CheckFormat(*format); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	var minPtr *float64
+	if *minValue != "" {
+		v, err := strconv.ParseFloat(*minValue, 64)
+		if err != nil {
+			return fmt.Errorf("eval: --min-value: %w", err)
+		}
+		minPtr = &v
+	}
+	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir}
+	if *models != "all" && *models != "" {
+		for _, name := range strings.Split(*models, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				opt.Models = append(opt.Models, name)
+			}
+		}
+	}
+	for _, name := range opt.Models {
+		if _, err := recsys.New(name); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	}
+	var err error
+	if opt.Grid.K, err = parseList(*kGrid, strconv.Atoi); err != nil {
+		return fmt.Errorf("eval: --k-grid: %w", err)
+	}
+	parseFloat := func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+	if opt.Grid.L1, err = parseList(*l1Grid, parseFloat); err != nil {
+		return fmt.Errorf("eval: --slim-l1: %w", err)
+	}
+	if opt.Grid.L2, err = parseList(*l2Grid, parseFloat); err != nil {
+		return fmt.Errorf("eval: --slim-l2: %w", err)
+	}
+
+	pos, err := dataset.Positives(*format, *data, minPtr)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	fmt.Fprintf(stderr, "eval: %s: %d users, %d items, %d positive pairs\n", pos.Name, len(pos.UserIDs), len(pos.ItemIDs), len(pos.Users))
+	d := &eval.Dataset{Name: pos.Name, UserIDs: pos.UserIDs, ItemIDs: pos.ItemIDs, Users: pos.Users, Items: pos.Items}
+
+	progress, done := evalProgress(stderr)
+	opt.Progress = progress
+	rep, err := eval.Run(ctx, d, opt)
+	done()
+	if err != nil {
+		return err
+	}
+	if err := eval.WriteTable(stdout, rep); err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+	}
+	return nil
+}
+
+// parseList parses a comma-separated list; an empty string gives nil.
+func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []T
+	for _, f := range strings.Split(s, ",") {
+		v, err := parse(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// evalProgress shows a progress bar when stderr is a terminal and plain
+// lines otherwise. The returned func ends the display.
+func evalProgress(stderr io.Writer) (recsys.ProgressFunc, func()) {
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		bar := progressbar.NewOptions(1,
+			progressbar.OptionSetWriter(stderr),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionClearOnFinish(),
+		)
+		return func(stage string, done, total int) {
+				bar.ChangeMax(total)
+				bar.Describe(stage)
+				_ = bar.Set(done)
+			}, func() {
+				_ = bar.Finish()
+			}
+	}
+	return func(stage string, done, total int) {
+		fmt.Fprintf(stderr, "eval: %s %d/%d\n", stage, done, total)
+	}, func() {}
+}

@@ -1,0 +1,62 @@
+package recsys
+
+import (
+	"context"
+	"testing"
+)
+
+// benchMatrix is a generated MovieLens-100K-sized matrix: 1,000 users,
+// 1,700 items, about 60 positives per user.
+func benchMatrix(b *testing.B) *Matrix {
+	b.Helper()
+	return generated(b, 42, 1000, 1700, 60)
+}
+
+func BenchmarkItemKNN(b *testing.B) {
+	x := benchMatrix(b)
+	b.ResetTimer()
+	for b.Loop() {
+		m := &ItemP{name: "itemknn"}
+		if err := m.Fit(context.Background(), x, Params{K: 100}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSLIMFit(b *testing.B) {
+	x := benchMatrix(b)
+	cache := NewNeighbourCache(x, 100)
+	if _, err := cache.MaxRow(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		m := &ItemP{name: "slim"}
+		if err := m.Fit(context.Background(), x, Params{K: 100, L1: 1, L2: 1, Cache: cache}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchScore(b *testing.B, name string) {
+	x := benchMatrix(b)
+	m, _ := New(name)
+	if err := m.Fit(context.Background(), x, Params{K: 100}); err != nil {
+		b.Fatal(err)
+	}
+	scores := make([]float64, x.Items())
+	pop := x.Popularity()
+	b.ResetTimer()
+	u := 0
+	for b.Loop() {
+		h := x.Row(u % x.Users())
+		m.Score(h, scores)
+		TopN(scores, pop, h, 10)
+		u++
+	}
+}
+
+func BenchmarkScore_itemknn(b *testing.B) { benchScore(b, "itemknn") }
+func BenchmarkScore_userknn(b *testing.B) { benchScore(b, "userknn") }
+func BenchmarkScore_kunn(b *testing.B)    { benchScore(b, "kunn") }
+func BenchmarkScore_slim(b *testing.B)    { benchScore(b, "slim") }

@@ -1,0 +1,217 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"recsys/api"
+	"recsys/recsys"
+	"recsys/recsys/metrics"
+)
+
+// Options configure Run. Zero values take the defaults of SPEC §6.
+type Options struct {
+	// Models to evaluate, by registry name; empty means recsys.Names().
+	Models []string
+	// Folds is the number of random splits (3).
+	Folds int
+	// Protocol is Standard or Novelty.
+	Protocol string
+	// Seed seeds the splits: fold f uses the stream (Seed, f).
+	Seed int64
+	// Grid is the search space; empty fields take DefaultGrid's.
+	Grid Grid
+	// MinPositives is the smallest |O⁺u| that gets held-out items
+	// (DefaultMinPositives).
+	MinPositives int
+	// DumpDir, when set, receives the files of SPEC §10 (--dump).
+	DumpDir string
+	// Progress, when not nil, is told after every fit.
+	Progress recsys.ProgressFunc
+}
+
+func (o Options) withDefaults() Options {
+	if len(o.Models) == 0 {
+		o.Models = recsys.Names()
+	}
+	if o.Folds <= 0 {
+		o.Folds = 3
+	}
+	if o.Protocol == "" {
+		o.Protocol = Standard
+	}
+	d := DefaultGrid()
+	if len(o.Grid.K) == 0 {
+		o.Grid.K = d.K
+	}
+	if len(o.Grid.L1) == 0 {
+		o.Grid.L1 = d.L1
+	}
+	if len(o.Grid.L2) == 0 {
+		o.Grid.L2 = d.L2
+	}
+	if o.MinPositives <= 0 {
+		o.MinPositives = DefaultMinPositives
+	}
+	return o
+}
+
+// Run evaluates the models on the data set: for every fold it draws a
+// split, searches each model's hyper-parameters on the validation set and
+// measures the chosen model on the test set; the report gives the mean and
+// standard error over folds of every measure (Table 4.3).
+func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
+	opt = opt.withDefaults()
+	if opt.Protocol != Standard && opt.Protocol != Novelty {
+		return nil, fmt.Errorf("eval: unknown protocol %q", opt.Protocol)
+	}
+	for _, name := range opt.Models {
+		if _, err := recsys.New(name); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	results := make([][]*foldResult, len(opt.Models))
+	for f := range opt.Folds {
+		s, err := NewSplit(d, opt.Protocol, opt.Seed, f, opt.MinPositives)
+		if err != nil {
+			return nil, err
+		}
+		cache := recsys.NewNeighbourCache(s.Train, slices.Max(opt.Grid.K))
+		itemCap, err := cache.MaxRow(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		userCap := s.Train.Users() - 1
+		cfgs := make([][]recsys.Params, len(opt.Models))
+		total, done := 0, 0
+		for k, name := range opt.Models {
+			cfgs[k] = configs(name, opt.Grid, itemCap, userCap)
+			total += len(cfgs[k]) + 1
+		}
+		stage := fmt.Sprintf("fold %d/%d", f+1, opt.Folds)
+		var dump *dumper
+		if opt.DumpDir != "" {
+			if dump, err = newDumper(opt.DumpDir, f, d, s); err != nil {
+				return nil, err
+			}
+		}
+		for k, name := range opt.Models {
+			step := func() {
+				done++
+				if opt.Progress != nil {
+					opt.Progress(stage+" "+name, done, total)
+				}
+			}
+			res, err := search(ctx, name, s, cache, cfgs[k], dump != nil, step)
+			if err != nil {
+				return nil, err
+			}
+			if dump != nil {
+				if err := dump.model(name, res); err != nil {
+					return nil, err
+				}
+				res.ranks, res.tops = nil, nil
+			}
+			results[k] = append(results[k], res)
+		}
+	}
+	rep := &api.Report{
+		CreatedAt: time.Now().UTC(),
+		Kind:      "recommendation",
+		Dataset:   d.Name,
+		Protocol:  opt.Protocol,
+		Folds:     opt.Folds,
+		Seed:      opt.Seed,
+		Seconds:   time.Since(start).Seconds(),
+	}
+	for k, name := range opt.Models {
+		rep.Rows = append(rep.Rows, reportRow(name, results[k]))
+	}
+	return rep, nil
+}
+
+// reportRow summarises a model over folds: mean and standard error of each
+// measure, the mean training time, and the parameters chosen most often
+// (all folds' choices are listed in the settings).
+func reportRow(name string, folds []*foldResult) api.ReportRow {
+	row := api.ReportRow{
+		Model:    name,
+		Metrics:  map[string]api.MetricValue{},
+		Settings: map[string]string{"selection": "validation adg"},
+	}
+	for m, key := range metrics.Names {
+		xs := make([]float64, len(folds))
+		for f, r := range folds {
+			xs[f] = r.test[m]
+		}
+		mean, se := meanSE(xs)
+		row.Metrics[key] = api.MetricValue{Mean: mean, SE: se}
+	}
+	var per, vals []string
+	count := map[string]int{}
+	bestKey := ""
+	for _, r := range folds {
+		row.TrainSeconds += r.trainSeconds / float64(len(folds))
+		key := formatParams(r.params)
+		per = append(per, key)
+		vals = append(vals, strconv.FormatFloat(r.valADG, 'f', 4, 64))
+		count[key]++
+		if bestKey == "" || count[key] > count[bestKey] {
+			bestKey = key
+		}
+	}
+	for _, r := range folds {
+		if formatParams(r.params) == bestKey {
+			row.Params = r.params
+			break
+		}
+	}
+	row.Settings["params_by_fold"] = strings.Join(per, "; ")
+	row.Settings["validation_adg_by_fold"] = strings.Join(vals, "; ")
+	return row
+}
+
+// meanSE is the mean and the standard error of the mean (sample standard
+// deviation over √n; 0 for one value).
+func meanSE(xs []float64) (float64, float64) {
+	n := float64(len(xs))
+	if n == 0 {
+		return 0, 0
+	}
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	if n < 2 {
+		return mean, 0
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+}
+
+// formatParams renders parameters as "k=50 l1=1 l2=0.1", keys sorted.
+func formatParams(p map[string]float64) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.FormatFloat(p[k], 'g', -1, 64)
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,173 @@
+// Package eval is the offline evaluation harness of SPEC §6: the hold-out
+// protocols of dissertation §4.7.4–4.7.5, the two-level hyper-parameter
+// search of §4.7.3, test-set measures with their standard errors over folds,
+// a Table 4.3-style text table and the --dump files of SPEC §10.
+package eval
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"recsys/recsys"
+)
+
+// Dataset is a set of distinct positive pairs with dense indices and the
+// original string ids: pair k is (Users[k], Items[k]).
+type Dataset struct {
+	Name             string
+	UserIDs, ItemIDs []string
+	Users, Items     []uint32
+}
+
+// Protocols of the evaluation.
+const (
+	// Standard holds out items drawn uniformly from O⁺u (§4.7.4).
+	Standard = "standard"
+	// Novelty draws them from O⁺u minus the 100 most popular items (§4.7.5).
+	Novelty = "novelty"
+)
+
+// Hold-out shares of §4.7.4 and the size of TopItems of §4.7.5.
+const (
+	ValidationShare = 0.1
+	TestShare       = 0.2
+	NoveltyTop      = 100
+)
+
+// DefaultMinPositives is the smallest |O⁺u| for which a user gets held-out
+// items; users with fewer positives stay entirely in training.
+const DefaultMinPositives = 5
+
+// Split is one fold: the training matrix and, per user, the held-out
+// validation and test items (sorted ascending; empty for users kept whole).
+type Split struct {
+	Train            *recsys.Matrix
+	Validation, Test [][]uint32
+}
+
+// shape returns |U| and |I|: the id lists when given, else the largest
+// index plus one.
+func (d *Dataset) shape() (int, int) {
+	nu, ni := len(d.UserIDs), len(d.ItemIDs)
+	for k := range d.Users {
+		nu = max(nu, int(d.Users[k])+1)
+		ni = max(ni, int(d.Items[k])+1)
+	}
+	return nu, ni
+}
+
+// positives groups the pairs by user: O⁺u sorted and distinct.
+func (d *Dataset) positives() ([][]uint32, error) {
+	if len(d.Users) != len(d.Items) {
+		return nil, fmt.Errorf("eval: %d users but %d items in the pair lists", len(d.Users), len(d.Items))
+	}
+	nu, _ := d.shape()
+	pos := make([][]uint32, nu)
+	for k, u := range d.Users {
+		pos[u] = append(pos[u], d.Items[k])
+	}
+	for u := range pos {
+		slices.Sort(pos[u])
+		pos[u] = slices.Compact(pos[u])
+	}
+	return pos, nil
+}
+
+// topItems returns the NoveltyTop most popular items over the whole data
+// set (ties broken by index), as a membership mask: TopItems of §4.7.5.
+func topItems(pos [][]uint32, nItems int) []bool {
+	count := make([]int, nItems)
+	for _, items := range pos {
+		for _, i := range items {
+			count[i]++
+		}
+	}
+	order := make([]int, nItems)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(count[b], count[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	top := make([]bool, nItems)
+	for _, i := range order[:min(NoveltyTop, nItems)] {
+		top[i] = true
+	}
+	return top
+}
+
+// holdOutSizes returns the validation and test sizes for a user with n
+// positives: round(0.1·n) and round(0.2·n), each at least 1 (so users with
+// 5 to 7 positives hold out one item in each set), for n ≥ minPositives;
+// none below.
+func holdOutSizes(n, minPositives int) (nVal, nTest int) {
+	if n < minPositives {
+		return 0, 0
+	}
+	nVal = max(1, int(math.Round(ValidationShare*float64(n))))
+	nTest = max(1, int(math.Round(TestShare*float64(n))))
+	return nVal, nTest
+}
+
+// NewSplit draws fold number fold of the protocol with the given seed: per
+// user, a uniform sample of the candidates (O⁺u, or O⁺u \ TopItems under
+// the novelty protocol) goes to test and validation, the rest of O⁺u to
+// training (§4.7.4). Sizes come from holdOutSizes(|O⁺u|); under the novelty
+// protocol they are capped by the number of candidates, test first, and a
+// user with no candidate keeps all items in training. The same seed and
+// fold give the same split.
+func NewSplit(d *Dataset, protocol string, seed int64, fold, minPositives int) (*Split, error) {
+	if protocol != Standard && protocol != Novelty {
+		return nil, fmt.Errorf("eval: unknown protocol %q", protocol)
+	}
+	pos, err := d.positives()
+	if err != nil {
+		return nil, err
+	}
+	nu, ni := d.shape()
+	var top []bool
+	if protocol == Novelty {
+		top = topItems(pos, ni)
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(fold)))
+	s := &Split{Validation: make([][]uint32, nu), Test: make([][]uint32, nu)}
+	train := make([]recsys.Pair, 0, len(d.Users))
+	var cand, rest []uint32
+	for u, items := range pos {
+		cand, rest = cand[:0], rest[:0]
+		for _, i := range items {
+			if top != nil && top[i] {
+				rest = append(rest, i)
+			} else {
+				cand = append(cand, i)
+			}
+		}
+		nVal, nTest := holdOutSizes(len(items), minPositives)
+		nTest = min(nTest, len(cand))
+		nVal = min(nVal, len(cand)-nTest)
+		// Partial Fisher–Yates: a uniform sample of nTest+nVal candidates.
+		for k := 0; k < nTest+nVal; k++ {
+			j := k + rng.IntN(len(cand)-k)
+			cand[k], cand[j] = cand[j], cand[k]
+		}
+		s.Test[u] = slices.Sorted(slices.Values(cand[:nTest]))
+		s.Validation[u] = slices.Sorted(slices.Values(cand[nTest : nTest+nVal]))
+		for _, i := range cand[nTest+nVal:] {
+			train = append(train, recsys.Pair{User: uint32(u), Item: i})
+		}
+		for _, i := range rest {
+			train = append(train, recsys.Pair{User: uint32(u), Item: i})
+		}
+	}
+	s.Train, err = recsys.NewMatrix(nu, ni, train)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,101 @@
+package recsys
+
+import (
+	"context"
+	"fmt"
+)
+
+// ItemP is the item-based predictor score(u, i) = aggsum(φ_item(u, i)) of
+// dissertation §4.7.2 over one of three affinity matrices:
+//
+//   - itemknn: A(i, j) = cos(i, j), j ∈ KNN(i) by cosine (§4.5.2, Deshpande
+//     and Karypis 2004 as discussed in §4.5.5);
+//   - kunn-i: A(i, j) the KUNN item affinity of Eq. (4.5), with KNN(i) by
+//     that same similarity (sim = sim_KUNN, Thm 4.4);
+//   - slim: A = Wᵀ learnt by fsSLIM over the cosine KNN(i) (§4.5.5, Ning and
+//     Karypis 2011), see fitSLIM.
+type ItemP struct {
+	name   string
+	k      int
+	l1, l2 float64
+	side   *itemSide
+}
+
+func (m *ItemP) Name() string { return m.name }
+
+func (m *ItemP) Fit(ctx context.Context, x *Matrix, p Params) error {
+	p = p.withDefaults()
+	var (
+		nb  *Neighbours
+		err error
+	)
+	switch m.name {
+	case "itemknn":
+		nb, err = itemNeighbours(ctx, x, simCosine, p)
+	case "kunn-i":
+		nb, err = itemNeighbours(ctx, x, simKUNN, p)
+	case "slim":
+		nb, err = itemNeighbours(ctx, x, simCosine, p)
+		if err == nil {
+			var init *Neighbours
+			if w, ok := p.Init.(*ItemP); ok && w.name == "slim" && w.side != nil && w.side.nItems == x.Items() {
+				init = w.side.fwd
+			}
+			nb, err = fitSLIM(ctx, x, nb, init, p)
+		}
+		m.l1, m.l2 = p.L1, p.L2
+	default:
+		return fmt.Errorf("recsys: unknown item model %q", m.name)
+	}
+	if err != nil {
+		return err
+	}
+	m.k = p.K
+	m.side = newItemSide(x.Items(), nb)
+	return nil
+}
+
+func (m *ItemP) Score(history []uint32, scores []float64) {
+	fill(scores, m.side.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+}
+
+func (m *ItemP) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
+
+// Similar returns KNN(i) with A(i, j), best first (for SLIM: by cosine
+// order, with the learnt weights; zero weights are not stored).
+func (m *ItemP) Similar(item uint32) []Neighbour {
+	if int(item) >= m.side.nItems {
+		return nil
+	}
+	return m.side.fwd.Row(int(item))
+}
+
+func (m *ItemP) MarshalBinary() ([]byte, error) {
+	if m.side == nil {
+		return nil, fmt.Errorf("recsys: %s is not fitted", m.name)
+	}
+	e := newEncoder(m.name)
+	e.uint(uint64(m.k))
+	e.float(m.l1)
+	e.float(m.l2)
+	e.uint(uint64(m.side.nItems))
+	e.neighbours(m.side.fwd)
+	return e.b, nil
+}
+
+func (m *ItemP) UnmarshalBinary(data []byte) error {
+	d := newDecoder(data, m.name)
+	k := d.bounded(1 << 32)
+	l1, l2 := d.float(), d.float()
+	n := d.bounded(1 << 32)
+	fwd := d.neighbours(n)
+	if err := d.finish(); err != nil {
+		return err
+	}
+	if fwd.Rows() != n {
+		return errCorrupt
+	}
+	m.k, m.l1, m.l2 = k, l1, l2
+	m.side = newItemSide(n, fwd)
+	return nil
+}

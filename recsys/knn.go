@@ -1,0 +1,245 @@
+package recsys
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+)
+
+// Neighbour is one entry of a neighbour list: an index and its similarity
+// or affinity.
+type Neighbour struct {
+	Index uint32
+	Value float64
+}
+
+// better orders neighbours by decreasing value, ties by ascending index:
+// the deterministic KNN order used everywhere in this package.
+func (a Neighbour) better(b Neighbour) bool {
+	return a.Value > b.Value || (a.Value == b.Value && a.Index < b.Index)
+}
+
+func compareNeighbours(a, b Neighbour) int {
+	if c := cmp.Compare(b.Value, a.Value); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Index, b.Index)
+}
+
+// Neighbours holds for every row its k_max best neighbours with their values
+// in KNN order, stored once so that every k ≤ k_max is a prefix
+// (dissertation §4.5.6: O(n·k_max) memory). Only entries with a positive
+// value are stored: a neighbour that shares no user (or item) with the row
+// adds nothing to any aggsum score (§4.5.5), so dropping it is exact.
+type Neighbours struct {
+	ptr []int
+	ent []Neighbour
+}
+
+// Rows is the number of rows.
+func (nb *Neighbours) Rows() int { return len(nb.ptr) - 1 }
+
+// Row returns the neighbour list of row r, best first. Do not modify it.
+func (nb *Neighbours) Row(r int) []Neighbour { return nb.ent[nb.ptr[r]:nb.ptr[r+1]] }
+
+// Len is the total number of stored entries.
+func (nb *Neighbours) Len() int { return len(nb.ent) }
+
+// MaxRow is the length of the longest row.
+func (nb *Neighbours) MaxRow() int {
+	m := 0
+	for r := 0; r < nb.Rows(); r++ {
+		m = max(m, nb.ptr[r+1]-nb.ptr[r])
+	}
+	return m
+}
+
+// Truncate keeps the first k entries of every row: ktrunc, dissertation
+// Algorithm 4.1, applied to lists already in KNN order.
+func (nb *Neighbours) Truncate(k int) *Neighbours {
+	out := &Neighbours{ptr: make([]int, 1, nb.Rows()+1)}
+	for r := 0; r < nb.Rows(); r++ {
+		row := nb.Row(r)
+		out.ent = append(out.ent, row[:min(k, len(row))]...)
+		out.ptr = append(out.ptr, len(out.ent))
+	}
+	return out
+}
+
+// reverse returns, for every column j, the rows r whose list holds j, with
+// the value of that entry, rows ascending. Item-p scoring walks it from the
+// user's items: aggsum(φ_item(u,i)) = Σ_{j ∈ O⁺u ∩ KNN(i)} A(i,j) (Thm 4.3).
+func (nb *Neighbours) reverse(nCols int) *Neighbours {
+	ptr := make([]int, nCols+1)
+	for _, e := range nb.ent {
+		ptr[e.Index+1]++
+	}
+	for c := 0; c < nCols; c++ {
+		ptr[c+1] += ptr[c]
+	}
+	ent := make([]Neighbour, len(nb.ent))
+	next := slices.Clone(ptr[:nCols])
+	for r := 0; r < nb.Rows(); r++ {
+		for _, e := range nb.Row(r) {
+			ent[next[e.Index]] = Neighbour{Index: uint32(r), Value: e.Value}
+			next[e.Index]++
+		}
+	}
+	return &Neighbours{ptr: ptr, ent: ent}
+}
+
+// fromRows assembles per-row lists into one Neighbours value.
+func fromRows(rows [][]Neighbour) *Neighbours {
+	total := 0
+	for _, r := range rows {
+		total += len(r)
+	}
+	out := &Neighbours{ptr: make([]int, 1, len(rows)+1), ent: make([]Neighbour, 0, total)}
+	for _, r := range rows {
+		out.ent = append(out.ent, r...)
+		out.ptr = append(out.ptr, len(out.ent))
+	}
+	return out
+}
+
+// topK keeps the k best neighbours seen so far in a min-heap whose root is
+// the worst kept entry.
+type topK struct {
+	k int
+	h []Neighbour
+}
+
+func (t *topK) reset(k int) { t.k, t.h = k, t.h[:0] }
+
+func (t *topK) push(e Neighbour) {
+	if t.k <= 0 {
+		return
+	}
+	if len(t.h) < t.k {
+		t.h = append(t.h, e)
+		t.up(len(t.h) - 1)
+		return
+	}
+	if !e.better(t.h[0]) {
+		return
+	}
+	t.h[0] = e
+	t.down(0)
+}
+
+func (t *topK) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !t.h[p].better(t.h[i]) {
+			return
+		}
+		t.h[p], t.h[i] = t.h[i], t.h[p]
+		i = p
+	}
+}
+
+func (t *topK) down(i int) {
+	n := len(t.h)
+	for {
+		w := i
+		if l := 2*i + 1; l < n && t.h[w].better(t.h[l]) {
+			w = l
+		}
+		if r := 2*i + 2; r < n && t.h[w].better(t.h[r]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		t.h[i], t.h[w] = t.h[w], t.h[i]
+		i = w
+	}
+}
+
+// sorted returns the kept entries best first, reusing the heap's storage.
+func (t *topK) sorted() []Neighbour {
+	slices.SortFunc(t.h, compareNeighbours)
+	return t.h
+}
+
+// knn computes, for every row t of fwd, the kmax rows s ≠ t with the highest
+//
+//	sim(t, s) = Σ_{m ∈ fwd(t) ∩ fwd(s)} w(m) / √(|fwd(t)|·|fwd(s)|)
+//
+// sparsely, by accumulating co-occurrences through back (the transpose of
+// fwd), never forming the dense n×n kernel. With w ≡ 1 this is the cosine
+// similarity of §4.3; with w(m) = 1/√c(m) it is the KUNN similarity of
+// Eqs. (4.5)–(4.6). Rows are processed in parallel.
+func knn(ctx context.Context, fwd, back csr, weight []float64, kmax int, stage string, progress ProgressFunc) (*Neighbours, error) {
+	n := fwd.rows()
+	rows := make([][]Neighbour, n)
+	err := parallelFor(ctx, n, 64, stage, progress, func() func(lo, hi int) {
+		acc := make([]float64, n)
+		touched := make([]uint32, 0, 1024)
+		var best topK
+		return func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				touched = touched[:0]
+				for _, m := range fwd.row(t) {
+					w := 1.0
+					if weight != nil {
+						w = weight[m]
+					}
+					for _, s := range back.row(int(m)) {
+						if int(s) == t {
+							continue
+						}
+						if acc[s] == 0 {
+							touched = append(touched, s)
+						}
+						acc[s] += w
+					}
+				}
+				best.reset(kmax)
+				ct := float64(fwd.ptr[t+1] - fwd.ptr[t])
+				for _, s := range touched {
+					cs := float64(fwd.ptr[s+1] - fwd.ptr[s])
+					best.push(Neighbour{Index: s, Value: acc[s] / math.Sqrt(ct*cs)})
+					acc[s] = 0
+				}
+				rows[t] = slices.Clone(best.sorted())
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fromRows(rows), nil
+}
+
+// kunnWeights returns 1/√c for every count, 0 for empty rows: the diagonal
+// W_U of Eq. (4.5) (over users) or W_I of Eq. (4.6) (over items).
+func kunnWeights(c csr) []float64 {
+	w := make([]float64, c.rows())
+	for r := range w {
+		if n := c.ptr[r+1] - c.ptr[r]; n > 0 {
+			w[r] = 1 / math.Sqrt(float64(n))
+		}
+	}
+	return w
+}
+
+// ItemCosineKNN returns the kmax nearest items of every item under the
+// cosine similarity (§4.3), the value being sim(i, j).
+func ItemCosineKNN(ctx context.Context, x *Matrix, kmax int, progress ProgressFunc) (*Neighbours, error) {
+	return knn(ctx, x.byItem, x.byUser, nil, kmax, "item similarity", progress)
+}
+
+// ItemKUNNKNN returns the kmax nearest items of every item under the KUNN
+// item affinity of Eq. (4.5), which is also the value stored.
+func ItemKUNNKNN(ctx context.Context, x *Matrix, kmax int, progress ProgressFunc) (*Neighbours, error) {
+	return knn(ctx, x.byItem, x.byUser, kunnWeights(x.byUser), kmax, "item KUNN similarity", progress)
+}
+
+// UserCosineKNN returns the kmax nearest users of every training user under
+// the cosine similarity (§4.3). Serving computes user neighbours from the
+// live history instead (see userSide); this is for analysis and tests.
+func UserCosineKNN(ctx context.Context, x *Matrix, kmax int, progress ProgressFunc) (*Neighbours, error) {
+	return knn(ctx, x.byUser, x.byItem, nil, kmax, "user similarity", progress)
+}

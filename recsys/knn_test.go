@@ -1,0 +1,154 @@
+package recsys
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+func denseX(d [][]bool) *mat.Dense {
+	x := mat.NewDense(len(d), len(d[0]), nil)
+	for u, row := range d {
+		for i, b := range row {
+			if b {
+				x.Set(u, i, 1)
+			}
+		}
+	}
+	return x
+}
+
+// checkLists compares neighbour lists with a brute-force computation
+// entry by entry (indices and values must match exactly: both compute the
+// same integer co-occurrence counts over the same norms).
+func checkLists(t *testing.T, got *Neighbours, want func(r int) []Neighbour) {
+	t.Helper()
+	for r := 0; r < got.Rows(); r++ {
+		g, w := got.Row(r), want(r)
+		if len(g) != len(w) {
+			t.Fatalf("row %d: %d neighbours, want %d", r, len(g), len(w))
+		}
+		for k := range g {
+			if g[k] != w[k] {
+				t.Fatalf("row %d entry %d: %+v, want %+v", r, k, g[k], w[k])
+			}
+		}
+	}
+}
+
+func TestItemCosineKNN_matchesDense(t *testing.T) {
+	for _, tc := range []struct {
+		seed uint64
+		k    int
+		p    float64
+	}{{1, 3, 0.2}, {2, 5, 0.1}, {3, 100, 0.3}, {4, 1, 0.05}} {
+		x, d := randomMatrix(t, tc.seed, 40, 30, tc.p)
+		// Dense co-occurrence XᵀX with gonum: the brute force.
+		var g mat.Dense
+		xd := denseX(d)
+		g.Mul(xd.T(), xd)
+		c := colCounts(d)
+		got, err := ItemCosineKNN(context.Background(), x, tc.k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkLists(t, got, func(i int) []Neighbour {
+			sim := make([]float64, len(c))
+			for j := range sim {
+				if c[i] > 0 && c[j] > 0 {
+					sim[j] = g.At(i, j) / math.Sqrt(float64(c[i])*float64(c[j]))
+				}
+			}
+			return bruteKNN(sim, i, tc.k)
+		})
+	}
+}
+
+func TestUserCosineKNN_matchesDense(t *testing.T) {
+	x, d := randomMatrix(t, 5, 35, 25, 0.15)
+	var g mat.Dense
+	xd := denseX(d)
+	g.Mul(xd, xd.T())
+	c := rowCounts(d)
+	got, err := UserCosineKNN(context.Background(), x, 4, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLists(t, got, func(u int) []Neighbour {
+		sim := make([]float64, len(c))
+		for v := range sim {
+			if c[u] > 0 && c[v] > 0 {
+				sim[v] = g.At(u, v) / math.Sqrt(float64(c[u])*float64(c[v]))
+			}
+		}
+		return bruteKNN(sim, u, 4)
+	})
+}
+
+// kunnItemSim is Eq. (4.5) computed directly: ~iᵀ W_U ~j / (‖i‖‖j‖).
+func kunnItemSim(d [][]bool, i, j int) float64 {
+	cu, ci := rowCounts(d), colCounts(d)
+	if ci[i] == 0 || ci[j] == 0 {
+		return 0
+	}
+	s := 0.0
+	for v := range d {
+		if d[v][i] && d[v][j] {
+			s += 1 / math.Sqrt(float64(cu[v]))
+		}
+	}
+	return s / math.Sqrt(float64(ci[i])*float64(ci[j]))
+}
+
+// kunnUserSim is Eq. (4.6) computed directly for a history h against
+// training user v.
+func kunnUserSim(d [][]bool, h []bool, v int) float64 {
+	ci, cu := colCounts(d), rowCounts(d)
+	ch := 0
+	s := 0.0
+	for j, b := range h {
+		if b {
+			ch++
+			if d[v][j] {
+				s += 1 / math.Sqrt(float64(ci[j]))
+			}
+		}
+	}
+	if ch == 0 || cu[v] == 0 {
+		return 0
+	}
+	return s / math.Sqrt(float64(ch)*float64(cu[v]))
+}
+
+func TestItemKUNNKNN_matchesEq45(t *testing.T) {
+	x, d := randomMatrix(t, 9, 30, 25, 0.2)
+	got, err := ItemKUNNKNN(context.Background(), x, 6, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLists(t, got, func(i int) []Neighbour {
+		sim := make([]float64, len(d[0]))
+		for j := range sim {
+			sim[j] = kunnItemSim(d, i, j)
+		}
+		return bruteKNN(sim, i, 6)
+	})
+}
+
+func TestNeighbours_Truncate_isPrefix(t *testing.T) {
+	x, _ := randomMatrix(t, 3, 40, 30, 0.2)
+	full, _ := ItemCosineKNN(context.Background(), x, 20, nil)
+	small, _ := ItemCosineKNN(context.Background(), x, 4, nil)
+	checkLists(t, full.Truncate(4), func(r int) []Neighbour { return small.Row(r) })
+}
+
+func TestItemCosineKNN_cancelled(t *testing.T) {
+	x, _ := randomMatrix(t, 3, 40, 30, 0.2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ItemCosineKNN(ctx, x, 4, nil); err == nil {
+		t.Fatal("no error from a cancelled context")
+	}
+}

@@ -1,0 +1,91 @@
+package recsys
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// KUNN is the KUNN predictor of Verstrepen and Goethals (2014) in the form
+// of dissertation Eq. (4.4), equal to Eq. (4.3) by Theorem 4.4:
+//
+//	score(u, i) = aggsum(φ_item(u, i))/√c(u) + aggsum(φ_user(u, i))/√c(i)
+//
+// with the affinities of Eqs. (4.5)–(4.6) and KNN(i), KNN(u) taken by those
+// same similarities (sim = sim_KUNN), one k for both sides. The user side
+// is computed from the live history.
+type KUNN struct {
+	k         int
+	items     *itemSide
+	users     *userSide
+	itemScale []float64 // 1/√c(i)
+}
+
+func (m *KUNN) Name() string { return "kunn" }
+
+func (m *KUNN) Fit(ctx context.Context, x *Matrix, p Params) error {
+	p = p.withDefaults()
+	nb, err := itemNeighbours(ctx, x, simKUNN, p)
+	if err != nil {
+		return err
+	}
+	m.set(p.K, x, nb)
+	return nil
+}
+
+func (m *KUNN) set(k int, x *Matrix, nb *Neighbours) {
+	m.k = k
+	m.items = newItemSide(x.Items(), nb)
+	m.users = newUserSide(x, k, true)
+	m.itemScale = kunnWeights(x.byItem)
+}
+
+func (m *KUNN) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }
+
+func (m *KUNN) ScoreUser(self int, history []uint32, scores []float64) {
+	fill(scores, m.items.nItems, func(buf []float64) {
+		cu := knownCount(history, m.items.nItems)
+		if cu == 0 {
+			return
+		}
+		m.items.accumulate(history, buf, 1/math.Sqrt(float64(cu)))
+		m.users.accumulate(self, history, buf, m.itemScale)
+	})
+}
+
+// Similar returns KNN(i) with the KUNN item affinity, best first.
+func (m *KUNN) Similar(item uint32) []Neighbour {
+	if int(item) >= m.items.nItems {
+		return nil
+	}
+	return m.items.fwd.Row(int(item))
+}
+
+func (m *KUNN) MarshalBinary() ([]byte, error) {
+	if m.items == nil {
+		return nil, fmt.Errorf("recsys: kunn is not fitted")
+	}
+	e := newEncoder(m.Name())
+	e.uint(uint64(m.k))
+	e.matrix(m.users.x)
+	e.neighbours(m.items.fwd)
+	return e.b, nil
+}
+
+func (m *KUNN) UnmarshalBinary(data []byte) error {
+	d := newDecoder(data, m.Name())
+	k := d.bounded(1 << 32)
+	x := d.matrix()
+	if d.err != nil {
+		return d.err
+	}
+	nb := d.neighbours(x.Items())
+	if err := d.finish(); err != nil {
+		return err
+	}
+	if nb.Rows() != x.Items() {
+		return errCorrupt
+	}
+	m.set(k, x, nb)
+	return nil
+}

@@ -1,0 +1,175 @@
+package recsys
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// Model is a top-N recommender: it learns from a snapshot of X and scores
+// every item for a user's live history.
+type Model interface {
+	// Name is the registry name (see New).
+	Name() string
+	// Fit learns from the training matrix. It honours ctx cancellation and
+	// reports progress through p.Progress when it is not nil.
+	Fit(ctx context.Context, x *Matrix, p Params) error
+	// Score fills scores (one per item) for a user with the given live
+	// positive history: sorted, distinct item indices, possibly including
+	// items the model never saw (indices ≥ the fitted item count are
+	// ignored, and scores past the fitted item count are set to 0). Safe
+	// for concurrent use after Fit or UnmarshalBinary.
+	Score(history []uint32, scores []float64)
+	MarshalBinary() ([]byte, error)
+	UnmarshalBinary(data []byte) error
+}
+
+// UserScorer is implemented by every model of this package. ScoreUser is
+// Score for a user who is row self of the training matrix (−1 for a user
+// the model was not fitted on): user-based models leave that row out of
+// KNN(u), which §4.3 defines over U \ u. The evaluation uses it; serving may
+// call Score, which treats the history as a new user.
+type UserScorer interface {
+	ScoreUser(self int, history []uint32, scores []float64)
+}
+
+// ScoreUser calls m.ScoreUser when m implements UserScorer, else m.Score.
+func ScoreUser(m Model, self int, history []uint32, scores []float64) {
+	if us, ok := m.(UserScorer); ok {
+		us.ScoreUser(self, history, scores)
+		return
+	}
+	m.Score(history, scores)
+}
+
+// ItemNeighbourhood is implemented by the models that keep item neighbour
+// lists (itemknn, kunn, kunn-i, slim): Similar returns KNN(i) with the
+// affinity A(i, j) of each neighbour, best first, for "similar items".
+type ItemNeighbourhood interface {
+	Similar(item uint32) []Neighbour
+}
+
+// Params are the hyper-parameters of a fit (dissertation §4.7.3: k is the
+// main one, the others are secondary).
+type Params struct {
+	// K is the neighbourhood size k (§4.5.2); 0 means DefaultK.
+	K int
+	// L1 and L2 are the fsSLIM ℓ1 (λ) and ℓ2 (β) regularisation constants;
+	// both 0 means DefaultL1 and DefaultL2.
+	L1, L2 float64
+	// Tol is the SLIM coordinate-descent tolerance on the largest weight
+	// change of a sweep; 0 means 1e-4. MaxIter caps the sweeps per item
+	// (0 means 200).
+	Tol     float64
+	MaxIter int
+	// Cache, when it was built on the same matrix with k_max ≥ K, supplies
+	// neighbour lists computed once for a whole grid search (§4.5.6).
+	Cache *NeighbourCache
+	// Init, when it is a fitted model of the same kind on the same matrix,
+	// starts iterative solvers from its solution (a warm start along a
+	// regularisation path; used by slim). The optimum does not depend on
+	// it, only the time to reach it.
+	Init Model
+	// Progress, when not nil, receives progress reports.
+	Progress ProgressFunc
+}
+
+// Defaults for Params.
+const (
+	DefaultK  = 50
+	DefaultL1 = 1.0
+	DefaultL2 = 1.0
+)
+
+func (p Params) withDefaults() Params {
+	if p.K <= 0 {
+		p.K = DefaultK
+	}
+	if p.L1 == 0 && p.L2 == 0 {
+		p.L1, p.L2 = DefaultL1, DefaultL2
+	}
+	if p.Tol <= 0 {
+		p.Tol = 1e-4
+	}
+	if p.MaxIter <= 0 {
+		p.MaxIter = 200
+	}
+	return p
+}
+
+var registry = map[string]func() Model{
+	"popular": func() Model { return &Popular{} },
+	"itemknn": func() Model { return &ItemP{name: "itemknn"} },
+	"userknn": func() Model { return &UserP{name: "userknn"} },
+	"kunn":    func() Model { return &KUNN{} },
+	"kunn-i":  func() Model { return &ItemP{name: "kunn-i"} },
+	"kunn-u":  func() Model { return &UserP{name: "kunn-u"} },
+	"slim":    func() Model { return &ItemP{name: "slim"} },
+}
+
+var order = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim"}
+
+// Names lists the registered models in report order.
+func Names() []string { return slices.Clone(order) }
+
+// New returns an unfitted model by name: popular, itemknn (item-p, cosine),
+// userknn (user-p, cosine), kunn (Eq. 4.4), kunn-i and kunn-u (item-p and
+// user-p with the KUNN affinities of Eqs. 4.5–4.6) or slim (fsSLIM).
+func New(name string) (Model, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("recsys: unknown model %q", name)
+	}
+	return f(), nil
+}
+
+// Load decodes a model written by MarshalBinary, whatever its name.
+func Load(data []byte) (Model, error) {
+	name, err := peekName(data)
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.UnmarshalBinary(data); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ParamsOf reports the hyper-parameters a fitted model uses, for reports.
+func ParamsOf(m Model) map[string]float64 {
+	switch m := m.(type) {
+	case *ItemP:
+		if m.name == "slim" {
+			return map[string]float64{"k": float64(m.k), "l1": m.l1, "l2": m.l2}
+		}
+		return map[string]float64{"k": float64(m.k)}
+	case *UserP:
+		return map[string]float64{"k": float64(m.k)}
+	case *KUNN:
+		return map[string]float64{"k": float64(m.k)}
+	}
+	return map[string]float64{}
+}
+
+// clearScores zeroes scores, the start of every scorer.
+func clearScores(scores []float64) {
+	clear(scores)
+}
+
+// fill zeroes scores and lets score add into a buffer of the fitted item
+// count n: scores itself when it is long enough, else a temporary whose
+// prefix is copied back.
+func fill(scores []float64, n int, score func(buf []float64)) {
+	clear(scores)
+	if len(scores) >= n {
+		score(scores[:n])
+		return
+	}
+	buf := make([]float64, n)
+	score(buf)
+	copy(scores, buf)
+}

@@ -1,0 +1,315 @@
+package recsys
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func fitted(t *testing.T, name string, x *Matrix, p Params) Model {
+	t.Helper()
+	m, err := New(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Fit(context.Background(), x, p); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Item-p is aggsum over O⁺u ∩ KNN(i) of cos(i, j) (Thm 4.3).
+func TestItemP_Score_aggsumCosine(t *testing.T) {
+	x, d := randomMatrix(t, 21, 40, 30, 0.15)
+	const k = 4
+	m := fitted(t, "itemknn", x, Params{K: k})
+	c := colCounts(d)
+	scores := make([]float64, 30)
+	for u := range x.Users() {
+		m.Score(x.Row(u), scores)
+		for i := range scores {
+			sim := make([]float64, 30)
+			for j := range sim {
+				if c[i] == 0 || c[j] == 0 {
+					continue
+				}
+				co := 0
+				for v := range d {
+					if d[v][i] && d[v][j] {
+						co++
+					}
+				}
+				sim[j] = float64(co) / math.Sqrt(float64(c[i])*float64(c[j]))
+			}
+			want := 0.0
+			for _, e := range bruteKNN(sim, i, k) {
+				if d[u][e.Index] {
+					want += e.Value
+				}
+			}
+			if !closeTo(scores[i], want, 1e-12) {
+				t.Fatalf("score(%d, %d) = %g, want %g", u, i, scores[i], want)
+			}
+		}
+	}
+}
+
+// SLIM scores are (XW)_ui = Σ_{l ∈ O⁺u} W(l, i) (§4.5.5).
+func TestSLIM_Score_isXW(t *testing.T) {
+	x, d := randomMatrix(t, 22, 50, 20, 0.2)
+	m := fitted(t, "slim", x, Params{K: 6, L1: 0.5, L2: 0.5})
+	sl := m.(*ItemP)
+	scores := make([]float64, 20)
+	for u := range x.Users() {
+		m.Score(x.Row(u), scores)
+		for i := range scores {
+			want := 0.0
+			for _, e := range sl.Similar(uint32(i)) {
+				if d[u][e.Index] {
+					want += e.Value
+				}
+			}
+			if !closeTo(scores[i], want, 1e-12) {
+				t.Fatalf("score(%d, %d) = %g, want %g", u, i, scores[i], want)
+			}
+		}
+	}
+}
+
+// bruteUserP scores a live history h with user-p: KNN(h) among the
+// training users other than self by cosine (or Eq. 4.6), summing A(h, v)
+// over the neighbours that hold i.
+func bruteUserP(d [][]bool, h []bool, self, k int, kunn bool) []float64 {
+	m, n := len(d), len(d[0])
+	sim := make([]float64, m)
+	for v := range m {
+		if kunn {
+			sim[v] = kunnUserSim(d, h, v)
+			continue
+		}
+		co, ch, cv := 0, 0, 0
+		for j := range n {
+			if h[j] {
+				ch++
+			}
+			if d[v][j] {
+				cv++
+			}
+			if h[j] && d[v][j] {
+				co++
+			}
+		}
+		if co > 0 {
+			sim[v] = float64(co) / math.Sqrt(float64(ch)*float64(cv))
+		}
+	}
+	out := make([]float64, n)
+	for _, e := range bruteKNN(sim, self, k) {
+		for i := range n {
+			if d[e.Index][i] {
+				out[i] += e.Value
+			}
+		}
+	}
+	return out
+}
+
+func TestUserP_Score_liveHistory(t *testing.T) {
+	for _, name := range []string{"userknn", "kunn-u"} {
+		x, d := randomMatrix(t, 23, 40, 30, 0.15)
+		const k = 5
+		m := fitted(t, name, x, Params{K: k})
+		rng := rand.New(rand.NewPCG(5, 5))
+		scores := make([]float64, 30)
+		for u := range x.Users() {
+			// The live history: the training row with one item removed and
+			// two items added.
+			live := slices.Clone(d[u])
+			if h := historyOf(d, u); len(h) > 0 {
+				live[h[rng.IntN(len(h))]] = false
+			}
+			live[rng.IntN(30)], live[rng.IntN(30)] = true, true
+			var hist []uint32
+			for i, b := range live {
+				if b {
+					hist = append(hist, uint32(i))
+				}
+			}
+			want := bruteUserP(d, live, u, k, name == "kunn-u")
+			m.(UserScorer).ScoreUser(u, hist, scores)
+			for i := range scores {
+				if !closeTo(scores[i], want[i], 1e-12) {
+					t.Fatalf("%s: score(%d, %d) = %g, want %g", name, u, i, scores[i], want[i])
+				}
+			}
+			// Score treats the history as a new user: no row is left out.
+			want = bruteUserP(d, live, -1, k, name == "kunn-u")
+			m.Score(hist, scores)
+			for i := range scores {
+				if !closeTo(scores[i], want[i], 1e-12) {
+					t.Fatalf("%s: Score(%d, %d) = %g, want %g", name, u, i, scores[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+func TestUserP_Score_followsHistoryChange(t *testing.T) {
+	x, _ := randomMatrix(t, 24, 40, 30, 0.15)
+	m := fitted(t, "userknn", x, Params{K: 5})
+	before, after := make([]float64, 30), make([]float64, 30)
+	h := x.Row(3)
+	m.Score(h, before)
+	live := slices.Clone(h)
+	for i := uint32(0); i < 30 && len(live) == len(h); i++ {
+		if !slices.Contains(h, i) {
+			live = append(live, i)
+		}
+	}
+	slices.Sort(live)
+	m.Score(live, after)
+	if slices.Equal(before, after) {
+		t.Fatal("scores did not change with the live history")
+	}
+}
+
+func TestModel_Score_unknownItems(t *testing.T) {
+	x, _ := randomMatrix(t, 25, 30, 20, 0.2)
+	for _, name := range Names() {
+		m := fitted(t, name, x, Params{K: 5})
+		h := x.Row(2)
+		want := make([]float64, 20)
+		ScoreUser(m, -1, h, want)
+		// Items unknown at fit time in the history are ignored, and the
+		// extra score slots are zero.
+		got := make([]float64, 25)
+		for i := range got {
+			got[i] = 7
+		}
+		m.Score(append(slices.Clone(h), 20, 23), got)
+		if !slices.Equal(got[:20], want) || !slices.Equal(got[20:], make([]float64, 5)) {
+			t.Fatalf("%s: unknown items changed the scores: %v vs %v", name, got, want)
+		}
+	}
+}
+
+func TestModel_MarshalBinary_roundTrip(t *testing.T) {
+	x, _ := randomMatrix(t, 26, 50, 40, 0.15)
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			m := fitted(t, name, x, Params{K: 6, L1: 0.5, L2: 1})
+			data, err := m.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Load(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Name() != name {
+				t.Fatalf("loaded %q", back.Name())
+			}
+			again, _ := back.MarshalBinary()
+			if !bytes.Equal(data, again) {
+				t.Fatal("re-encoding changed the bytes")
+			}
+			a, b := make([]float64, 40), make([]float64, 40)
+			for u := range x.Users() {
+				ScoreUser(m, u, x.Row(u), a)
+				ScoreUser(back, u, x.Row(u), b)
+				if !slices.Equal(a, b) {
+					t.Fatalf("user %d: scores differ after the round trip", u)
+				}
+			}
+			if !slices.Equal(paramTriple(m), paramTriple(back)) {
+				t.Fatal("parameters differ after the round trip")
+			}
+		})
+	}
+}
+
+func paramTriple(m Model) []float64 {
+	p := ParamsOf(m)
+	return []float64{p["k"], p["l1"], p["l2"]}
+}
+
+func TestModel_Fit_deterministic(t *testing.T) {
+	x := generated(t, 3, 300, 200, 15)
+	for _, name := range Names() {
+		a, _ := fitted(t, name, x, Params{K: 20}).MarshalBinary()
+		b, _ := fitted(t, name, x, Params{K: 20}).MarshalBinary()
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: two fits differ", name)
+		}
+	}
+}
+
+func TestModel_Fit_cancelled(t *testing.T) {
+	x := generated(t, 3, 300, 200, 15)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, name := range []string{"itemknn", "kunn", "kunn-i", "slim"} {
+		m, _ := New(name)
+		if err := m.Fit(ctx, x, Params{}); err == nil {
+			t.Errorf("%s: no error from a cancelled context", name)
+		}
+	}
+}
+
+func TestModel_Fit_cacheSameModel(t *testing.T) {
+	x := generated(t, 4, 300, 200, 15)
+	cache := NewNeighbourCache(x, 100)
+	for _, name := range []string{"itemknn", "kunn", "kunn-i", "slim"} {
+		a, _ := fitted(t, name, x, Params{K: 20}).MarshalBinary()
+		b, _ := fitted(t, name, x, Params{K: 20, Cache: cache}).MarshalBinary()
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: the cached fit differs", name)
+		}
+	}
+}
+
+func TestNew_unknown(t *testing.T) {
+	if _, err := New("nope"); err == nil {
+		t.Fatal("New accepted an unknown name")
+	}
+}
+
+func TestLoad_rejectsCorrupt(t *testing.T) {
+	x, _ := randomMatrix(t, 27, 20, 15, 0.2)
+	for _, name := range Names() {
+		data, _ := fitted(t, name, x, Params{K: 3}).MarshalBinary()
+		for _, bad := range [][]byte{nil, {9}, data[:len(data)-1], append(slices.Clone(data), 0)} {
+			if _, err := Load(bad); err == nil {
+				t.Errorf("%s: Load accepted %d corrupt bytes", name, len(bad))
+			}
+		}
+		other := &Popular{}
+		if name != "popular" {
+			if err := other.UnmarshalBinary(data); err == nil {
+				t.Errorf("popular decoded a %s model", name)
+			}
+		}
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	x, _ := randomMatrix(f, 28, 10, 8, 0.3)
+	for _, name := range Names() {
+		m, _ := New(name)
+		_ = m.Fit(context.Background(), x, Params{K: 3})
+		data, _ := m.MarshalBinary()
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Load(data)
+		if err != nil {
+			return
+		}
+		// A model that decodes must score without panicking.
+		scores := make([]float64, 64)
+		m.Score([]uint32{0, 1, 2, 5, 100}, scores)
+	})
+}

@@ -1,0 +1,41 @@
+package recsys
+
+import "context"
+
+// Popular scores an item by its number of users c(i): the popularity
+// baseline of dissertation §4.7.2.
+type Popular struct {
+	counts []uint32
+}
+
+func (m *Popular) Name() string { return "popular" }
+
+func (m *Popular) Fit(ctx context.Context, x *Matrix, _ Params) error {
+	m.counts = x.Popularity()
+	return ctx.Err()
+}
+
+func (m *Popular) Score(_ []uint32, scores []float64) {
+	clearScores(scores)
+	for i := range min(len(scores), len(m.counts)) {
+		scores[i] = float64(m.counts[i])
+	}
+}
+
+func (m *Popular) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
+
+func (m *Popular) MarshalBinary() ([]byte, error) {
+	e := newEncoder(m.Name())
+	e.uint32s(m.counts)
+	return e.b, nil
+}
+
+func (m *Popular) UnmarshalBinary(data []byte) error {
+	d := newDecoder(data, m.Name())
+	counts := d.uint32s()
+	if err := d.finish(); err != nil {
+		return err
+	}
+	m.counts = counts
+	return nil
+}

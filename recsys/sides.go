@@ -1,0 +1,133 @@
+package recsys
+
+import (
+	"math"
+	"sync"
+)
+
+// itemSide is an item-item affinity restricted to KNN lists: fwd holds
+// A(i, j) for j ∈ KNN(i) and rev the same entries indexed by j, so that
+// item-p scores come from the user's items alone (§4.5.2, Thm 4.3).
+type itemSide struct {
+	nItems int
+	fwd    *Neighbours
+	rev    *Neighbours
+}
+
+func newItemSide(nItems int, fwd *Neighbours) *itemSide {
+	return &itemSide{nItems: nItems, fwd: fwd, rev: fwd.reverse(nItems)}
+}
+
+// accumulate adds scale·aggsum(φ_item(u, i)) = scale·Σ_{j ∈ O⁺u ∩ KNN(i)} A(i, j)
+// to scores[i] for every item i (Thm 4.3). It returns c(u), the number of
+// history items known to the model.
+func (s *itemSide) accumulate(history []uint32, scores []float64, scale float64) int {
+	known := 0
+	prev := -1
+	for _, j := range history {
+		if int(j) >= s.nItems || int(j) == prev {
+			continue
+		}
+		prev = int(j)
+		known++
+		for _, e := range s.rev.Row(int(j)) {
+			scores[e.Index] += scale * e.Value
+		}
+	}
+	return known
+}
+
+// userSide is user-p (§4.5.3) over a training matrix. KNN(u) is computed
+// at scoring time from the live history against every training user through
+// the item→user lists, so recommendations follow the user's latest
+// interactions without a retrain.
+type userSide struct {
+	x *Matrix
+	k int
+	// weight is nil for the cosine similarity, or 1/√c(j) per item for the
+	// KUNN user affinity of Eq. (4.6).
+	weight []float64
+	pool   sync.Pool
+}
+
+type userScratch struct {
+	acc     []float64
+	touched []uint32
+	best    topK
+}
+
+func newUserSide(x *Matrix, k int, kunn bool) *userSide {
+	s := &userSide{x: x, k: k}
+	if kunn {
+		s.weight = kunnWeights(x.byItem)
+	}
+	s.pool.New = func() any { return &userScratch{acc: make([]float64, x.nUsers)} }
+	return s
+}
+
+// knownCount is c(u) for a live history: its distinct items that the
+// training matrix knows.
+func knownCount(history []uint32, nItems int) int {
+	n, prev := 0, -1
+	for _, j := range history {
+		if int(j) < nItems && int(j) != prev {
+			n++
+			prev = int(j)
+		}
+	}
+	return n
+}
+
+// neighbours returns KNN(u) with sim(u, v) for the given history, leaving
+// out training user self (−1 for none): §4.3 defines KNN(u) over U \ u.
+// The result aliases sc.
+func (s *userSide) neighbours(self int, history []uint32, sc *userScratch) []Neighbour {
+	sc.touched = sc.touched[:0]
+	prev := -1
+	known := 0
+	for _, j := range history {
+		if int(j) >= s.x.nItems || int(j) == prev {
+			continue
+		}
+		prev = int(j)
+		known++
+		w := 1.0
+		if s.weight != nil {
+			w = s.weight[j]
+		}
+		for _, v := range s.x.Col(int(j)) {
+			if int(v) == self {
+				continue
+			}
+			if sc.acc[v] == 0 {
+				sc.touched = append(sc.touched, v)
+			}
+			sc.acc[v] += w
+		}
+	}
+	sc.best.reset(s.k)
+	cu := float64(known)
+	for _, v := range sc.touched {
+		cv := float64(s.x.UserCount(int(v)))
+		sc.best.push(Neighbour{Index: v, Value: sc.acc[v] / math.Sqrt(cu*cv)})
+		sc.acc[v] = 0
+	}
+	return sc.best.sorted()
+}
+
+// accumulate adds aggsum(φ_user(u, i)) = Σ_{v ∈ KNN(u), X(v,i)=1} A(u, v)
+// to scores[i] (Cor. 4.1), multiplied by itemScale[i] when itemScale is not
+// nil.
+func (s *userSide) accumulate(self int, history []uint32, scores []float64, itemScale []float64) {
+	sc := s.pool.Get().(*userScratch)
+	defer s.pool.Put(sc)
+	for _, nb := range s.neighbours(self, history, sc) {
+		for _, i := range s.x.Row(int(nb.Index)) {
+			if itemScale != nil {
+				scores[i] += nb.Value * itemScale[i]
+			} else {
+				scores[i] += nb.Value
+			}
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package recsys
+
+import (
+	"math"
+	"slices"
+)
+
+// ranking orders items by decreasing score, ties by decreasing popularity,
+// then by ascending index: the order of every ranking in this project
+// (dissertation §4.7.3 breaks ties by global popularity).
+type ranking struct {
+	scores     []float64
+	popularity []uint32
+}
+
+func (r ranking) pop(i uint32) uint32 {
+	if int(i) < len(r.popularity) {
+		return r.popularity[i]
+	}
+	return 0
+}
+
+// before reports whether item a is ranked before item b.
+func (r ranking) before(a, b uint32) bool {
+	sa, sb := r.scores[a], r.scores[b]
+	if sa != sb {
+		return sa > sb
+	}
+	pa, pb := r.pop(a), r.pop(b)
+	if pa != pb {
+		return pa > pb
+	}
+	return a < b
+}
+
+// filtered reports whether a score keeps an item out of every top-N list:
+// callers set NaN or −Inf to filter items (hidden, other categories).
+func filtered(s float64) bool { return math.IsNaN(s) || math.IsInf(s, -1) }
+
+// TopN returns the n best items by score, ties broken by popularity (more
+// popular first) then by index, leaving out the items in exclude (sorted
+// ascending, e.g. the user's history) and items scored NaN or −Inf. It keeps
+// a heap of n items rather than sorting the catalogue: O(|I| log n).
+// popularity may be shorter than scores (missing counts are 0).
+func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint32 {
+	if n <= 0 {
+		return nil
+	}
+	r := ranking{scores: scores, popularity: popularity}
+	// h is a heap whose root is the worst kept item.
+	h := make([]uint32, 0, min(n, len(scores)))
+	worse := func(a, b uint32) bool { return r.before(b, a) }
+	ex := 0
+	for i := range scores {
+		item := uint32(i)
+		for ex < len(exclude) && exclude[ex] < item {
+			ex++
+		}
+		if ex < len(exclude) && exclude[ex] == item {
+			continue
+		}
+		if filtered(scores[i]) {
+			continue
+		}
+		if len(h) < n {
+			h = append(h, item)
+			for c := len(h) - 1; c > 0; {
+				p := (c - 1) / 2
+				if !worse(h[c], h[p]) {
+					break
+				}
+				h[c], h[p] = h[p], h[c]
+				c = p
+			}
+			continue
+		}
+		if !r.before(item, h[0]) {
+			continue
+		}
+		h[0] = item
+		for c := 0; ; {
+			w := c
+			if l := 2*c + 1; l < len(h) && worse(h[l], h[w]) {
+				w = l
+			}
+			if rr := 2*c + 2; rr < len(h) && worse(h[rr], h[w]) {
+				w = rr
+			}
+			if w == c {
+				break
+			}
+			h[c], h[w] = h[w], h[c]
+			c = w
+		}
+	}
+	slices.SortFunc(h, func(a, b uint32) int {
+		if r.before(a, b) {
+			return -1
+		}
+		if r.before(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return h
+}
+
+// Ranks returns rank(i, y) for every item of relevant (Def. 4.1: the number
+// of items ranked before i, 0 at the top), where y ranks every item not in
+// exclude by score, ties broken by popularity then index, as TopN does.
+// exclude (the user's training items) must be sorted ascending and disjoint
+// from relevant. It costs O(|I| log |relevant|).
+func Ranks(scores []float64, popularity []uint32, exclude []uint32, relevant []uint32) []int {
+	r := ranking{scores: scores, popularity: popularity}
+	h := len(relevant)
+	order := make([]int, h) // positions of relevant, best first
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if r.before(relevant[a], relevant[b]) {
+			return -1
+		}
+		if r.before(relevant[b], relevant[a]) {
+			return 1
+		}
+		return 0
+	})
+	sortedRel := slices.Sorted(slices.Values(relevant))
+	// diff[q] counts the other items ranked after exactly q relevant items.
+	diff := make([]int, h+1)
+	ex, rel := 0, 0
+	for i := range scores {
+		item := uint32(i)
+		for ex < len(exclude) && exclude[ex] < item {
+			ex++
+		}
+		if ex < len(exclude) && exclude[ex] == item {
+			continue
+		}
+		for rel < h && sortedRel[rel] < item {
+			rel++
+		}
+		if rel < h && sortedRel[rel] == item {
+			continue
+		}
+		// q = number of relevant items ranked before item; most items come
+		// after all of them and change no rank.
+		if h == 0 || !r.before(item, relevant[order[h-1]]) {
+			continue
+		}
+		lo, hi := 0, h
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if r.before(relevant[order[mid]], item) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		diff[lo]++
+	}
+	out := make([]int, h)
+	before := 0
+	for s, k := range order {
+		before += diff[s]
+		out[k] = s + before
+	}
+	return out
+}

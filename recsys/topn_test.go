@@ -1,0 +1,118 @@
+package recsys
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestTopN_tiesByPopularityThenIndex(t *testing.T) {
+	scores := []float64{1, 3, 3, 3, 2, 3, math.NaN(), 5}
+	pop := []uint32{9, 1, 4, 4, 0, 2, 9, 0}
+	exclude := []uint32{7}
+	// Item 7 is excluded and 6 filtered; 2 and 3 tie on score and
+	// popularity, so the index decides; then 5 (pop 2), 1 (pop 1), 4, 0.
+	got := TopN(scores, pop, exclude, 10)
+	want := []uint32{2, 3, 5, 1, 4, 0}
+	if !slices.Equal(got, want) {
+		t.Fatalf("TopN = %v, want %v", got, want)
+	}
+	if got := TopN(scores, pop, exclude, 2); !slices.Equal(got, want[:2]) {
+		t.Fatalf("TopN(2) = %v, want %v", got, want[:2])
+	}
+	if got := TopN(scores, nil, nil, 3); !slices.Equal(got, []uint32{7, 1, 2}) {
+		t.Fatalf("TopN without popularity = %v", got)
+	}
+}
+
+// fullOrder sorts every non-excluded item with the ranking order.
+func fullOrder(scores []float64, pop []uint32, exclude []uint32) []uint32 {
+	var all []uint32
+	for i := range scores {
+		if !slices.Contains(exclude, uint32(i)) {
+			all = append(all, uint32(i))
+		}
+	}
+	slices.SortFunc(all, func(a, b uint32) int {
+		switch {
+		case scores[a] != scores[b]:
+			if scores[a] > scores[b] {
+				return -1
+			}
+			return 1
+		case pop[a] != pop[b]:
+			if pop[a] > pop[b] {
+				return -1
+			}
+			return 1
+		}
+		return int(a) - int(b)
+	})
+	return all
+}
+
+func TestTopN_matchesFullSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 50 {
+		n := 1 + rng.IntN(200)
+		scores, pop := make([]float64, n), make([]uint32, n)
+		for i := range scores {
+			scores[i] = float64(rng.IntN(5)) // many ties
+			pop[i] = uint32(rng.IntN(4))
+		}
+		var exclude []uint32
+		for i := range n {
+			if rng.IntN(5) == 0 {
+				exclude = append(exclude, uint32(i))
+			}
+		}
+		all := fullOrder(scores, pop, exclude)
+		k := rng.IntN(n + 3)
+		if got, want := TopN(scores, pop, exclude, k), all[:min(k, len(all))]; !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("TopN(%d) = %v, want %v", k, got, want)
+		}
+	}
+}
+
+func TestRanks_handExample(t *testing.T) {
+	// Items 0..5, item 4 in training. Order: 1 (score 4), then the tie at
+	// score 2 between 0 (pop 5), 3 (pop 5) and 5 (pop 7): 5, 0, 3; then 2.
+	scores := []float64{2, 4, 1, 2, 9, 2}
+	pop := []uint32{5, 0, 0, 5, 0, 7}
+	got := Ranks(scores, pop, []uint32{4}, []uint32{3, 1, 2})
+	want := []int{3, 0, 4} // 3 after 1, 5, 0; 1 first; 2 last
+	if !slices.Equal(got, want) {
+		t.Fatalf("Ranks = %v, want %v", got, want)
+	}
+}
+
+func TestRanks_matchFullSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100 {
+		n := 2 + rng.IntN(100)
+		scores, pop := make([]float64, n), make([]uint32, n)
+		for i := range scores {
+			scores[i] = float64(rng.IntN(4))
+			pop[i] = uint32(rng.IntN(3))
+		}
+		perm := rng.Perm(n)
+		nEx, nRel := rng.IntN(n/2+1), 1+rng.IntN(n/2)
+		exclude := make([]uint32, 0, nEx)
+		for _, i := range perm[:nEx] {
+			exclude = append(exclude, uint32(i))
+		}
+		slices.Sort(exclude)
+		var rel []uint32
+		for _, i := range perm[nEx:min(n, nEx+nRel)] {
+			rel = append(rel, uint32(i))
+		}
+		all := fullOrder(scores, pop, exclude)
+		got := Ranks(scores, pop, exclude, rel)
+		for k, i := range rel {
+			if want := slices.Index(all, i); got[k] != want {
+				t.Fatalf("rank of %d = %d, want %d", i, got[k], want)
+			}
+		}
+	}
+}

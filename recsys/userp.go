@@ -1,0 +1,71 @@
+package recsys
+
+import (
+	"context"
+	"fmt"
+)
+
+// UserP is the user-based predictor score(u, i) = aggsum(φ_user(u, i)) of
+// dissertation §4.7.2 (Cor. 4.1):
+//
+//   - userknn: A(u, v) = cos(u, v), v ∈ KNN(u) by cosine (§4.5.3);
+//   - kunn-u: A(u, v) the KUNN user affinity of Eq. (4.6), KNN(u) by that
+//     same similarity.
+//
+// It keeps the training matrix: KNN(u) is computed from the live history at
+// scoring time, because a user's history changes between trainings.
+type UserP struct {
+	name string
+	k    int
+	side *userSide
+}
+
+func (m *UserP) Name() string { return m.name }
+
+func (m *UserP) kunn() bool { return m.name == "kunn-u" }
+
+func (m *UserP) Fit(ctx context.Context, x *Matrix, p Params) error {
+	if m.name != "userknn" && m.name != "kunn-u" {
+		return fmt.Errorf("recsys: unknown user model %q", m.name)
+	}
+	p = p.withDefaults()
+	m.k = p.K
+	m.side = newUserSide(x, p.K, m.kunn())
+	return ctx.Err()
+}
+
+func (m *UserP) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }
+
+func (m *UserP) ScoreUser(self int, history []uint32, scores []float64) {
+	fill(scores, m.side.x.nItems, func(buf []float64) { m.side.accumulate(self, history, buf, nil) })
+}
+
+// Neighbours returns KNN(u) with A(u, v) for a live history (self as in
+// ScoreUser), best first.
+func (m *UserP) Neighbours(self int, history []uint32) []Neighbour {
+	sc := m.side.pool.Get().(*userScratch)
+	defer m.side.pool.Put(sc)
+	return append([]Neighbour(nil), m.side.neighbours(self, history, sc)...)
+}
+
+func (m *UserP) MarshalBinary() ([]byte, error) {
+	if m.side == nil {
+		return nil, fmt.Errorf("recsys: %s is not fitted", m.name)
+	}
+	e := newEncoder(m.name)
+	e.uint(uint64(m.k))
+	e.matrix(m.side.x)
+	return e.b, nil
+}
+
+func (m *UserP) UnmarshalBinary(data []byte) error {
+	d := newDecoder(data, m.name)
+	k := d.bounded(1 << 32)
+	x := d.matrix()
+	if err := d.finish(); err != nil {
+		return err
+	}
+	m.k = k
+	m.side = newUserSide(x, k, m.kunn())
+	return nil
+}
