@@ -31,7 +31,11 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 	}
 	now := s.now().UnixNano()
 	newItems := false
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	// db.Batch coalesces concurrent batches into one transaction and one
+	// fsync. The function only touches tx and its own locals, so bbolt may
+	// safely run it again alone if another function in the batch fails.
+	err := s.batch(ctx, func(tx *bolt.Tx) error {
+		newItems = false
 		w := newWriter(tx)
 		for k, ev := range evs {
 			ts := unixNano(ev.Timestamp)
@@ -112,8 +116,8 @@ func (w *writer) user(id string, ts int64) (*userRecord, error) {
 // entry for an item first seen in an interaction.
 func (w *writer) itemIndex(id string, now int64) (uint64, bool, error) {
 	if b := w.items.Get([]byte(id)); b != nil {
-		r, err := decodeItem(b)
-		return r.Idx, false, err
+		idx, err := itemIndexOf(b)
+		return idx, false, err
 	}
 	idx, err := w.itemID.NextSequence()
 	if err != nil {
@@ -233,11 +237,11 @@ func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) er
 		if ib == nil {
 			return notFound("item", itemID)
 		}
-		it, err := decodeItem(ib)
+		itemIdx, err := itemIndexOf(ib)
 		if err != nil {
 			return err
 		}
-		key := pairKey(u.idx, it.Idx)
+		key := pairKey(u.idx, itemIdx)
 		pb := tx.Bucket(bucketPairs).Get(key)
 		if pb == nil {
 			return api.Errorf(api.CodeNotFound, "user %q has no interaction with item %q", userID, itemID)
@@ -248,11 +252,11 @@ func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) er
 		}
 		w := newWriter(tx)
 		w.userCache[userID] = &u
-		w.forgetPair(&u, it.Idx, p)
+		w.forgetPair(&u, itemIdx, p)
 		if err := w.pairs.Delete(key); err != nil {
 			return err
 		}
-		if err := w.itemUsers.Delete(pairKey(it.Idx, u.idx)); err != nil {
+		if err := w.itemUsers.Delete(pairKey(itemIdx, u.idx)); err != nil {
 			return err
 		}
 		return w.flush()

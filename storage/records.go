@@ -138,9 +138,11 @@ func (r pairRecord) toAPI(itemID string) api.HistoryEntry {
 		Positive: relevant(r.flags), Negative: r.flags&flagNegative != 0}
 }
 
-// itemRecord is the value in the items bucket.
+// itemRecord is the value in the items bucket: the dense index as 8
+// big-endian bytes, then the rest as JSON, so that ingest finds an item's
+// index without decoding its features.
 type itemRecord struct {
-	Idx        uint64             `json:"idx"`
+	Idx        uint64             `json:"-"`
 	Features   map[string]float64 `json:"features,omitempty"`
 	Categories []string           `json:"categories,omitempty"`
 	Labels     map[string]string  `json:"labels,omitempty"`
@@ -149,13 +151,32 @@ type itemRecord struct {
 	Updated    int64              `json:"updated"`
 }
 
-func (r itemRecord) encode() ([]byte, error) { return json.Marshal(r) }
+func (r itemRecord) encode() ([]byte, error) {
+	js, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(u64(r.Idx), js...), nil
+}
+
+// itemIndexOf reads only the dense index of an encoded item record.
+func itemIndexOf(b []byte) (uint64, error) {
+	if len(b) < 8 {
+		return 0, fmt.Errorf("storage: item record of %d bytes", len(b))
+	}
+	return binary.BigEndian.Uint64(b), nil
+}
 
 func decodeItem(b []byte) (itemRecord, error) {
 	var r itemRecord
-	if err := json.Unmarshal(b, &r); err != nil {
+	idx, err := itemIndexOf(b)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(b[8:], &r); err != nil {
 		return r, fmt.Errorf("storage: item record: %w", err)
 	}
+	r.Idx = idx
 	return r, nil
 }
 

@@ -165,7 +165,12 @@ func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(fn)
+	return s.writeErr(s.db.Update(fn))
+}
+
+// writeErr turns the failures of a full disk or a read-only file into
+// clear errors.
+func (s *Store) writeErr(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -177,6 +182,15 @@ func (s *Store) update(ctx context.Context, fn func(*bolt.Tx) error) error {
 		return &api.Error{Code: api.CodeUnavailable, Message: "the database is open read-only; writes are refused"}
 	}
 	return fmt.Errorf("storage: write failed: %w", err)
+}
+
+// batch is update through bolt's Batch: concurrent callers share one
+// commit. fn must be safe to run more than once.
+func (s *Store) batch(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.writeErr(s.db.Batch(fn))
 }
 
 func notFound(kind, id string) error {
