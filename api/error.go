@@ -15,6 +15,7 @@ const (
 	CodeUnauthorized     = "unauthorized"       // 401
 	CodeForbidden        = "forbidden"          // 403
 	CodeNotFound         = "not_found"          // 404
+	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeConflict         = "conflict"           // 409
 	CodeTooLarge         = "too_large"          // 413
 	CodeUnsupportedMedia = "unsupported_media"  // 415

@@ -39,6 +39,23 @@ type InteractionsOut struct {
 	Stored int `json:"stored"`
 }
 
+// Timestamps are stored as Unix nanoseconds: the storable range.
+var (
+	MinTimestamp = time.Unix(0, 1).UTC()
+	MaxTimestamp = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// CheckTimestamp reports why an event time cannot be stored.
+func (in InteractionIn) CheckTimestamp() string {
+	if in.Timestamp == nil {
+		return ""
+	}
+	if t := *in.Timestamp; t.Before(MinTimestamp) || !t.Before(MaxTimestamp) {
+		return "must be after 1970-01-01T00:00:00Z and before 2262-01-01T00:00:00Z"
+	}
+	return ""
+}
+
 // ToInteraction converts a validated request event, filling defaults.
 func (in InteractionIn) ToInteraction(now time.Time) Interaction {
 	ev := Interaction{UserID: in.UserID, ItemID: in.ItemID, Type: in.Type, Timestamp: now}
@@ -67,10 +84,10 @@ func (f *Features) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '[' {
 		var xs []float64
 		if err := json.Unmarshal(b, &xs); err != nil {
-			return fmt.Errorf("features must be an array of numbers or an object of numbers")
+			return FieldError("features", "must be an array of numbers or an object of numbers")
 		}
 		if len(xs) > MaxFeatures {
-			return fmt.Errorf("features: at most %d values", MaxFeatures)
+			return FieldError("features", fmt.Sprintf("must have at most %d values", MaxFeatures))
 		}
 		m := make(Features, len(xs))
 		for i, x := range xs {
@@ -81,10 +98,10 @@ func (f *Features) UnmarshalJSON(b []byte) error {
 	}
 	var m map[string]float64
 	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("features must be an array of numbers or an object of numbers")
+		return FieldError("features", "must be an array of numbers or an object of numbers")
 	}
 	if len(m) > MaxFeatures {
-		return fmt.Errorf("features: at most %d values", MaxFeatures)
+		return FieldError("features", fmt.Sprintf("must have at most %d values", MaxFeatures))
 	}
 	*f = m
 	return nil

@@ -68,6 +68,10 @@ func (h *handler) decodeJSON(w http.ResponseWriter, r *http.Request, dst any) er
 // jsonError turns a decoding failure into a client error naming the field
 // where it can.
 func jsonError(err error) error {
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		return ae
+	}
 	var (
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError

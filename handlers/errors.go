@@ -23,6 +23,8 @@ func statusOf(code string) int {
 		return http.StatusForbidden
 	case api.CodeNotFound:
 		return http.StatusNotFound
+	case api.CodeMethodNotAllowed:
+		return http.StatusMethodNotAllowed
 	case api.CodeConflict:
 		return http.StatusConflict
 	case api.CodeTooLarge:

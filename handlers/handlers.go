@@ -4,10 +4,15 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -59,10 +64,11 @@ type Deps struct {
 
 type handler struct {
 	Deps
-	limits    Limits
-	log       *slog.Logger
-	validator *validator.Validate
-	metrics   *metrics
+	limits     Limits
+	log        *slog.Logger
+	validator  *validator.Validate
+	metrics    *metrics
+	routeTable []routeEntry
 }
 
 // New returns the HTTP handler of the whole API.
@@ -95,12 +101,14 @@ func New(d Deps) http.Handler {
 
 func (h *handler) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, middleware.Recoverer, h.instrument, h.timeout)
+	r.Use(middleware.RequestID, h.recoverer, h.instrument, h.timeout)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		h.writeError(w, r, &api.Error{Code: "method_not_allowed", Message: r.Method + " is not allowed on " + r.URL.Path})
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		allowed := h.allowed(req)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		h.writeError(w, req, api.Errorf(api.CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", req.Method, req.URL.Path, strings.Join(allowed, ", ")))
 	})
 	h.registerHealthRoutes(r)
 	h.registerInteractionRoutes(r)
@@ -108,7 +116,61 @@ func (h *handler) routes() chi.Router {
 	h.registerItemRoutes(r)
 	h.registerAdminRoutes(r)
 	h.registerWebRoutes(r)
+	h.routeTable = routeTable(r)
 	return r
+}
+
+// routeEntry is one registered route, for the Allow header of a 405.
+type routeEntry struct {
+	method string
+	re     *regexp.Regexp
+}
+
+var paramPattern = regexp.MustCompile(`\{[^}]+\}`)
+
+// routeTable lists the registered routes as patterns over escaped paths.
+func routeTable(r chi.Routes) []routeEntry {
+	var out []routeEntry
+	_ = chi.Walk(r, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		route = strings.TrimSuffix(strings.ReplaceAll(route, "/*/", "/"), "/")
+		if route == "" {
+			route = "/"
+		}
+		route = paramPattern.ReplaceAllString(route, "\x00")
+		pat := strings.ReplaceAll(regexp.QuoteMeta(route), "\x00", "[^/]+")
+		pat = strings.ReplaceAll(pat, `\*`, ".*")
+		out = append(out, routeEntry{method: method, re: regexp.MustCompile("^" + pat + "/?$")})
+		return nil
+	})
+	return out
+}
+
+// allowed lists the methods registered for the request's path.
+func (h *handler) allowed(r *http.Request) []string {
+	path := r.URL.EscapedPath()
+	var out []string
+	for _, e := range h.routeTable {
+		if e.re.MatchString(path) && !slices.Contains(out, e.method) {
+			out = append(out, e.method)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// recoverer turns a panic into a logged internal error with the envelope.
+func (h *handler) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				h.writeError(w, r, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // timeout bounds every request's context by the request timeout.

@@ -46,6 +46,9 @@ func (h *handler) interactionsFrom(in api.InteractionsIn) ([]api.Interaction, er
 		if err := h.validate(in.InteractionIn); err != nil {
 			return nil, err
 		}
+		if p := in.CheckTimestamp(); p != "" {
+			return nil, api.FieldError("timestamp", p)
+		}
 		return []api.Interaction{in.InteractionIn.ToInteraction(now)}, nil
 	}
 	if in.InteractionIn != (api.InteractionIn{}) {
@@ -59,6 +62,9 @@ func (h *handler) interactionsFrom(in api.InteractionsIn) ([]api.Interaction, er
 	}
 	evs := make([]api.Interaction, len(in.Interactions))
 	for k, e := range in.Interactions {
+		if p := e.CheckTimestamp(); p != "" {
+			return nil, api.FieldError(fmt.Sprintf("interactions[%d].timestamp", k), p)
+		}
 		evs[k] = e.ToInteraction(now)
 	}
 	return evs, nil

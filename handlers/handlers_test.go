@@ -1,0 +1,24 @@
+package handlers
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestMethodNotAllowed_allowHeader(t *testing.T) {
+	h := New(Deps{Interactions: &fakeStore{}, Users: &fakeStore{}})
+	cases := []struct{ method, path, allow string }{
+		{http.MethodPatch, "/items/x", "DELETE, GET, PUT"},
+		{http.MethodGet, "/interactions", "POST"},
+		{http.MethodPost, "/users/u/recommendations", "GET"},
+		{http.MethodPut, "/items", "GET, POST"},
+	}
+	for _, c := range cases {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
+		if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d Allow %q, want 405 Allow %q", c.method, c.path, rec.Code, rec.Header().Get("Allow"), c.allow)
+		}
+	}
+}
