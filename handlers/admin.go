@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bufio"
+	"io"
 	"net/http"
 	"strings"
 
@@ -30,9 +32,20 @@ func (h *handler) registerAdminRoutes(r chi.Router) {
 // decodeOptional decodes a JSON body when there is one: these admin
 // requests have sensible defaults for everything.
 func (h *handler) decodeOptional(w http.ResponseWriter, r *http.Request, dst any) error {
-	if r.ContentLength == 0 && r.Header.Get("Content-Type") == "" {
+	if r.Header.Get("Content-Type") != "" {
+		return h.decodeJSON(w, r, dst)
+	}
+	if r.ContentLength == 0 {
 		return nil
 	}
+	br := bufio.NewReader(r.Body)
+	if _, err := br.Peek(1); err == io.EOF {
+		return nil // an empty chunked body without a content type
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{br, r.Body}
 	return h.decodeJSON(w, r, dst)
 }
 

@@ -88,7 +88,7 @@ func jsonError(err error) error {
 		if field == "" {
 			field = "body"
 		}
-		return api.FieldError(field, fmt.Sprintf("must be %s, not %s", article(typ.Type.Kind()), typ.Value))
+		return api.FieldError(field, fmt.Sprintf("must be %s, not %s", article(typ.Type.Kind()), strings.TrimPrefix(typ.Value, "number ")))
 	case errors.Is(err, io.EOF):
 		return api.Errorf(api.CodeInvalid, "the body is empty; send a JSON value")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -115,8 +115,10 @@ func article(k reflect.Kind) string {
 		return "an array"
 	case reflect.Map, reflect.Struct:
 		return "an object"
-	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint32, reflect.Uint64:
+	case reflect.Float32, reflect.Float64:
 		return "a number"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint32, reflect.Uint64:
+		return "an integer"
 	}
 	return "a " + k.String()
 }
@@ -154,16 +156,17 @@ func problem(fe validator.FieldError) string {
 		return api.ValidateID(fe.Value().(string))
 	case "finite":
 		return "must be a finite number"
-	case "max":
-		if k := fe.Kind(); k == reflect.Slice || k == reflect.Map {
-			return "must have at most " + fe.Param() + " entries"
+	case "max", "min":
+		bound := map[string]string{"max": "at most", "min": "at least"}[fe.Tag()]
+		switch fe.Kind() {
+		case reflect.Slice, reflect.Map:
+			return "must have " + bound + " " + fe.Param() + " entries"
+		case reflect.String:
+			return "must be " + bound + " " + fe.Param() + " characters"
 		}
-		return "must be at most " + fe.Param() + " characters"
-	case "min":
-		if k := fe.Kind(); k == reflect.Slice || k == reflect.Map {
-			return "must have at least " + fe.Param() + " entries"
-		}
-		return "must be at least " + fe.Param() + " characters"
+		return "must be " + bound + " " + fe.Param()
+	case "oneof":
+		return "must be one of: " + strings.ReplaceAll(fe.Param(), " ", ", ")
 	}
 	return "fails the " + fe.Tag() + " rule"
 }

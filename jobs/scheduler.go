@@ -381,6 +381,9 @@ func (s *Scheduler) runEvaluation(ctx context.Context, j *api.Job, rec *recorder
 	if err != nil {
 		return err
 	}
+	if len(snap.Users) == 0 {
+		return api.Errorf(api.CodeConflict, "there are no relevant interactions to evaluate on")
+	}
 	d := &eval.Dataset{Name: "stored data", UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items}
 	rec.stage("evaluate", 0.05)
 	report, err := eval.Run(ctx, d, eval.Options{Models: j.Models, Folds: j.Folds, Protocol: j.Protocol, Seed: j.Seed,

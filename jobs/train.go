@@ -89,7 +89,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		if err != nil {
 			return nil, err
 		}
-		info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: x.Users(), Items: x.Items(),
+		info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs), Items: countIDs(snap.ItemIDs),
 			Positives: x.NNZ(), Params: recsys.ParamsOf(m), TrainSeconds: time.Since(start).Seconds(),
 			Validation: map[string]float64{}}
 		for i, key := range metrics.Names {
@@ -210,4 +210,15 @@ func parallelRange(ctx context.Context, n int, fn func(lo, hi int)) error {
 	close(next)
 	wg.Wait()
 	return err
+}
+
+// countIDs counts the live ids (dense index 0 and deleted ones are empty).
+func countIDs(ids []string) int {
+	n := 0
+	for _, id := range ids {
+		if id != "" {
+			n++
+		}
+	}
+	return n
 }
