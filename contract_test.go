@@ -434,6 +434,8 @@ func testContractService(t *testing.T) {
 		{name: "dashboard", method: "GET", path: "/", want: 200},
 		{name: "stats", method: "GET", path: "/stats", want: 200},
 		{name: "stats with X-API-Key", method: "GET", path: "/stats", header: map[string]string{"X-API-Key": "k"}, want: 200},
+		{name: "stats days 7", method: "GET", path: "/stats?days=7", want: 200},
+		{name: "stats days 0", method: "GET", path: "/stats?days=0", want: 400, invalid: true, field: "days"},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}

@@ -117,9 +117,16 @@ type ItemService interface {
 	DeleteItem(ctx context.Context, id string) error
 }
 
+// DayCount is the number of events of one UTC day (YYYY-MM-DD).
+type DayCount struct {
+	Day    string `json:"day"`
+	Events int64  `json:"events"`
+}
+
 // StatsService reports counters.
 type StatsService interface {
 	Counts(ctx context.Context) (Counts, error)
+	Activity(ctx context.Context, days int) ([]DayCount, error)
 }
 
 // RecommendRequest asks for the top n items for a user.

@@ -282,3 +282,9 @@ type ReportSummary struct {
 type ReportsOut struct {
 	Evaluations []ReportSummary `json:"evaluations"`
 }
+
+// StatsOut answers GET /stats: the store's counters and the events per day.
+type StatsOut struct {
+	Counts
+	EventsByDay []DayCount `json:"events_by_day"`
+}

@@ -43,14 +43,27 @@ func (h *handler) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(h.OpenAPI)
 }
 
-// handleStats returns the store counters.
+// handleStats returns the store counters and daily activity.
 func (h *handler) handleStats(w http.ResponseWriter, r *http.Request) {
+	days, err := queryInt(r, "days", 365, 1, 3650)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	c, err := h.Stats.Counts(r.Context())
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, c)
+	act, err := h.Stats.Activity(r.Context(), days)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if act == nil {
+		act = []api.DayCount{}
+	}
+	writeJSON(w, http.StatusOK, api.StatsOut{Counts: c, EventsByDay: act})
 }
 
 func (h *handler) registerWebRoutes(r chi.Router) {

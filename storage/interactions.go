@@ -76,6 +76,7 @@ type writer struct {
 	userCache                           map[string]*userRecord
 	popDelta                            map[uint64]int64
 	counters                            map[string]int64
+	days                                map[string]int64
 }
 
 func newWriter(tx *bolt.Tx) *writer {
@@ -83,7 +84,8 @@ func newWriter(tx *bolt.Tx) *writer {
 		meta: tx.Bucket(bucketMeta), users: tx.Bucket(bucketUsers), userIDs: tx.Bucket(bucketUserIDs),
 		items: tx.Bucket(bucketItems), itemID: tx.Bucket(bucketItemIDs), pop: tx.Bucket(bucketItemPop),
 		pairs: tx.Bucket(bucketPairs), itemUsers: tx.Bucket(bucketItemUsers),
-		userCache: map[string]*userRecord{}, popDelta: map[uint64]int64{}, counters: map[string]int64{}}
+		userCache: map[string]*userRecord{}, popDelta: map[uint64]int64{}, counters: map[string]int64{},
+		days: map[string]int64{}}
 }
 
 // user returns the cached record of id, creating the user if needed.
@@ -185,6 +187,7 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 		u.lastSeen = ts
 	}
 	w.counters[counterEvents]++
+	w.days[fromNano(ts).Format("20060102")]++
 	if err := w.pairs.Put(key, p.encode()); err != nil {
 		return err
 	}
@@ -205,6 +208,11 @@ func (w *writer) flush() error {
 	}
 	for name, d := range w.counters {
 		if err := addCounter(w.meta, name, d); err != nil {
+			return err
+		}
+	}
+	for day, d := range w.days {
+		if err := addCounter(w.meta, "d/"+day, d); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@
 //
 //	meta        "schema"                 → uint64 schema version
 //	            "c/<name>"               → uint64 counter (users, items, pairs, positives, events)
+//	            "c/d/<YYYYMMDD>"         → uint64 events accepted with a timestamp on that UTC day
 //	users       user id                  → userRecord (binary, 48 bytes: dense index, created,
 //	                                       last seen, items, positives, events)
 //	user_ids    uint64 dense index (BE)  → user id

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -127,6 +128,28 @@ func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
 		return nil
 	})
 	return c, err
+}
+
+// Activity returns the number of events per UTC day (by event time), oldest
+// first, for the most recent days that have any.
+func (s *Store) Activity(ctx context.Context, days int) ([]api.DayCount, error) {
+	var out []api.DayCount
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		prefix := []byte("c/d/")
+		c := tx.Bucket(bucketMeta).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			day, err := time.Parse("20060102", string(k[len(prefix):]))
+			if err != nil {
+				continue
+			}
+			out = append(out, api.DayCount{Day: day.Format(time.DateOnly), Events: int64(getU64(v))})
+		}
+		return nil
+	})
+	if len(out) > days {
+		out = out[len(out)-days:]
+	}
+	return out, err
 }
 
 // Size is the size of the database file in bytes.

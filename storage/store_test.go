@@ -326,3 +326,24 @@ func TestStore_Open_readOnlyRefusesWrites(t *testing.T) {
 		t.Fatalf("write to read-only store err = %v, want unavailable", err)
 	}
 }
+
+func TestStore_Activity(t *testing.T) {
+	s := mustOpenStore(t)
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 12, 0, 0, 0, time.UTC) }
+	mk := func(u, i string, d int) api.Interaction {
+		return api.Interaction{UserID: u, ItemID: i, Type: "view", Timestamp: day(d)}
+	}
+	mustAdd(t, s, mk("a", "x", 1), mk("a", "y", 1), mk("b", "x", 3))
+	mustAdd(t, s, mk("c", "x", 3), mk("c", "z", 2))
+	got, err := s.Activity(context.Background(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []api.DayCount{{Day: "2026-03-01", Events: 2}, {Day: "2026-03-02", Events: 1}, {Day: "2026-03-03", Events: 2}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("activity = %v, want %v", got, want)
+	}
+	if got, _ := s.Activity(context.Background(), 1); !reflect.DeepEqual(got, want[2:]) {
+		t.Fatalf("last day = %v", got)
+	}
+}
