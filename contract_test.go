@@ -722,6 +722,8 @@ func testContractTrainedModel(t *testing.T) {
 		{name: "recommendations", method: "GET", path: "/users/u0/recommendations", want: 200},
 		{name: "recommendations with consumed", method: "GET", path: "/users/u0/recommendations?exclude_consumed=false&n=3", want: 200},
 		{name: "recommendations by popularity", method: "GET", path: "/users/u0/recommendations?model=popular", want: 200},
+		{name: "recommendations explained", method: "GET", path: "/users/u0/recommendations?explain=true&n=3", want: 200},
+		{name: "recommendations explain word", method: "GET", path: "/users/u0/recommendations?explain=please", want: 400, invalid: true, field: "explain"},
 		{name: "similar", method: "GET", path: "/items/i1/similar", want: 200},
 		{name: "similar n 1", method: "GET", path: "/items/i1/similar?n=1&by=collaborative", want: 200},
 		{name: "similar by content", method: "GET", path: "/items/i1/similar?by=content", want: 503},

@@ -136,12 +136,22 @@ type RecommendRequest struct {
 	Model           string // empty: the active model
 	Category        string
 	ExcludeConsumed bool
+	Explain         bool // attach the reasons of each item
 }
 
 // ScoredItem is one ranked item.
 type ScoredItem struct {
-	ItemID string  `json:"item_id"`
-	Score  float64 `json:"score"`
+	ItemID  string   `json:"item_id"`
+	Score   float64  `json:"score"`
+	Reasons []Reason `json:"reasons,omitempty"`
+}
+
+// Reason is one of the largest terms of a recommended item's score: a
+// consumed item or a neighbour user, with its share of the score.
+type Reason struct {
+	Kind   string  `json:"kind"` // "item" or "user"
+	ID     string  `json:"id"`
+	Weight float64 `json:"weight"`
 }
 
 // Recommendations answers a RecommendRequest.

@@ -128,6 +128,9 @@ func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error
 	if req.Category, err = queryString(r, "category", 256); err != nil {
 		return req, err
 	}
-	req.ExcludeConsumed, err = queryBool(r, "exclude_consumed", true)
+	if req.ExcludeConsumed, err = queryBool(r, "exclude_consumed", true); err != nil {
+		return req, err
+	}
+	req.Explain, err = queryBool(r, "explain", false)
 	return req, err
 }

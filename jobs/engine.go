@@ -22,6 +22,7 @@ type Source interface {
 	Profile(ctx context.Context, userID string) (api.Profile, error)
 	Catalogue(ctx context.Context) (*api.Catalogue, error)
 	Versions() (items, events uint64)
+	UserIDs(ctx context.Context, idx []uint32) ([]string, error)
 }
 
 // EngineOptions configure an Engine.
@@ -154,6 +155,11 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 	if m != nil && len(prof.Positive) > 0 {
 		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
 		out.Items = e.recommendFrom(c, m, prof, req)
+		if req.Explain {
+			if err := e.explain(ctx, c, m, prof, out.Items); err != nil {
+				return nil, err
+			}
+		}
 		return out, nil
 	}
 	out.Model, out.Fallback = "popular", "popular"

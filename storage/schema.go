@@ -28,7 +28,7 @@
 package storage
 
 // SchemaVersion is written at creation and checked at open.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 var (
 	bucketMeta      = []byte("meta")

@@ -71,3 +71,16 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	}
 	return err
 }
+
+// UserIDs maps dense user indices to ids ("" for unknown ones).
+func (s *Store) UserIDs(ctx context.Context, idx []uint32) ([]string, error) {
+	out := make([]string, len(idx))
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketUserIDs)
+		for k, i := range idx {
+			out[k] = string(b.Get(u64(uint64(i))))
+		}
+		return nil
+	})
+	return out, err
+}
