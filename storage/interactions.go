@@ -30,12 +30,10 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 		js[k] = judged{pos, neg}
 	}
 	now := s.now().UnixNano()
-	newItems := false
 	// db.Batch coalesces concurrent batches into one transaction and one
 	// fsync. The function only touches tx and its own locals, so bbolt may
 	// safely run it again alone if another function in the batch fails.
 	err := s.batch(ctx, func(tx *bolt.Tx) error {
-		newItems = false
 		w := newWriter(tx)
 		for k, ev := range evs {
 			ts := unixNano(ev.Timestamp)
@@ -46,11 +44,10 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 			if err != nil {
 				return err
 			}
-			i, created, err := w.itemIndex(ev.ItemID, now)
+			i, _, err := w.itemIndex(ev.ItemID, now)
 			if err != nil {
 				return err
 			}
-			newItems = newItems || created
 			if err := w.event(u, i, ev, ts, js[k].positive, js[k].negative); err != nil {
 				return err
 			}
@@ -60,10 +57,9 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 	if err != nil {
 		return 0, err
 	}
+	// Items created by an event carry no catalogue data, so they only
+	// count as an interaction change: caches pick them up within their TTL.
 	s.eventsVersion.Add(1)
-	if newItems {
-		s.itemsVersion.Add(1)
-	}
 	return len(evs), nil
 }
 

@@ -1,0 +1,148 @@
+package jobs
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"recsys/api"
+	"recsys/recsys"
+	"recsys/storage"
+)
+
+func mustStore(tb testing.TB) *storage.Store {
+	tb.Helper()
+	st, err := storage.Open(filepath.Join(tb.TempDir(), "e.db"), storage.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
+func add(tb testing.TB, st *storage.Store, user string, typ string, items ...string) {
+	tb.Helper()
+	var evs []api.Interaction
+	for _, it := range items {
+		evs = append(evs, api.Interaction{UserID: user, ItemID: it, Type: typ})
+	}
+	if _, err := st.AddInteractions(context.Background(), evs); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func ids(items []api.ScoredItem) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, it.ItemID)
+	}
+	return out
+}
+
+// TestEngine_popularityFallback: ranked by popularity, consumed and
+// negative items left out at once, hidden items never, category filter,
+// and the answer says it is the fallback.
+func TestEngine_popularityFallback(t *testing.T) {
+	st := mustStore(t)
+	ctx := context.Background()
+	// Popularity: a=4, b=3, c=2, d=1.
+	add(t, st, "u1", "view", "a", "b", "c", "d")
+	add(t, st, "u2", "view", "a", "b", "c")
+	add(t, st, "u3", "view", "a", "b")
+	add(t, st, "u4", "view", "a")
+	if err := st.PutItems(ctx, []api.Item{{ID: "e", Categories: []string{"x"}}, {ID: "c", Categories: []string{"x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
+	rec, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "new", N: 3, ExcludeConsumed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(rec.Items), []string{"a", "b", "c"}; !slices.Equal(got, want) || rec.Fallback != "popular" {
+		t.Fatalf("new user: %v (fallback %q), want %v from the fallback", got, rec.Fallback, want)
+	}
+	rec, _ = eng.Recommend(ctx, api.RecommendRequest{UserID: "u3", N: 10, ExcludeConsumed: true})
+	if got, want := ids(rec.Items), []string{"c", "d", "e"}; !slices.Equal(got, want) {
+		t.Fatalf("u3 = %v, want %v", got, want)
+	}
+	// A dislike and a hidden flag apply at once.
+	add(t, st, "u3", "dislike", "d")
+	if err := st.PutItems(ctx, []api.Item{{ID: "c", Hidden: true, Categories: []string{"x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ = eng.Recommend(ctx, api.RecommendRequest{UserID: "u3", N: 10, ExcludeConsumed: false})
+	if got, want := ids(rec.Items), []string{"a", "b", "e"}; !slices.Equal(got, want) {
+		t.Fatalf("u3 with consumed, after dislike d and hiding c = %v, want %v", got, want)
+	}
+	rec, _ = eng.Recommend(ctx, api.RecommendRequest{UserID: "new", N: 10, Category: "x"})
+	if got, want := ids(rec.Items), []string{"e"}; !slices.Equal(got, want) {
+		t.Fatalf("category x = %v, want %v", got, want)
+	}
+	if _, err := eng.Similar(ctx, api.SimilarRequest{ItemID: "a", N: 3, By: "collaborative"}); api.ErrorCode(err) != api.CodeModelNotReady {
+		t.Fatalf("similar before training: %v, want model_not_ready", err)
+	}
+	if _, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "u1", N: 3, Model: "itemknn"}); api.ErrorCode(err) != api.CodeModelNotReady {
+		t.Fatalf("untrained model: %v, want model_not_ready", err)
+	}
+	if _, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "u1", N: 3, Model: "nope"}); api.ErrorCode(err) != api.CodeInvalid {
+		t.Fatalf("unknown model: %v, want invalid", err)
+	}
+}
+
+// TestEngine_modelUsesLiveHistory: an item-based model answers from the
+// history at request time, and excludes what was just consumed.
+func TestEngine_modelUsesLiveHistory(t *testing.T) {
+	st := mustStore(t)
+	ctx := context.Background()
+	// Two tastes: {a, b, c} and {x, y, z}.
+	for _, u := range []string{"p1", "p2", "p3"} {
+		add(t, st, u, "view", "a", "b", "c")
+	}
+	for _, u := range []string{"q1", "q2", "q3", "q4"} {
+		add(t, st, u, "view", "x", "y", "z")
+	}
+	snap, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := make([]recsys.Pair, len(snap.Users))
+	for k := range pairs {
+		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
+	}
+	x, err := recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recsys.New("itemknn")
+	if err := m.Fit(ctx, x, recsys.Params{K: 5}); err != nil {
+		t.Fatal(err)
+	}
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
+	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)
+
+	add(t, st, "fresh", "view", "a") // after training: a new user
+	rec, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "fresh", N: 2, ExcludeConsumed: true, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(rec.Items); !slices.Equal(got, []string{"b", "c"}) || rec.ModelVersion != "v1" || rec.Fallback != "" {
+		t.Fatalf("fresh after a: %v %+v, want [b c] from itemknn v1", got, rec)
+	}
+	if r := rec.Items[0].Reasons; len(r) != 1 || r[0].Kind != "item" || r[0].ID != "a" {
+		t.Fatalf("reasons for b = %+v, want the consumed item a", r)
+	}
+	add(t, st, "fresh", "view", "b")
+	rec, _ = eng.Recommend(ctx, api.RecommendRequest{UserID: "fresh", N: 1, ExcludeConsumed: true})
+	if got := ids(rec.Items); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("after consuming b: %v, want [c]", got)
+	}
+	sim, err := eng.Similar(ctx, api.SimilarRequest{ItemID: "x", N: 2, By: "collaborative"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(sim.Items); len(got) != 2 || !slices.Contains(got, "y") || !slices.Contains(got, "z") {
+		t.Fatalf("similar to x = %v, want y and z", got)
+	}
+}
