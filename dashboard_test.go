@@ -1,0 +1,657 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"recsys/api"
+)
+
+// The dashboard test drives the embedded dashboard (web/) in headless
+// Chromium against a live App holding MovieLens 100K: it enters the admin
+// key, retrains and evaluates from the page, opens recommendations, an
+// evaluation chart and every page at desktop and phone width, and saves
+// the screenshots of the README to docs/screenshots/. It fails on any
+// console error, uncaught exception or failed request other than those it
+// provokes on purpose.
+
+const dashAdminKey = "dashboard-test-admin-key"
+
+// findChromium returns the browser to drive, or ends the test: a missing
+// browser fails it unless RECSYS_SKIP_BROWSER=1.
+func findChromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("RECSYS_SKIP_BROWSER") == "1" {
+		t.Skip("chromium is not installed and RECSYS_SKIP_BROWSER=1")
+	}
+	t.Fatal("the dashboard test needs Chromium, and none is on PATH: install it (Debian: apt-get install -y chromium), or set RECSYS_SKIP_BROWSER=1 to skip this test")
+	return ""
+}
+
+// dashboardData loads MovieLens 100K from ../shared/datasets/ml-100k, or a
+// generated catalogue when that folder is missing. It returns a user and an
+// item to explore.
+func dashboardData(t *testing.T, a *testApp) (user, item string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := filepath.Join("..", "shared", "datasets", "ml-100k")
+	if _, err := os.Stat(dir); err == nil {
+		if _, err := importItems(ctx, a.store, "movielens", dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := importEvents(ctx, a.store, "movielens", dir, newProgress(io.Discard, -1, "")); err != nil {
+			t.Fatal(err)
+		}
+		return "1", "50"
+	}
+	t.Logf("%s is missing: the dashboard test uses a generated dataset", dir)
+	const users, items, clusters = 400, 300, 4
+	genres := []string{"action", "comedy", "drama", "sci-fi"}
+	rng := rand.New(rand.NewPCG(7, 7))
+	var catalogue []api.Item
+	for i := 0; i < items; i++ {
+		f := map[string]float64{}
+		for k, g := range genres {
+			f[g] = 0
+			if k == i%clusters || rng.Float64() < 0.1 {
+				f[g] = 1
+			}
+		}
+		catalogue = append(catalogue, api.Item{ID: fmt.Sprintf("i%d", i), Features: f,
+			Categories: []string{genres[i%clusters]}, Labels: map[string]string{"title": fmt.Sprintf("Title %d", i)}})
+	}
+	if err := a.store.PutItems(ctx, catalogue); err != nil {
+		t.Fatal(err)
+	}
+	evs := clustered(users, items, 30, clusters, 8)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for k := range evs {
+		evs[k].Timestamp = start.Add(time.Duration(k) * 90 * time.Second)
+	}
+	a.load(t, evs)
+	return "u1", "i0"
+}
+
+// browserLog collects what must not happen in the page.
+type browserLog struct {
+	mu       sync.Mutex
+	problems []string
+	sent     map[network.RequestID]sentRequest
+	trained  bool // a model is trained: /readyz must answer 200
+	keyed    int  // requests seen with an Authorization header
+}
+
+type sentRequest struct {
+	method  string
+	keyed   bool // the request carried Authorization
+	trained bool // sent after a model was trained
+}
+
+// provoked lists the failures that the test causes on purpose.
+var provoked = []struct {
+	method string
+	path   *regexp.Regexp
+	status []int64
+}{
+	// Content neighbours need a learned metric, which this test does not train.
+	{"GET", regexp.MustCompile(`^/items/[^/]+/similar\?.*by=content`), []int64{503}},
+	// Query by example: the route may not exist yet (404/405), or answer
+	// that no metric is trained (503), or reject the vector (400).
+	{"POST", regexp.MustCompile(`^/search/similar$`), []int64{400, 404, 405, 503}},
+}
+
+func (l *browserLog) addf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.problems = append(l.problems, fmt.Sprintf(format, args...))
+}
+
+func (l *browserLog) setTrained() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.trained = true
+}
+
+func (l *browserLog) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.problems...)
+}
+
+func remoteText(o *runtime.RemoteObject) string {
+	if o == nil {
+		return ""
+	}
+	if len(o.Value) > 0 {
+		var s string
+		if json.Unmarshal(o.Value, &s) == nil {
+			return s
+		}
+		return string(o.Value)
+	}
+	return o.Description
+}
+
+// listen runs on the browser's message loop: it must be quick.
+func (l *browserLog) listen(base string) func(ev any) {
+	return func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, remoteText(a))
+				}
+				l.addf("console.error: %s", strings.Join(parts, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			l.addf("uncaught exception at %s:%d: %s", d.URL, d.LineNumber+1, msg)
+		case *cdplog.EventEntryAdded:
+			// Failed requests are judged below, by status.
+			if ev.Entry.Level == cdplog.EntryLevelError && ev.Entry.Source != cdplog.EntrySourceNetwork {
+				l.addf("browser log (%s): %s %s", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL)
+			}
+		case *network.EventRequestWillBeSent:
+			_, keyed := ev.Request.Headers["Authorization"]
+			l.mu.Lock()
+			l.sent[ev.RequestID] = sentRequest{method: ev.Request.Method, keyed: keyed, trained: l.trained}
+			if keyed {
+				l.keyed++
+			}
+			l.mu.Unlock()
+		case *network.EventResponseReceived:
+			if ev.Response.Status < 400 {
+				return
+			}
+			l.mu.Lock()
+			req := l.sent[ev.RequestID]
+			l.mu.Unlock()
+			path := strings.TrimPrefix(ev.Response.URL, base)
+			if !l.expected(req, path, ev.Response.Status) {
+				l.addf("request failed: %s %s → %d", req.method, path, ev.Response.Status)
+			}
+		case *network.EventLoadingFailed:
+			// A request cancelled by navigation (the dashboard aborts the
+			// requests of the page it leaves) is no failure.
+			if !ev.Canceled && ev.ErrorText != "net::ERR_ABORTED" {
+				l.addf("request failed: %s (%s)", ev.ErrorText, ev.Type)
+			}
+		}
+	}
+}
+
+// expected tells the failures the test provokes from the ones it must
+// report.
+func (l *browserLog) expected(req sentRequest, path string, status int64) bool {
+	switch {
+	case status == 401 && !req.keyed:
+		return true // the page opened before the key was entered
+	case status == 503 && path == "/readyz" && !req.trained:
+		return true // not ready before the first training
+	}
+	for _, p := range provoked {
+		if p.method == req.method && p.path.MatchString(path) && slices.Contains(p.status, status) {
+			return true
+		}
+	}
+	return false
+}
+
+// dash drives one tab of the dashboard.
+type dash struct {
+	t    *testing.T
+	ctx  context.Context
+	log  *browserLog
+	shot string // screenshot folder
+	last time.Time
+}
+
+// step logs how long the step that just ended took.
+func (d *dash) step(what string) {
+	d.t.Helper()
+	now := time.Now()
+	d.t.Logf("%5.1fs  %s", now.Sub(d.last).Seconds(), what)
+	d.last = now
+}
+
+// do runs browser actions within a time limit and fails the test with the
+// step's name.
+func (d *dash) do(step string, limit time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(d.ctx, limit)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		d.fail(step, err)
+	}
+}
+
+func (d *dash) fail(step string, err error) {
+	d.t.Helper()
+	if b, e := chromedp.Run(d.ctx, chromedp.CaptureScreenshot()); e == nil {
+		p := filepath.Join(d.t.TempDir(), "failure.png")
+		if os.WriteFile(p, b, 0o644) == nil {
+			d.t.Logf("the page at the failure: %s", p)
+		}
+	}
+	if text, e := chromedp.Run(d.ctx, chromedp.Evaluate[string](`document.querySelector('main')?.innerText.slice(0, 3000) || ''`)); e == nil {
+		d.t.Logf("the page's text at the failure:\n%s", text)
+	}
+	for _, p := range d.log.list() {
+		d.t.Log(p)
+	}
+	d.t.Fatalf("%s: %v", step, err)
+}
+
+// evalJS evaluates a JavaScript expression in the page.
+func evalJS[T any](d *dash, step, expr string) T {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		d.fail(step, err)
+	}
+	return v
+}
+
+// wait polls a JavaScript expression until it is truthy. (chromedp's Poll
+// compiles the predicate with new Function, which the dashboard's
+// Content-Security-Policy forbids.)
+func (d *dash) wait(step, expr string, limit time.Duration) {
+	d.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!(`+expr+`)`))
+		cancel()
+		if err != nil {
+			d.fail(step, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			d.fail(step, fmt.Errorf("%s still false after %v", expr, limit))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitFor waits for an element to match a CSS selector.
+func (d *dash) waitFor(step, selector string, limit time.Duration) {
+	d.t.Helper()
+	d.wait(step, fmt.Sprintf("document.querySelector(%q)", selector), limit)
+}
+
+// open goes to a hash route of the single page (no reload) and waits for
+// an element of the page to show.
+func (d *dash) open(route, ready string) {
+	d.t.Helper()
+	evalJS[chromedp.Void](d, "open "+route, fmt.Sprintf("location.hash = %q", route))
+	d.waitFor("open "+route, ready, 60*time.Second)
+}
+
+// click clicks an element with the mouse.
+func (d *dash) click(step, selector string) {
+	d.t.Helper()
+	d.do(step, 20*time.Second, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+}
+
+// fitsWidth checks that nothing makes the page wider than the window.
+func (d *dash) fitsWidth(route string) {
+	d.t.Helper()
+	w := evalJS[[]int](d, "width of "+route, `[document.documentElement.scrollWidth, window.innerWidth]`)
+	if w[0] > w[1] {
+		d.t.Errorf("%s is %dpx wide in a %dpx window: the page scrolls sideways", route, w[0], w[1])
+	}
+}
+
+// screenshot saves the top of the page, at most maxHeight CSS pixels, as
+// docs/screenshots/name.png.
+func (d *dash) screenshot(name string, maxHeight float64) {
+	d.t.Helper()
+	evalJS[chromedp.Void](d, "scroll to the top", `window.scrollTo(0, 0)`)
+	time.Sleep(150 * time.Millisecond) // let charts draw at their width
+	dims := evalJS[[]float64](d, "screenshot "+name, `[document.documentElement.clientWidth, document.documentElement.scrollHeight]`)
+	height := min(dims[1], maxHeight)
+	shot := func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
+		r, err := cdp.Call(ctx, t, page.CaptureScreenshot, page.CaptureScreenshotParams{
+			Format:                page.CaptureScreenshotFormatPng,
+			Clip:                  &page.Viewport{Width: dims[0], Height: height, Scale: 1},
+			CaptureBeyondViewport: new(true),
+			FromSurface:           new(true),
+		})
+		return r.Data, err
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, 20*time.Second)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, shot)
+	if err != nil {
+		d.fail("screenshot "+name, err)
+	}
+	const limit = 300 << 10
+	if len(raw) > limit {
+		d.t.Errorf("screenshot %s is %d KB, more than %d KB", name, len(raw)>>10, limit>>10)
+	}
+	if err := os.WriteFile(filepath.Join(d.shot, name+".png"), raw, 0o644); err != nil {
+		d.t.Fatal(err)
+	}
+	d.step(fmt.Sprintf("screenshot %s.png, %d KB", name, len(raw)>>10))
+}
+
+// setViewport emulates a window of the given size (a phone when mobile).
+func (d *dash) setViewport(width, height int64, mobile bool) {
+	d.t.Helper()
+	opts := []chromedp.EmulateViewportOption{chromedp.EmulatePortrait}
+	if mobile {
+		opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	d.do(fmt.Sprintf("viewport %dx%d", width, height), 10*time.Second, chromedp.EmulateViewport(width, height, opts...))
+}
+
+func TestDashboard_endToEnd(t *testing.T) {
+	chrome := findChromium(t)
+	start := time.Now()
+	a := startApp(t, func(c *Config) { c.AdminKey = dashAdminKey })
+	user, item := dashboardData(t, a)
+	counts := a.counts(t)
+	t.Logf("data loaded in %v: %d users, %d items, %d events", time.Since(start).Round(time.Millisecond), counts.Users, counts.Items, counts.Events)
+
+	profile, err := os.MkdirTemp("", "recsys-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chrome),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 900),
+	)
+	defer cancelAlloc()
+	blog := &browserLog{sent: map[network.RequestID]sentRequest{}}
+	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(blog.listen(a.URL)))
+	defer cancelTab()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", chrome, err)
+	}
+	// The README's screenshots are rewritten only when asked
+	// (RECSYS_SCREENSHOTS=1); otherwise they go to a temporary folder.
+	shots := t.TempDir()
+	if os.Getenv("RECSYS_SCREENSHOTS") == "1" {
+		shots = filepath.Join("docs", "screenshots")
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &dash{t: t, ctx: ctx, log: blog, shot: shots, last: time.Now()}
+	d.setViewport(1280, 900, false)
+
+	// No key yet: the page says what is missing.
+	d.do("load the dashboard", 30*time.Second, chromedp.Navigate(a.URL+"/#/overview"))
+	d.wait("the overview asks for a key", `document.querySelector('#stats .error')?.textContent.includes('unauthorized')`, 30*time.Second)
+
+	// Enter the admin key.
+	d.click("open the key form", "#key-summary")
+	d.do("type the key", 10*time.Second, chromedp.SendKeys(chromedp.CSS("#key-input"), dashAdminKey))
+	d.click("save the key", "#key-save")
+	d.wait("the overview shows the counts", fmt.Sprintf(`document.querySelector('#stat-users')?.textContent === %q`, fmt.Sprintf("%d", counts.Users)), 30*time.Second)
+	if got := evalJS[string](d, "key storage", `sessionStorage.getItem('recsys.key')`); got != dashAdminKey {
+		t.Errorf("sessionStorage holds %q, want the key", got)
+	}
+	d.step("the key is entered and the overview loaded")
+
+	// Retrain two models from the Models page and watch the job.
+	d.open("#/models", "#retrain-form")
+	evalJS[chromedp.Void](d, "pick models", `for (const m of ['popular', 'itemknn']) document.querySelector('#retrain-form input[value="' + m + '"]').checked = true`)
+	d.click("start retraining", "#retrain-start")
+	d.waitFor("the job panel", "#job-live .job-panel", 20*time.Second)
+	seen := map[string]bool{}
+	deadline := time.Now().Add(100 * time.Second)
+	for state := ""; state != "succeeded"; {
+		state = evalJS[string](d, "job state", `document.querySelector('#job-live .job-panel')?.dataset.state || ''`)
+		seen[state] = true
+		if state == "failed" || state == "cancelled" {
+			d.fail("retraining", fmt.Errorf("the job ended %s", state))
+		}
+		if time.Now().After(deadline) {
+			d.fail("retraining", fmt.Errorf("the job is still %s", state))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	blog.setTrained()
+	t.Logf("retraining from the page: states seen %v", seen)
+	d.step("retrained popular and itemknn from the page")
+	d.waitFor("the progress bar at 100%", `#job-live .progress[aria-valuenow="100"]`, 5*time.Second)
+	d.waitFor("the models table", `#models-list tr[data-model="itemknn"]`, 20*time.Second)
+
+	// Activate popular, then itemknn again, from the table.
+	for _, m := range []string{"popular", "itemknn"} {
+		d.click("activate "+m, fmt.Sprintf(`button.activate[data-model=%q]`, m))
+		d.wait("activated "+m, fmt.Sprintf(`document.querySelector('#models-list tr[data-model=%q] .badge-active')`, m), 20*time.Second)
+	}
+	d.step("activated popular, then itemknn")
+
+	// Start a retraining that is slow enough to cancel, and cancel it.
+	evalJS[chromedp.Void](d, "pick slim", `for (const i of document.querySelectorAll('#retrain-form input[name="model"]')) i.checked = i.value === 'slim'`)
+	d.click("start a second retraining", "#retrain-start")
+	d.wait("the second job", `document.querySelector('#job-live .job-panel')?.dataset.job && document.querySelector('#job-live .cancel-job')`, 20*time.Second)
+	if evalJS[bool](d, "cancel", `(() => { const b = document.querySelector('#job-live .cancel-job'); if (!b) return false; b.click(); return true; })()`) {
+		d.wait("the job is cancelled", `['cancelled', 'succeeded'].includes(document.querySelector('#job-live .job-panel')?.dataset.state)`, 30*time.Second)
+	}
+	// Stage timings of the first job in the history.
+	d.wait("the job history", `document.querySelectorAll('#job-history tr.job-row').length >= 2`, 20*time.Second)
+	evalJS[chromedp.Void](d, "open a job", `document.querySelectorAll('#job-history tr.job-row button.link-btn')[1].click()`)
+	d.waitFor("stage timings", "#job-history tr.job-detail .stage-row", 10*time.Second)
+	d.step("started and cancelled a retraining")
+	d.screenshot("models", 1500)
+
+	// Start an evaluation of two models with one fold from the page.
+	d.open("#/evaluations", "#eval-form")
+	evalJS[chromedp.Void](d, "fill the evaluation form", `
+		for (const m of ['popular', 'itemknn']) document.querySelector('#eval-form input[value="' + m + '"]').checked = true;
+		document.querySelector('#eval-folds').value = '1';`)
+	d.click("start the evaluation", "#eval-start")
+	d.waitFor("the evaluation job", "#eval-live .job-panel", 20*time.Second)
+	// A second report to compare with, through the API: it queues behind
+	// the page's evaluation and runs while the test reads the first.
+	var acc api.JobAccepted
+	status, body := a.do(t, http.MethodPost, "/admin/evaluations", "application/json",
+		[]byte(`{"models":["popular"],"folds":1,"seed":2}`), "Authorization", "Bearer "+dashAdminKey)
+	if status != http.StatusAccepted || json.Unmarshal(body, &acc) != nil {
+		t.Fatalf("POST /admin/evaluations: %d %s", status, body)
+	}
+	d.wait("the report opens", `location.hash.startsWith('#/evaluations/') && document.querySelector('#report-table tbody tr')`, 100*time.Second)
+	first := strings.TrimPrefix(evalJS[string](d, "report id", `location.hash`), "#/evaluations/")
+	rows := evalJS[int](d, "report rows", `document.querySelectorAll('#report-table tbody tr').length`)
+	if rows != 2 {
+		t.Errorf("the report table has %d rows, want 2 (popular, itemknn)", rows)
+	}
+	d.step("evaluated from the page")
+	keyed := func(p string, out any) int {
+		status, body := a.do(t, http.MethodGet, p, "", nil, "Authorization", "Bearer "+dashAdminKey)
+		if status < 300 {
+			if err := json.Unmarshal(body, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return status
+	}
+	second := waitJob(t, keyed, acc.JobID, 100*time.Second, api.Job.Done)
+	if second.State != api.JobSucceeded {
+		t.Fatalf("the second evaluation: %+v", second)
+	}
+	d.step("evaluated through the API")
+
+	// The report with its charts: pick another measure.
+	d.open("#/evaluations", "#reports table")
+	d.wait("both reports are listed", `document.querySelectorAll('#reports a.report-link').length >= 2`, 10*time.Second)
+	d.click("open the first report", fmt.Sprintf(`#reports a.report-link[href="#/evaluations/%s"]`, first))
+	d.waitFor("the report", "#metric-chart svg rect.bar", 20*time.Second)
+	evalJS[chromedp.Void](d, "pick map", `(() => { const s = document.querySelector('#metric-chart-select'); s.value = 'map'; s.dispatchEvent(new Event('change')); })()`)
+	d.waitFor("the chart of map", `#metric-chart svg rect.bar`, 10*time.Second)
+	d.waitFor("the cutoff chart", `#atk-charts svg rect.bar`, 10*time.Second)
+	d.screenshot("evaluation", 1700)
+
+	// Compare the two reports.
+	evalJS[chromedp.Void](d, "compare", fmt.Sprintf(`(() => { const s = document.querySelector('#compare-with'); s.value = %q; s.form.requestSubmit(); })()`, second.ReportID))
+	d.waitFor("the comparison", "#compare-table td.delta", 30*time.Second)
+	d.waitFor("the comparison chart", "#compare-chart svg rect.bar", 10*time.Second)
+	d.screenshot("evaluation-compare", 1400)
+
+	// A user's history and recommendations, with reasons, from the form.
+	d.open("#/users", "#user-id")
+	d.do("type a user", 10*time.Second, chromedp.SendKeys(chromedp.CSS("#user-id"), user+"\n"))
+	d.waitFor("recommendations", "#recs-table tr.rec-row", 30*time.Second)
+	d.waitFor("reasons", "#recs-table .reason", 10*time.Second)
+	d.waitFor("the history", "#history-table tr.history-row", 30*time.Second)
+	if evalJS[bool](d, "more history", `!document.querySelector('#history-more').hidden`) {
+		n := evalJS[int](d, "history rows", `document.querySelectorAll('#history-table tr.history-row').length`)
+		d.click("load more history", "#history-more")
+		d.wait("the next page", fmt.Sprintf(`document.querySelectorAll('#history-table tr.history-row').length > %d`, n), 20*time.Second)
+	}
+	d.step("a user's recommendations and history")
+	// Recommendations from another model, chosen in the page.
+	evalJS[chromedp.Void](d, "pick popular", `(() => { const s = document.querySelector('#rec-model'); s.value = 'popular'; s.dispatchEvent(new Event('change', {bubbles: true})); })()`)
+	d.wait("popular answers", `document.querySelector('#rec-model-used')?.textContent === 'popular'`, 20*time.Second)
+	evalJS[chromedp.Void](d, "pick itemknn", `(() => { const s = document.querySelector('#rec-model'); s.value = 'itemknn'; s.dispatchEvent(new Event('change', {bubbles: true})); })()`)
+	d.wait("itemknn answers", `document.querySelector('#rec-model-used')?.textContent === 'itemknn' && document.querySelector('#recs-table .reason')`, 20*time.Second)
+	d.step("recommendations from popular, then itemknn")
+	d.screenshot("user", 1400)
+
+	// An item: details, both kinds of neighbours, query by example.
+	d.open("#/items/"+item, "#similar-collaborative table")
+	d.wait("content neighbours say why they are missing", `document.querySelector('#similar-content .error, #similar-content table')`, 20*time.Second)
+	if evalJS[bool](d, "content error", `!!document.querySelector('#similar-content .error')`) {
+		if msg := evalJS[string](d, "content error text", `document.querySelector('#similar-content .error').textContent`); !strings.Contains(msg, "model_not_ready") {
+			t.Errorf("content neighbours: %q, want the model_not_ready message", msg)
+		}
+	}
+	d.wait("the search form is filled", `document.querySelector('#search-features')?.value.length > 2`, 10*time.Second)
+	d.step("an item and its neighbours")
+	d.click("search by example", "#search-go")
+	d.wait("the search answers", `document.querySelector('#search-result .error, #search-result table, #search-result p:not(.loading)')`, 20*time.Second)
+	t.Logf("query by example: %s", evalJS[string](d, "search result", `document.querySelector('#search-result').textContent.slice(0, 200)`))
+	d.screenshot("item", 1400)
+
+	// Every page at desktop width, then at 390px.
+	pages := []struct{ name, route, ready string }{
+		{"overview", "#/overview", "#chart-events-total svg"},
+		{"models", "#/models", "#models-list table"},
+		{"evaluations", "#/evaluations", "#reports table"},
+		{"report", "#/evaluations/" + first, "#metric-chart svg"},
+		{"compare", "#/evaluations/" + first + "?vs=" + second.ReportID, "#compare-table"},
+		{"users", "#/users", "#user-id"},
+		{"user", "#/users/" + user, "#recs-table tr.rec-row"},
+		{"items", "#/items", "#catalogue table tbody tr"},
+		{"item", "#/items/" + item, "#similar-collaborative table"},
+	}
+	for _, p := range pages {
+		d.open(p.route, p.ready)
+		d.fitsWidth(p.route + " at 1280px")
+	}
+	d.step("every page at 1280px")
+	d.open("#/overview", "#chart-events-total svg")
+	d.wait("the service is ready", `document.querySelector('#health-ready .health-state')?.textContent === 'ready'`, 20*time.Second)
+	d.waitFor("the active model", "#active-model", 20*time.Second)
+	d.screenshot("overview", 1100)
+
+	d.setViewport(390, 844, true)
+	phone := map[string]bool{"overview": true, "models": true, "report": true, "user": true, "item": true}
+	for _, p := range pages {
+		d.open(p.route, p.ready)
+		d.fitsWidth(p.route + " at 390px")
+		if phone[p.name] {
+			d.screenshot(p.name+"-phone", 1700)
+		}
+	}
+	if ok := evalJS[bool](d, "key in the phone layout", `document.querySelector('#key-summary').getBoundingClientRect().right <= window.innerWidth`); !ok {
+		t.Error("the key button is outside the phone's screen")
+	}
+
+	// A report with several cutoffs draws REC@k and P@k against k, and
+	// puts rec@5 and rec@20 beside rec@10 in the table. (The server's
+	// evaluations report @10 only, so this report is made up.)
+	cutoffs := &api.Report{Kind: "recommendation", Dataset: "made up by the dashboard test", Protocol: "standard", Folds: 3, Seed: 1}
+	for k, model := range []string{"popular", "itemknn"} {
+		m := map[string]api.MetricValue{}
+		for _, name := range []string{"adg", "map", "ndcg", "atop", "auc", "mrr"} {
+			m[name] = api.MetricValue{Mean: 0.3 + 0.1*float64(k), SE: 0.01}
+		}
+		for _, cut := range []int{5, 10, 20} {
+			for _, fam := range []string{"rec", "p", "ndcg"} {
+				m[fmt.Sprintf("%s@%d", fam, cut)] = api.MetricValue{Mean: float64(cut) / 100 * float64(k+1), SE: 0.005}
+			}
+		}
+		cutoffs.Rows = append(cutoffs.Rows, api.ReportRow{Model: model, Params: map[string]float64{}, Metrics: m})
+	}
+	if err := a.store.PutReport(context.Background(), cutoffs); err != nil {
+		t.Fatal(err)
+	}
+	d.open("#/evaluations/"+cutoffs.ID, "#atk-charts")
+	for _, fam := range []string{"rec", "p", "ndcg"} {
+		d.waitFor("the "+fam+"@k curve", fmt.Sprintf(`#atk-charts figure[data-family=%q] svg path.line`, fam), 10*time.Second)
+	}
+	cols := evalJS[[]string](d, "report columns", `[...document.querySelectorAll('#report-table thead th')].map((th) => th.textContent)`)
+	if got, want := strings.Join(cols, " "), "model adg rec@5 rec@10 rec@20 map ndcg ndcg@5 ndcg@10 ndcg@20 atop auc p@5 p@10 p@20 mrr params train s"; got != want {
+		t.Errorf("report columns:\n got %s\nwant %s", got, want)
+	}
+	d.fitsWidth("a report with several cutoffs at 390px")
+	d.step("a report with several cutoffs")
+
+	// Give late events a moment, then judge.
+	time.Sleep(300 * time.Millisecond)
+	blog.mu.Lock()
+	keyedRequests := blog.keyed
+	blog.mu.Unlock()
+	if keyedRequests == 0 {
+		t.Error("no request carried the key: the browser hides the Authorization header, so a 401 could pass unnoticed")
+	}
+	for _, p := range blog.list() {
+		t.Error(p)
+	}
+	t.Logf("dashboard test took %v", time.Since(start).Round(time.Millisecond))
+}

@@ -1,0 +1,259 @@
+// Small SVG charts drawn at the width of their box (redrawn when it
+// changes), so text stays legible on a phone. Hovering a mark shows its
+// value (an SVG <title>).
+
+import {h, s} from './dom.js';
+
+export const PALETTE = ['#2f6fdf', '#e0702f', '#2a9d6f', '#b8476e', '#7a5fc4', '#c9a227', '#3aa6b9', '#7d7d7d'];
+
+export const color = (k) => PALETTE[k % PALETTE.length];
+
+// chart returns a box of a fixed height whose SVG draw(width, height)
+// makes; the height is fixed so that drawing never resizes the box.
+export function chart(height, draw, label) {
+  const box = h('div', {class: 'chart', role: 'img', 'aria-label': label || 'chart'});
+  box.style.height = height + 'px';
+  let lastW = 0;
+  const ro = new ResizeObserver((entries) => {
+    const w = Math.floor(entries[0].contentRect.width);
+    if (w > 0 && w !== lastW) {
+      lastW = w;
+      box.replaceChildren(draw(w, height));
+    }
+  });
+  ro.observe(box);
+  return box;
+}
+
+// legend is an HTML legend (it wraps on narrow screens).
+export function legend(names) {
+  return h('div', {class: 'legend'}, names.map((n, k) =>
+    h('span', {class: 'legend-item'}, h('span', {class: 'swatch swatch-' + (k % PALETTE.length)}), n)));
+}
+
+// niceTicks returns about count round values spanning [lo, hi].
+export function niceTicks(lo, hi, count = 5) {
+  if (!(hi > lo)) hi = lo + 1;
+  const raw = (hi - lo) / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((st) => st >= raw) || 10 * mag;
+  const out = [];
+  const end = Math.ceil(hi / step - 1e-9) * step;
+  for (let v = Math.floor(lo / step + 1e-9) * step; v <= end + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
+  return out;
+}
+
+function fmtTick(v) {
+  const a = Math.abs(v);
+  if (a >= 1e6) return (v / 1e6).toFixed(a >= 1e7 ? 0 : 1) + 'M';
+  if (a >= 1e4) return (v / 1e3).toFixed(0) + 'k';
+  if (a >= 100 || v === 0) return String(Math.round(v));
+  return String(Number(v.toPrecision(3)));
+}
+
+function yAxis(g, ticks, y, x0, x1) {
+  for (const t of ticks) {
+    const yy = y(t);
+    g.append(s('line', {x1: x0, x2: x1, y1: yy, y2: yy, class: 'gridline'}),
+      s('text', {x: x0 - 6, y: yy + 4, 'text-anchor': 'end', class: 'tick'}, fmtTick(t)));
+  }
+}
+
+// barChart: bars per label, one per series, each with an optional ±
+// error whisker. opts: {labels, series: [{name, values, errors?}], format?,
+// highlight?: the label index to mark (single series)}.
+export function barChart(opts) {
+  const {labels, series} = opts;
+  const format = opts.format || ((v) => v.toFixed(4));
+  return (W, H) => {
+    const n = labels.length;
+    const m = series.length;
+    const longest = Math.max(1, ...labels.map((l) => l.length));
+    const left = 48;
+    const right = 8;
+    const band = (W - left - right) / Math.max(1, n);
+    const rotate = longest * 7 > band - 4;
+    const bottom = rotate ? Math.min(110, 20 + longest * 5.2) : 26;
+    const top = 18;
+    const all = series.flatMap((se) => se.values.map((v, k) => [v, (se.errors || [])[k] || 0])).filter(([v]) => Number.isFinite(v));
+    const hi = Math.max(0, ...all.map(([v, e]) => v + e));
+    const lo = Math.min(0, ...all.map(([v, e]) => v - e));
+    const ticks = niceTicks(lo, hi > lo ? hi * 1.08 : lo + 1, Math.max(2, Math.floor((H - top - bottom) / 40)));
+    const yMax = ticks[ticks.length - 1];
+    const yMin = Math.min(lo, ticks[0]);
+    const y = (v) => top + (H - top - bottom) * (1 - (v - yMin) / (yMax - yMin || 1));
+    const svg = s('svg', {width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: 'svg-chart'});
+    const g = s('g');
+    yAxis(g, ticks, y, left, W - right);
+    const group = Math.min(band * 0.7, 64 * m);
+    const bw = Math.max(2, group / m - (m > 1 ? 2 : 0));
+    const y0 = y(Math.max(0, yMin));
+    for (let k = 0; k < n; k++) {
+      const center = left + band * (k + 0.5);
+      series.forEach((se, j) => {
+        const v = se.values[k];
+        if (typeof v !== 'number' || !Number.isFinite(v)) return;
+        const err = (se.errors || [])[k] || 0;
+        const cx = center - group / 2 + (j + 0.5) * (group / m);
+        const yv = y(v);
+        const tip = `${m > 1 ? se.name + ' · ' : ''}${labels[k]}: ${format(v)}` + (se.errors ? ` ± ${format(err)}` : '');
+        const best = m === 1 && opts.highlight === k;
+        g.append(s('rect', {x: cx - bw / 2, y: Math.min(y0, yv), width: bw, height: Math.max(1, Math.abs(y0 - yv)),
+          class: 'bar' + (best ? ' bar-best' : ''), fill: color(j)}, s('title', {}, tip)));
+        if (err > 0) {
+          const ya = y(v + err);
+          const yb = y(v - err);
+          const wh = Math.min(6, bw / 2);
+          g.append(s('path', {d: `M${cx},${ya}V${yb}M${cx - wh},${ya}H${cx + wh}M${cx - wh},${yb}H${cx + wh}`, class: 'whisker'},
+            s('title', {}, tip)));
+        }
+        if (m === 1 && band >= 44) {
+          g.append(s('text', {x: cx, y: y(v + err) - 4, 'text-anchor': 'middle', class: 'value'}, format(v)));
+        }
+      });
+      const ly = H - bottom + 14;
+      g.append(rotate
+        ? s('text', {x: center, y: ly, 'text-anchor': 'end', transform: `rotate(-40 ${center} ${ly})`, class: 'label'}, labels[k])
+        : s('text', {x: center, y: ly, 'text-anchor': 'middle', class: 'label'}, labels[k]));
+    }
+    g.append(s('line', {x1: left, x2: W - right, y1: y0, y2: y0, class: 'axis'}));
+    svg.append(g);
+    return svg;
+  };
+}
+
+// lineChart: series of [x, y, se?] points over a numeric x axis, with
+// whiskers where se > 0. opts: {series: [{name, points}], xTicks?, xFormat?, yFormat?}
+export function lineChart(opts) {
+  const series = opts.series;
+  const yFormat = opts.yFormat || ((v) => v.toFixed(4));
+  const xFormat = opts.xFormat || String;
+  return (W, H) => {
+    const left = 48;
+    const right = 16;
+    const top = 14;
+    const bottom = 28;
+    const xs = series.flatMap((se) => se.points.map((p) => p[0]));
+    const ys = series.flatMap((se) => se.points.flatMap((p) => [p[1] + (p[2] || 0), p[1] - (p[2] || 0)]));
+    let xMin = Math.min(...xs);
+    let xMax = Math.max(...xs);
+    if (xMin === xMax) {
+      xMin -= 1;
+      xMax += 1;
+    }
+    const pad = (xMax - xMin) * 0.04; // keep the end points and labels inside
+    xMin -= pad;
+    xMax += pad;
+    const yLo = Math.min(0, ...ys);
+    const yHi = Math.max(...ys, yLo + 1e-9);
+    const ticks = niceTicks(yLo, yHi * 1.08, Math.max(2, Math.floor((H - top - bottom) / 40)));
+    const yMin = ticks[0];
+    const yMax = ticks[ticks.length - 1];
+    const x = (v) => left + (W - left - right) * (v - xMin) / (xMax - xMin);
+    const y = (v) => top + (H - top - bottom) * (1 - (v - yMin) / (yMax - yMin || 1));
+    const svg = s('svg', {width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: 'svg-chart'});
+    const g = s('g');
+    yAxis(g, ticks, y, left, W - right);
+    const xt = opts.xTicks || [...new Set(xs)].sort((a, b) => a - b);
+    for (const t of xt) {
+      g.append(s('text', {x: x(t), y: H - bottom + 16, 'text-anchor': 'middle', class: 'tick'}, xFormat(t)));
+    }
+    g.append(s('line', {x1: left, x2: W - right, y1: y(yMin), y2: y(yMin), class: 'axis'}));
+    series.forEach((se, k) => {
+      const pts = [...se.points].sort((a, b) => a[0] - b[0]);
+      if (pts.length > 1) {
+        g.append(s('path', {d: pts.map((p, i) => `${i ? 'L' : 'M'}${x(p[0])},${y(p[1])}`).join(''), class: 'line', stroke: color(k)}));
+      }
+      for (const p of pts) {
+        const tip = `${se.name} @${xFormat(p[0])}: ${yFormat(p[1])}` + (p[2] !== undefined ? ` ± ${yFormat(p[2])}` : '');
+        if (p[2] > 0) {
+          const ya = y(p[1] + p[2]);
+          const yb = y(p[1] - p[2]);
+          const cx = x(p[0]);
+          g.append(s('path', {d: `M${cx},${ya}V${yb}M${cx - 4},${ya}H${cx + 4}M${cx - 4},${yb}H${cx + 4}`, class: 'whisker', stroke: color(k)}));
+        }
+        g.append(s('circle', {cx: x(p[0]), cy: y(p[1]), r: 4, fill: color(k), class: 'dot'}, s('title', {}, tip)));
+      }
+    });
+    svg.append(g);
+    return svg;
+  };
+}
+
+// timeChart: values per day (bars) or a running total (line) over a time
+// axis. points: [[Date, value]], oldest first.
+export function timeChart(points, kind) {
+  return (W, H) => {
+    const left = 48;
+    const right = 12;
+    const top = 12;
+    const bottom = 26;
+    const svg = s('svg', {width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: 'svg-chart'});
+    if (!points.length) {
+      svg.append(s('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'label'}, 'no events yet'));
+      return svg;
+    }
+    const day = 86400e3;
+    const t0 = points[0][0].getTime() - (kind === 'bars' ? day / 2 : 0);
+    const t1 = Math.max(points[points.length - 1][0].getTime() + (kind === 'bars' ? day / 2 : 0), t0 + day);
+    const yHi = Math.max(1, ...points.map((p) => p[1]));
+    const ticks = niceTicks(0, yHi * 1.05, Math.max(2, Math.floor((H - top - bottom) / 36)));
+    const yMax = ticks[ticks.length - 1];
+    const x = (t) => left + (W - left - right) * (t - t0) / (t1 - t0);
+    const y = (v) => top + (H - top - bottom) * (1 - v / yMax);
+    const g = s('g');
+    yAxis(g, ticks, y, left, W - right);
+    const n = Math.max(2, Math.min(6, Math.floor((W - left) / 90)));
+    for (let k = 0; k < n; k++) {
+      const t = t0 + (t1 - t0) * (k + 0.5) / n;
+      g.append(s('text', {x: x(t), y: H - 8, 'text-anchor': 'middle', class: 'tick'}, new Date(t).toISOString().slice(0, 10)));
+    }
+    if (kind === 'bars') {
+      const bw = Math.max(1, (W - left - right) * day / (t1 - t0) * 0.8);
+      for (const [d, v] of points) {
+        g.append(s('rect', {x: x(d.getTime()) - bw / 2, y: y(v), width: bw, height: Math.max(0.5, y(0) - y(v)), class: 'bar', fill: PALETTE[0]},
+          s('title', {}, `${d.toISOString().slice(0, 10)}: ${v.toLocaleString('en-US')} events`)));
+      }
+    } else {
+      const d = points.map((p, i) => `${i ? 'L' : 'M'}${x(p[0].getTime())},${y(p[1])}`).join('');
+      const last = points[points.length - 1];
+      g.append(s('path', {d: `${d}L${x(last[0].getTime())},${y(0)}L${x(points[0][0].getTime())},${y(0)}Z`, class: 'area', fill: PALETTE[2]}));
+      g.append(s('path', {d, class: 'line', stroke: PALETTE[2]}));
+      g.append(s('circle', {cx: x(last[0].getTime()), cy: y(last[1]), r: 3.5, fill: PALETTE[2]},
+        s('title', {}, `${last[0].toISOString().slice(0, 10)}: ${last[1].toLocaleString('en-US')} events in all`)));
+    }
+    g.append(s('line', {x1: left, x2: W - right, y1: y(0), y2: y(0), class: 'axis'}));
+    svg.append(g);
+    return svg;
+  };
+}
+
+// stageBars shows a job's stage timings as horizontal bars (HTML, so long
+// stage names wrap).
+export function stageBars(stages, current) {
+  const total = stages.reduce((a, st) => a + st.seconds, 0) || 1;
+  const max = Math.max(...stages.map((st) => st.seconds), 1e-9);
+  const rows = stages.map((st) => {
+    const fill = h('span', {class: 'stage-fill'});
+    fill.style.width = Math.max(0.5, 100 * st.seconds / max) + '%';
+    return h('div', {class: 'stage-row'},
+      h('span', {class: 'stage-name'}, st.name),
+      h('span', {class: 'stage-bar', title: `${(100 * st.seconds / total).toFixed(1)}% of the job`}, fill),
+      h('span', {class: 'stage-sec'}, st.seconds < 1 ? `${Math.round(st.seconds * 1000)} ms` : `${st.seconds.toFixed(2)} s`));
+  });
+  if (current) {
+    rows.push(h('div', {class: 'stage-row stage-current'},
+      h('span', {class: 'stage-name'}, current), h('span', {class: 'stage-bar'}, h('span', {class: 'stage-fill stage-pulse'})),
+      h('span', {class: 'stage-sec'}, 'running')));
+  }
+  return h('div', {class: 'stages'}, rows);
+}
+
+// progressBar shows a share in [0, 1].
+export function progressBar(p, state) {
+  const pct = Math.round(100 * Math.max(0, Math.min(1, p || 0)));
+  const fill = h('span', {class: 'progress-fill'});
+  fill.style.width = pct + '%';
+  return h('div', {class: 'progress progress-' + (state || 'running'), role: 'progressbar', 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': pct},
+    fill, h('span', {class: 'progress-text'}, pct + '%'));
+}
