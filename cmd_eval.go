@@ -17,6 +17,7 @@ import (
 	"recsys/recsys"
 	"recsys/recsys/dataset"
 	"recsys/recsys/eval"
+	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
 )
 
 // runEval implements `recsys eval` (SPEC.md §10): it evaluates models on a
@@ -38,6 +39,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		kGrid    = fs.String("k-grid", "", "comma-separated neighbourhood sizes (default 10,20,50,100,200,500,1000)")
 		l1Grid   = fs.String("slim-l1", "", "comma-separated SLIM ℓ1 constants (default 10,1,0.1)")
 		l2Grid   = fs.String("slim-l2", "", "comma-separated SLIM ℓ2 constants (default 10,1,0.1)")
+		fGrid    = fs.String("factor-grid", "", "comma-separated numbers of factors of bpr, wrmf, mfauc (default 5,10,20,50,100,200)")
+		lamGrid  = fs.String("febr-lambda", "", "comma-separated FEBR ℓ2 constants λ (default 0.0001,0.001,0.01,0.1)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -83,6 +86,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if opt.Grid.L2, err = parseList(*l2Grid, parseFloat); err != nil {
 		return fmt.Errorf("eval: --slim-l2: %w", err)
+	}
+	if opt.Grid.Factors, err = parseList(*fGrid, strconv.Atoi); err != nil {
+		return fmt.Errorf("eval: --factor-grid: %w", err)
+	}
+	if opt.Grid.Lambda, err = parseList(*lamGrid, parseFloat); err != nil {
+		return fmt.Errorf("eval: --febr-lambda: %w", err)
 	}
 
 	pos, err := dataset.Positives(*format, *data, minPtr)

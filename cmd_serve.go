@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"recsys/api"
 	"recsys/handlers"
 	"recsys/jobs"
-	"recsys/recsys"
 	"recsys/storage"
 	"recsys/web"
 )
@@ -254,7 +252,7 @@ func (a *App) Run(ctx context.Context) error {
 // parseModels reads a comma-separated list of model names.
 func parseModels(s string) ([]string, error) {
 	if s == "all" {
-		return recsys.Names(), nil
+		return jobs.TrainableNames(), nil
 	}
 	var out []string
 	for _, name := range strings.Split(s, ",") {
@@ -262,8 +260,8 @@ func parseModels(s string) ([]string, error) {
 		if name == "" {
 			continue
 		}
-		if !slices.Contains(recsys.Names(), name) {
-			return nil, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(recsys.Names(), ", "))
+		if !jobs.Trainable(name) {
+			return nil, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(jobs.TrainableNames(), ", "))
 		}
 		out = append(out, name)
 	}

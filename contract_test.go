@@ -371,6 +371,7 @@ func TestContract(t *testing.T) {
 		{"items", testContractItems},
 		{"interactions_users_recommendations", testContractInteractions},
 		{"trained_model", testContractTrainedModel},
+		{"content_model", testContractContentModel},
 		{"jobs_models_evaluations", testContractLifecycle},
 		{"unrouted", testContractUnrouted},
 		{"auth", testContractAuth},
@@ -727,7 +728,8 @@ func testContractTrainedModel(t *testing.T) {
 		{name: "similar", method: "GET", path: "/items/i1/similar", want: 200},
 		{name: "similar n 1", method: "GET", path: "/items/i1/similar?n=1&by=collaborative", want: 200},
 		{name: "similar by content", method: "GET", path: "/items/i1/similar?by=content", want: 503},
-		{name: "similar by hybrid", method: "GET", path: "/items/i1/similar?by=hybrid", want: 503},
+		{name: "similar by hybrid", method: "GET", path: "/items/i1/similar?by=hybrid", want: 200},
+		{name: "search without a content metric", method: "POST", path: "/search/similar", body: `{"features":[1,0]}`, want: 503},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}
@@ -851,6 +853,41 @@ func contractEvents(users, items, perUser int) string {
 		}
 	}
 	return `{"interactions":[` + strings.Join(evs, ",") + `]}`
+}
+
+// testContractContentModel trains a content metric (items with features
+// and collaborative neighbours) and exercises the routes that use it.
+func testContractContentModel(t *testing.T) {
+	s := startContractServer(t, nil)
+	s.do(t, contractCase{method: "POST", path: "/interactions", body: contractEvents(60, 30, 8), want: 201})
+	var items []string
+	for i := range 30 {
+		items = append(items, fmt.Sprintf(`{"id":"i%d","features":{"a":%d,"b":%d,"c":%g}}`, i, i%3, (i+1)%3, float64(i)/30))
+	}
+	s.do(t, contractCase{method: "POST", path: "/items", body: `{"items":[` + strings.Join(items, ",") + `]}`, want: 201})
+	id := s.startJob(t, contractCase{method: "POST", path: "/admin/retrain", body: `{"models":["itemknn","content"]}`})
+	if j := s.waitJob(t, id); j.State != api.JobSucceeded || !strings.Contains(strings.Join(j.Versions, ","), "content@") {
+		t.Fatalf("training: %+v, want an itemknn and a content version", j)
+	}
+	for _, ex := range []contractCase{
+		{name: "similar by content", method: "GET", path: "/items/i1/similar?by=content&n=3", want: 200},
+		{name: "similar by hybrid", method: "GET", path: "/items/i1/similar?by=hybrid&n=3", want: 200},
+		{name: "search by object", method: "POST", path: "/search/similar", body: `{"features":{"a":1,"b":2},"n":3}`, want: 200},
+		{name: "search default n", method: "POST", path: "/search/similar", body: `{"features":{"c":0.5}}`, want: 200},
+		{name: "search unknown features", method: "POST", path: "/search/similar", body: `{"features":{"zzz":1}}`, want: 400, field: "features"},
+		{name: "search no features", method: "POST", path: "/search/similar", body: `{"n":3}`, want: 400, invalid: true, field: "features"},
+		{name: "search n 0", method: "POST", path: "/search/similar", body: `{"features":[1],"n":0}`, want: 400, invalid: true, field: "n"},
+		{name: "search not json", method: "POST", path: "/search/similar", body: `{}`, ctype: "text/plain", want: 415, invalid: true},
+	} {
+		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
+	}
+	t.Run("search answers items of the catalogue", func(t *testing.T) {
+		var out api.SearchOut
+		s.do(t, contractCase{method: "POST", path: "/search/similar", body: `{"features":{"a":1,"b":2,"c":0.1},"n":3}`, want: 200}).decode(t, &out)
+		if len(out.Items) != 3 || out.Model != "content" {
+			t.Fatalf("search = %+v, want 3 items from the content model", out)
+		}
+	})
 }
 
 // testContractLifecycle drives the jobs, models and evaluations routes on a
@@ -1247,6 +1284,7 @@ func testContractBodyLimit(t *testing.T) {
 		{name: "interactions", method: "POST", path: "/interactions", body: `{"interactions":[` + events + `{"user_id":"u","item_id":"i"}]}`, want: 413},
 		{name: "items", method: "POST", path: "/items", body: `{"items":[` + items + `{"id":"i"}]}`, want: 413},
 		{name: "item", method: "PUT", path: "/items/item-1", body: `{"features":[` + features + `1]}`, want: 413},
+		{name: "search", method: "POST", path: "/search/similar", body: `{"features":[` + features + `1]}`, want: 413},
 		{name: "retrain", method: "POST", path: "/admin/retrain", body: `{"models":` + models + `}`, want: 413},
 		{name: "evaluation", method: "POST", path: "/admin/evaluations", body: `{"models":` + models + `,"folds":1}`, want: 413},
 	} {
@@ -1266,8 +1304,9 @@ func testContractStoreClosed(t *testing.T) {
 	// Activation looks the model up among the served ones before it
 	// touches the store: with none trained it is a 404 whatever the store's
 	// state (testContractLifecycle provokes its 500).
+	// Query by example checks for a content metric first: 503 without one.
 	want := map[string]int{"getDashboard": 200, "getHealthz": 200, "getMetrics": 200, "getOpenAPI": 200, "getReadyz": 503,
-		"activateModel": 404}
+		"activateModel": 404, "searchSimilar": 503}
 	forEachOperation(t, c, func(t *testing.T, method, path string, op *openapi3.Operation) {
 		ex := exampleExchange(t, c, method, path, op)
 		ex.want = 500

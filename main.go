@@ -26,6 +26,7 @@ Usage:
   recsys train   --db FILE [--models NAME,...|all]
   recsys eval    --data PATH --format movielens|lastfm|csv [--models NAME,...|all]
                  [--folds 3] [--protocol standard|novelty] [--seed N] [--json FILE] [--dump DIR]
+  recsys eval-retrieval --data FILE.csv --label COLUMN [--methods NAME,...] [--splits 10] [--seed N] [--json FILE]
   recsys bench   --addr HOST:PORT [--duration 30s] [--concurrency 32] [--mix recommend=80,similar=10,ingest=10]
 
 Run "recsys <command> --help" for the flags of one command.
@@ -60,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runTrain(ctx, rest, stdout, stderr)
 	case "eval":
 		return runEval(ctx, rest, stdout, stderr)
+	case "eval-retrieval":
+		return runEvalRetrieval(ctx, rest, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":

@@ -183,6 +183,8 @@ type SimilarItems struct {
 type Recommender interface {
 	Recommend(ctx context.Context, req RecommendRequest) (*Recommendations, error)
 	Similar(ctx context.Context, req SimilarRequest) (*SimilarItems, error)
+	// SearchSimilar ranks the catalogue for an unseen feature vector.
+	SearchSimilar(ctx context.Context, features map[string]float64, n int) (*SimilarItems, error)
 }
 
 // MaxIDBytes is the longest id accepted (SPEC.md §2).

@@ -288,3 +288,17 @@ type StatsOut struct {
 	Counts
 	EventsByDay []DayCount `json:"events_by_day"`
 }
+
+// SearchIn is the body of POST /search/similar: query by example.
+type SearchIn struct {
+	Features Features `json:"features" validate:"required,min=1,max=4096,dive,keys,min=1,max=256,endkeys,finite"`
+	N        *int     `json:"n,omitempty" validate:"omitempty,min=1,max=1000"`
+}
+
+// SearchOut answers POST /search/similar.
+type SearchOut struct {
+	By           string       `json:"by"`
+	Model        string       `json:"model"`
+	ModelVersion string       `json:"model_version"`
+	Items        []ScoredItem `json:"items"`
+}

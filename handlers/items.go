@@ -18,6 +18,35 @@ func (h *handler) registerItemRoutes(r chi.Router) {
 		r.With(h.requireAdmin).Delete("/", h.handleItemDelete)
 		r.With(h.requireApp).Get("/similar", h.handleItemSimilar)
 	})
+	r.With(h.requireApp).Post("/search/similar", h.handleSearchSimilar)
+}
+
+// handleSearchSimilar ranks the catalogue by the learned content metric for
+// a feature vector that is not in the catalogue (query by example).
+func (h *handler) handleSearchSimilar(w http.ResponseWriter, r *http.Request) {
+	var in api.SearchIn
+	if err := h.decodeJSON(w, r, &in); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if err := h.validate(in); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	n := 10
+	if in.N != nil {
+		n = *in.N
+	}
+	if n > h.limits.MaxN {
+		h.writeError(w, r, api.FieldError("n", fmt.Sprintf("must be at most %d", h.limits.MaxN)))
+		return
+	}
+	res, err := h.Recommender.SearchSimilar(r.Context(), in.Features, n)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.SearchOut{By: res.By, Model: res.Model, ModelVersion: res.ModelVersion, Items: res.Items})
 }
 
 func (h *handler) handleItemGet(w http.ResponseWriter, r *http.Request) {

@@ -23,6 +23,7 @@ type Source interface {
 	Catalogue(ctx context.Context) (*api.Catalogue, error)
 	Versions() (items, events uint64)
 	UserIDs(ctx context.Context, idx []uint32) ([]string, error)
+	ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
 }
 
 // EngineOptions configure an Engine.
@@ -41,8 +42,9 @@ type Engine struct {
 	cache     atomic.Pointer[catalogueCache]
 	refreshMu sync.Mutex
 
-	models atomic.Pointer[modelSet]
-	swapMu sync.Mutex // serialises writers of models
+	models  atomic.Pointer[modelSet]
+	swapMu  sync.Mutex // serialises writers of models
+	content atomic.Pointer[content]
 }
 
 // catalogueCache is an immutable catalogue with its popularity order.
@@ -160,6 +162,7 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 				return nil, err
 			}
 		}
+		out.Items = e.withColdItems(ctx, c, prof, req, out.Items)
 		return out, nil
 	}
 	out.Model, out.Fallback = "popular", "popular"
@@ -235,8 +238,15 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 	if !ok {
 		return nil, api.Errorf(api.CodeNotFound, "item %q not found", req.ItemID)
 	}
-	if req.By != "collaborative" {
-		return nil, api.Errorf(api.CodeModelNotReady, "%s similarity needs a learned metric over item features, and none is trained yet", req.By)
+	if req.By == "content" {
+		items, cm, err := e.contentSimilar(ctx, c, idx, req.N)
+		if err != nil {
+			return nil, err
+		}
+		return &api.SimilarItems{ItemID: req.ItemID, By: req.By, Model: ContentModelName, ModelVersion: cm.info.Version, Items: items}, nil
+	}
+	if req.By == "hybrid" {
+		return e.hybridSimilar(ctx, c, idx, req)
 	}
 	m, nb := e.neighbourModel()
 	if nb == nil {

@@ -8,6 +8,7 @@ import (
 
 	"recsys/api"
 	"recsys/recsys"
+	"recsys/retrieval"
 )
 
 // Served is a trained model ready to answer, with its record.
@@ -91,7 +92,15 @@ func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
 			continue
 		}
 		blob, err := st.ModelBlob(ctx, info.Name, info.Version)
-		if err == nil {
+		if err == nil && info.Name == ContentModelName {
+			var names []string
+			var m *retrieval.Metric
+			if names, m, err = decodeContent(blob); err == nil {
+				e.InstallContent(info, names, m)
+				loaded[info.Name] = true
+				continue
+			}
+		} else if err == nil {
 			var m recsys.Model
 			if m, err = recsys.Load(blob); err == nil {
 				e.Install(&Served{Info: info, Model: m}, info.Name == active)

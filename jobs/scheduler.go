@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"recsys/api"
-	"recsys/recsys"
 	"recsys/recsys/eval"
+	"recsys/retrieval"
 )
 
 // Store is what the scheduler reads and writes.
@@ -265,17 +265,14 @@ func (s *Scheduler) drain(ctx context.Context) {
 
 		s.execute(jctx, &j)
 		cancel()
-		s.mu.Lock()
-		s.running, s.cancelRun = nil, nil
-		s.mu.Unlock()
 	}
 }
 
 // checkModelNames rejects unknown model names, naming the entry.
 func checkModelNames(names []string) error {
 	for k, n := range names {
-		if !knownModel(n) {
-			return api.FieldError(fmt.Sprintf("models[%d]", k), fmt.Sprintf("unknown model %q (known: %s)", n, strings.Join(recsys.Names(), ", ")))
+		if !Trainable(n) {
+			return api.FieldError(fmt.Sprintf("models[%d]", k), fmt.Sprintf("unknown model %q (known: %s)", n, strings.Join(TrainableNames(), ", ")))
 		}
 	}
 	return nil
@@ -311,7 +308,13 @@ func (s *Scheduler) execute(ctx context.Context, j *api.Job) {
 	default:
 		err = fmt.Errorf("unknown job kind %q", j.Kind)
 	}
-	rec.finish(err, ctx)
+	// The job stops being "running" before its final record is written,
+	// so a cancel that reads the ended record is answered as ended.
+	rec.finish(err, ctx, func() {
+		s.mu.Lock()
+		s.running, s.cancelRun = nil, nil
+		s.mu.Unlock()
+	})
 }
 
 func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) error {
@@ -321,10 +324,16 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 		return err
 	}
 	models, err := trainModels(ctx, snap, j.Models, s.opts.Train, func(stage string, done float64) {
-		rec.stage(stage, 0.05+0.85*done)
+		rec.stage(stage, 0.05+0.75*done)
 	})
 	if err != nil {
 		return err
+	}
+	var cont *trainedContent
+	if slices.Contains(j.Models, ContentModelName) {
+		if cont, err = s.trainContent(ctx, snap, rec); err != nil {
+			return err
+		}
 	}
 	rec.stage("persist and swap", 0.9)
 	// Persist every model first, then swap: a crash in between leaves the
@@ -344,6 +353,18 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 		}
 		j.Versions = append(j.Versions, t.served.Info.Name+"@"+v)
 	}
+	if cont != nil {
+		v, err := s.st.NewModelVersion(bg)
+		if err != nil {
+			return err
+		}
+		cont.info.Version, cont.info.JobID = v, j.ID
+		if err := s.st.PutModel(bg, cont.info, cont.blob); err != nil {
+			return err
+		}
+		j.Versions = append(j.Versions, ContentModelName+"@"+v)
+		s.eng.InstallContent(cont.info, cont.names, cont.metric)
+	}
 	activate := s.chooseActive(models)
 	for _, t := range models {
 		s.eng.Install(t.served, t.served.Info.Name == activate)
@@ -357,6 +378,41 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 	s.lastTrained = snap.Events
 	s.mu.Unlock()
 	return nil
+}
+
+// trainedContent is a learned content metric ready to persist.
+type trainedContent struct {
+	info   api.ModelInfo
+	names  []string
+	metric *retrieval.Metric
+	blob   []byte
+}
+
+// trainContent learns the content metric when items have features; it
+// returns nil when there is nothing to learn from.
+func (s *Scheduler) trainContent(ctx context.Context, snap *api.Snapshot, rec *recorder) (*trainedContent, error) {
+	if len(snap.FeatureNames) == 0 || len(snap.Users) == 0 {
+		return nil, nil
+	}
+	rec.stage("content metric", 0.8)
+	start := time.Now()
+	x, err := snapshotMatrix(snap)
+	if err != nil {
+		return nil, err
+	}
+	m, n, err := learnContent(ctx, snap, x, uint64(s.opts.Train.Seed))
+	if err != nil || m == nil {
+		return nil, err
+	}
+	blob, err := encodeContent(snap.FeatureNames, m)
+	if err != nil {
+		return nil, err
+	}
+	info := api.ModelInfo{Name: ContentModelName, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
+		Items: n, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
+		Params:     map[string]float64{"rank": float64(m.Rank()), "features": float64(m.Dim()), "neighbours": contentNeighbours},
+		Validation: map[string]float64{}}
+	return &trainedContent{info: info, names: snap.FeatureNames, metric: m, blob: blob}, nil
 }
 
 // chooseActive keeps the active model when it was retrained or is still
@@ -470,7 +526,7 @@ func (r *recorder) write(force bool) {
 	}
 }
 
-func (r *recorder) finish(err error, ctx context.Context) {
+func (r *recorder) finish(err error, ctx context.Context, beforeWrite func()) {
 	r.mu.Lock()
 	now := time.Now().UTC()
 	if r.j.Stage != "" {
@@ -489,6 +545,7 @@ func (r *recorder) finish(err error, ctx context.Context) {
 		}
 	}
 	r.mu.Unlock()
+	beforeWrite()
 	r.write(true)
 	r.log.Info("job finished", "job", r.j.ID, "kind", r.j.Kind, "state", r.j.State, "error", r.j.Error)
 }

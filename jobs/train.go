@@ -11,6 +11,7 @@ import (
 	"recsys/recsys"
 	"recsys/recsys/eval"
 	"recsys/recsys/metrics"
+	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
 )
 
 // TrainOptions configure model fitting in the service.
@@ -21,6 +22,14 @@ type TrainOptions struct {
 	Grid []int
 	// SLIM is the grid of fsSLIM (ℓ1, ℓ2) pairs tried for every k.
 	SLIM [][2]float64
+	// Factors is the grid of the number of factors of bpr, wrmf and
+	// mfauc, and MF the secondary settings (recsys.Params.Extra) tried for
+	// each, by model; a model missing from MF tries its defaults only.
+	Factors []int
+	MF      map[string][]map[string]float64
+	// FEBRLambda is FEBR's λ grid, tried for every k (nil:
+	// DefaultFEBRLambda).
+	FEBRLambda []float64
 	// Seed seeds the validation split.
 	Seed int64
 }
@@ -29,11 +38,17 @@ type TrainOptions struct {
 var DefaultTrainOptions = TrainOptions{
 	Grid: []int{10, 20, 50, 100, 200},
 	SLIM: [][2]float64{{1, 1}, {0.1, 1}},
+	// Shorter than evaluation's grids (eval.DefaultGrid, mfgrid.go).
+	Factors: []int{10, 50},
+	MF: map[string][]map[string]float64{
+		"bpr":  {{"lambda": 0.025}, {"lambda": 0.0025}},
+		"wrmf": {{"alpha": 1}, {"alpha": 0.01}},
+	},
 	Seed: 1,
 }
 
 // DefaultModels are trained when a job names none.
-var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim"}
+var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "febr", ContentModelName}
 
 // trained is one fitted model ready to persist and serve.
 type trained struct {
@@ -51,11 +66,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	if len(snap.Users) == 0 {
 		return nil, api.Errorf(api.CodeConflict, "there are no relevant interactions to train on")
 	}
-	pairs := make([]recsys.Pair, len(snap.Users))
-	for k := range snap.Users {
-		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
-	}
-	x, err := recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
+	x, err := snapshotMatrix(snap)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +78,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	}
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == ContentModelName })
 	var out []trained
 	for k, name := range names {
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
@@ -103,6 +115,9 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 // tune returns the parameters with the best validation ADG and the
 // validation measures they reach.
 func tune(ctx context.Context, name string, split *eval.Split, cache *recsys.NeighbourCache, opts TrainOptions) (recsys.Params, metrics.Values, error) {
+	if recsys.IsFEBR(name) {
+		return tuneFEBR(ctx, name, split, cache, opts)
+	}
 	var cands []recsys.Params
 	switch name {
 	case "popular":
@@ -111,6 +126,20 @@ func tune(ctx context.Context, name string, split *eval.Split, cache *recsys.Nei
 		for _, k := range opts.Grid {
 			for _, l := range opts.SLIM {
 				cands = append(cands, recsys.Params{K: k, L1: l[0], L2: l[1]})
+			}
+		}
+	case "bpr", "wrmf", "mfauc":
+		secondary := opts.MF[name]
+		if len(secondary) == 0 {
+			secondary = []map[string]float64{nil}
+		}
+		factors := opts.Factors
+		if len(factors) == 0 {
+			factors = []int{0} // the model's default
+		}
+		for _, k := range factors {
+			for _, e := range secondary {
+				cands = append(cands, recsys.Params{K: k, Extra: e})
 			}
 		}
 	default:
@@ -221,4 +250,13 @@ func countIDs(ids []string) int {
 		}
 	}
 	return n
+}
+
+// snapshotMatrix is X of a snapshot, indexed by the store's dense indices.
+func snapshotMatrix(snap *api.Snapshot) (*recsys.Matrix, error) {
+	pairs := make([]recsys.Pair, len(snap.Users))
+	for k := range snap.Users {
+		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
+	}
+	return recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
 }

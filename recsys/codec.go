@@ -46,12 +46,16 @@ func (e *encoder) neighbours(nb *Neighbours) {
 	}
 }
 
-// matrix writes the shape, the row lengths and the column indices.
+// matrix writes the shape, the row lengths, the column lengths (which
+// bound the shape by the data size when decoding) and the column indices.
 func (e *encoder) matrix(x *Matrix) {
 	e.uint(uint64(x.nUsers))
 	e.uint(uint64(x.nItems))
 	for u := 0; u < x.nUsers; u++ {
 		e.uint(uint64(x.UserCount(u)))
+	}
+	for i := 0; i < x.nItems; i++ {
+		e.uint(uint64(x.ItemCount(i)))
 	}
 	for _, i := range x.byUser.idx {
 		e.b = binary.LittleEndian.AppendUint32(e.b, i)
@@ -189,16 +193,21 @@ func (d *decoder) neighbours(nCols int) *Neighbours {
 }
 
 // matrix reads a matrix and checks that its rows are strictly ascending and
-// in range.
+// in range and that its column lengths match.
 func (d *decoder) matrix() *Matrix {
 	nUsers := d.count(1)
-	nItems := d.bounded(1 << 32)
-	if d.err != nil {
+	nItems := d.count(1)
+	if d.err != nil || nUsers+nItems > len(d.b) {
+		d.err = errCorrupt
 		return nil
 	}
 	ptr := make([]int, nUsers+1)
 	for u := 0; u < nUsers; u++ {
 		ptr[u+1] = ptr[u] + d.count(4)
+	}
+	colLen := make([]int, nItems)
+	for i := range colLen {
+		colLen[i] = d.count(4)
 	}
 	if d.err != nil || ptr[nUsers] > len(d.b)/4 {
 		d.err = errCorrupt
@@ -217,7 +226,14 @@ func (d *decoder) matrix() *Matrix {
 			}
 		}
 	}
-	return newMatrixCSR(nUsers, nItems, csr{ptr: ptr, idx: idx})
+	x := newMatrixCSR(nUsers, nItems, csr{ptr: ptr, idx: idx})
+	for i, n := range colLen {
+		if x.ItemCount(i) != n {
+			d.err = errCorrupt
+			return nil
+		}
+	}
+	return x
 }
 
 // finish reports the first error, or trailing garbage.

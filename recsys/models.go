@@ -58,8 +58,11 @@ type Params struct {
 	// both 0 means DefaultL1 and DefaultL2.
 	L1, L2 float64
 	// Tol is the SLIM coordinate-descent tolerance on the largest weight
-	// change of a sweep; 0 means 1e-4. MaxIter caps the sweeps per item
-	// (0 means 200).
+	// change of a sweep; 0 means 1e-4. MaxIter caps the sweeps of each
+	// active-set pass (0 means 50): with a small ℓ2 constant, collinear
+	// neighbours make some items converge slowly along directions where the
+	// objective is flat; on Last.fm, 50 instead of 200 sweeps changes the
+	// validation ADG by about 1e-4 and cuts the fit time by two thirds.
 	Tol     float64
 	MaxIter int
 	// Cache, when it was built on the same matrix with k_max ≥ K, supplies
@@ -72,6 +75,14 @@ type Params struct {
 	Init Model
 	// Progress, when not nil, receives progress reports.
 	Progress ProgressFunc
+	// FEBR configures the FEBR models (λ, early stopping, seed; see
+	// FEBROptions); nil takes their defaults.
+	FEBR *FEBROptions
+	// Extra holds the named hyper-parameters of models registered from
+	// sub-packages (recsys/mf: "lambda", "alpha", "lr", "epochs", …); each
+	// such model documents its keys and takes its defaults for missing
+	// ones. For them K is the main parameter too (the number of factors).
+	Extra map[string]float64
 }
 
 // Defaults for Params.
@@ -92,7 +103,7 @@ func (p Params) withDefaults() Params {
 		p.Tol = 1e-4
 	}
 	if p.MaxIter <= 0 {
-		p.MaxIter = 200
+		p.MaxIter = 50
 	}
 	return p
 }
@@ -140,7 +151,11 @@ func Load(data []byte) (Model, error) {
 }
 
 // ParamsOf reports the hyper-parameters a fitted model uses, for reports.
+// Models of other packages report theirs with a Params method.
 func ParamsOf(m Model) map[string]float64 {
+	if pm, ok := m.(interface{ Params() map[string]float64 }); ok {
+		return pm.Params()
+	}
 	switch m := m.(type) {
 	case *ItemP:
 		if m.name == "slim" {

@@ -9,6 +9,10 @@ import (
 	"testing"
 )
 
+// ownModels are the models of this file's concern (other models register
+// themselves in the same registry and have their own tests).
+var ownModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim"}
+
 func fitted(t *testing.T, name string, x *Matrix, p Params) Model {
 	t.Helper()
 	m, err := New(name)
@@ -178,7 +182,7 @@ func TestUserP_Score_followsHistoryChange(t *testing.T) {
 
 func TestModel_Score_unknownItems(t *testing.T) {
 	x, _ := randomMatrix(t, 25, 30, 20, 0.2)
-	for _, name := range Names() {
+	for _, name := range ownModels {
 		m := fitted(t, name, x, Params{K: 5})
 		h := x.Row(2)
 		want := make([]float64, 20)
@@ -198,7 +202,7 @@ func TestModel_Score_unknownItems(t *testing.T) {
 
 func TestModel_MarshalBinary_roundTrip(t *testing.T) {
 	x, _ := randomMatrix(t, 26, 50, 40, 0.15)
-	for _, name := range Names() {
+	for _, name := range ownModels {
 		t.Run(name, func(t *testing.T) {
 			m := fitted(t, name, x, Params{K: 6, L1: 0.5, L2: 1})
 			data, err := m.MarshalBinary()
@@ -238,7 +242,7 @@ func paramTriple(m Model) []float64 {
 
 func TestModel_Fit_deterministic(t *testing.T) {
 	x := generated(t, 3, 300, 200, 15)
-	for _, name := range Names() {
+	for _, name := range ownModels {
 		a, _ := fitted(t, name, x, Params{K: 20}).MarshalBinary()
 		b, _ := fitted(t, name, x, Params{K: 20}).MarshalBinary()
 		if !bytes.Equal(a, b) {
@@ -279,7 +283,7 @@ func TestNew_unknown(t *testing.T) {
 
 func TestLoad_rejectsCorrupt(t *testing.T) {
 	x, _ := randomMatrix(t, 27, 20, 15, 0.2)
-	for _, name := range Names() {
+	for _, name := range ownModels {
 		data, _ := fitted(t, name, x, Params{K: 3}).MarshalBinary()
 		for _, bad := range [][]byte{nil, {9}, data[:len(data)-1], append(slices.Clone(data), 0)} {
 			if _, err := Load(bad); err == nil {
@@ -297,7 +301,7 @@ func TestLoad_rejectsCorrupt(t *testing.T) {
 
 func FuzzLoad(f *testing.F) {
 	x, _ := randomMatrix(f, 28, 10, 8, 0.3)
-	for _, name := range Names() {
+	for _, name := range ownModels {
 		m, _ := New(name)
 		_ = m.Fit(context.Background(), x, Params{K: 3})
 		data, _ := m.MarshalBinary()
@@ -312,4 +316,37 @@ func FuzzLoad(f *testing.F) {
 		scores := make([]float64, 64)
 		m.Score([]uint32{0, 1, 2, 5, 100}, scores)
 	})
+}
+
+// Scoring is safe for concurrent use and gives the same scores as a lone
+// call (run under -race).
+func TestModel_Score_concurrent(t *testing.T) {
+	x := generated(t, 5, 200, 150, 12)
+	for _, name := range ownModels {
+		m := fitted(t, name, x, Params{K: 10})
+		want := make([][]float64, x.Users())
+		for u := range want {
+			want[u] = make([]float64, x.Items())
+			ScoreUser(m, u, x.Row(u), want[u])
+		}
+		errs := make(chan string, 4)
+		for w := range 4 {
+			go func() {
+				scores := make([]float64, x.Items())
+				msg := ""
+				for u := w; u < x.Users(); u += 4 {
+					ScoreUser(m, u, x.Row(u), scores)
+					if msg == "" && !slices.Equal(scores, want[u]) {
+						msg = name + ": concurrent scores differ"
+					}
+				}
+				errs <- msg
+			}()
+		}
+		for range 4 {
+			if msg := <-errs; msg != "" {
+				t.Fatal(msg)
+			}
+		}
+	}
 }

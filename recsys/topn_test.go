@@ -109,9 +109,10 @@ func TestRanks_matchFullSort(t *testing.T) {
 		}
 		all := fullOrder(scores, pop, exclude)
 		got := Ranks(scores, pop, exclude, rel)
+		fast := NewRanker(pop, n).Ranks(scores, exclude, rel)
 		for k, i := range rel {
-			if want := slices.Index(all, i); got[k] != want {
-				t.Fatalf("rank of %d = %d, want %d", i, got[k], want)
+			if want := slices.Index(all, i); got[k] != want || fast[k] != want {
+				t.Fatalf("rank of %d = %d (Ranker: %d), want %d", i, got[k], fast[k], want)
 			}
 		}
 	}

@@ -141,3 +141,19 @@ func denseFeatures(feats []map[string]float64) ([]string, [][]float64) {
 	}
 	return names, out
 }
+
+// ItemFeatures reads every item's features as dense vectors over the sorted
+// union of feature names (nil for items without features), by dense index.
+func (s *Store) ItemFeatures(ctx context.Context) ([]string, [][]float64, error) {
+	var names []string
+	var out [][]float64
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		_, feats, err := readCatalogue(tx, true)
+		if err != nil {
+			return err
+		}
+		names, out = denseFeatures(feats)
+		return nil
+	})
+	return names, out, err
+}

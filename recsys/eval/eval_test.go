@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"recsys/recsys"
 	"recsys/recsys/metrics"
 )
 
@@ -163,6 +164,16 @@ func TestCapGrid(t *testing.T) {
 	}
 }
 
+func TestDescribeGrid(t *testing.T) {
+	got := describeGrid(configs("slim", Grid{K: []int{10, 20, 50}, L1: []float64{1, 0.1}, L2: []float64{10}}, 30, 99))
+	if want := "k∈{10,20,50} × l1∈{1,0.1} × l2∈{10}"; got != want {
+		t.Errorf("slim grid = %q, want %q", got, want)
+	}
+	if got := describeGrid(configs("popular", DefaultGrid(), 30, 99)); got != "-" {
+		t.Errorf("popular grid = %q", got)
+	}
+}
+
 func TestMeanSE(t *testing.T) {
 	m, se := meanSE([]float64{1, 2, 6})
 	// mean 3, sample variance (4+1+9)/2 = 7, se = √7/√3.
@@ -187,6 +198,7 @@ func TestRun_personalisedBeatPopular(t *testing.T) {
 	for _, protocol := range []string{Standard, Novelty} {
 		opt := smallOptions()
 		opt.Protocol = protocol
+		opt.Models = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim"}
 		rep, err := Run(context.Background(), d, opt)
 		if err != nil {
 			t.Fatal(err)
@@ -314,5 +326,41 @@ func TestRun_rejectsBadOptions(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, d, Options{}); err == nil {
 		t.Error("Run ignored a cancelled context")
+	}
+}
+
+// Evaluate agrees with the measures recomputed from recsys.Ranks.
+func TestEvaluate_matchesRanks(t *testing.T) {
+	d := clustered(7, 60, 50, 3, 14)
+	s, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recsys.New("itemknn")
+	if err := m.Fit(context.Background(), s.Train, recsys.Params{K: 10}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Evaluate(context.Background(), m, s.Train, s.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want metrics.Values
+	users := 0
+	scores := make([]float64, s.Train.Items())
+	for u, items := range s.Test {
+		if len(items) == 0 {
+			continue
+		}
+		users++
+		recsys.ScoreUser(m, u, s.Train.Row(u), scores)
+		v := metrics.All(recsys.Ranks(scores, s.Train.Popularity(), s.Train.Row(u), items), s.Train.Items()-s.Train.UserCount(u))
+		for k := range v {
+			want[k] += v[k]
+		}
+	}
+	for k := range want {
+		if want[k] /= float64(users); math.Abs(got[k]-want[k]) > 1e-12 {
+			t.Errorf("%s = %g, want %g", metrics.Names[k], got[k], want[k])
+		}
 	}
 }

@@ -31,6 +31,7 @@ func rankSets(ctx context.Context, m recsys.Model, train *recsys.Matrix, pop []u
 	if top > 0 {
 		tops = make([][]scored, nu)
 	}
+	ranker := recsys.NewRanker(pop, ni)
 	var next int64 = -1
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -54,7 +55,7 @@ func rankSets(ctx context.Context, m recsys.Model, train *recsys.Matrix, pop []u
 				recsys.ScoreUser(m, u, history, scores)
 				for s, set := range sets {
 					if len(set[u]) > 0 {
-						ranks[s][u] = recsys.Ranks(scores, pop, history, set[u])
+						ranks[s][u] = ranker.Ranks(scores, history, set[u])
 					}
 				}
 				if top > 0 {
@@ -97,4 +98,18 @@ func meanValues(ranks [][]int, train *recsys.Matrix) (metrics.Values, int) {
 		}
 	}
 	return sum, users
+}
+
+// Evaluate ranks the held-out items of every user (per user, sorted, not
+// in the user's training row) with a model fitted on train and returns the
+// mean of every measure over the users with held-out items, ties broken by
+// training popularity. It is the validation step of a hyper-parameter
+// search.
+func Evaluate(ctx context.Context, m recsys.Model, train *recsys.Matrix, heldOut [][]uint32) (metrics.Values, error) {
+	ranks, _, err := rankSets(ctx, m, train, train.Popularity(), [][][]uint32{heldOut}, 0)
+	if err != nil {
+		return metrics.Values{}, err
+	}
+	v, _ := meanValues(ranks[0], train)
+	return v, nil
 }

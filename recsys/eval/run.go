@@ -33,6 +33,10 @@ type Options struct {
 	DumpDir string
 	// Progress, when not nil, is told after every fit.
 	Progress recsys.ProgressFunc
+	// FEBR is the template of the FEBR fits (early stopping, learning
+	// rate, memory budget); the search sets λ, the validation items and
+	// the seed (FEBRSeed unless set).
+	FEBR recsys.FEBROptions
 }
 
 func (o Options) withDefaults() Options {
@@ -55,6 +59,12 @@ func (o Options) withDefaults() Options {
 	if len(o.Grid.L2) == 0 {
 		o.Grid.L2 = d.L2
 	}
+	if len(o.Grid.Factors) == 0 {
+		o.Grid.Factors = d.Factors
+	}
+	if len(o.Grid.Lambda) == 0 {
+		o.Grid.Lambda = d.Lambda
+	}
 	if o.MinPositives <= 0 {
 		o.MinPositives = DefaultMinPositives
 	}
@@ -67,6 +77,7 @@ func (o Options) withDefaults() Options {
 // standard error over folds of every measure (Table 4.3).
 func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 	opt = opt.withDefaults()
+	opt.Models = expandModels(opt.Models)
 	if opt.Protocol != Standard && opt.Protocol != Novelty {
 		return nil, fmt.Errorf("eval: unknown protocol %q", opt.Protocol)
 	}
@@ -91,7 +102,7 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 		cfgs := make([][]recsys.Params, len(opt.Models))
 		total, done := 0, 0
 		for k, name := range opt.Models {
-			cfgs[k] = configs(name, opt.Grid, itemCap, userCap)
+			cfgs[k] = modelConfigs(name, opt.Grid, itemCap, userCap)
 			total += len(cfgs[k]) + 1
 		}
 		stage := fmt.Sprintf("fold %d/%d", f+1, opt.Folds)
@@ -108,12 +119,12 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 					opt.Progress(stage+" "+name, done, total)
 				}
 			}
-			res, err := search(ctx, name, s, cache, cfgs[k], dump != nil, step)
+			res, err := searchModel(ctx, name, s, cache, cfgs[k], opt.FEBR, dump != nil, step)
 			if err != nil {
 				return nil, err
 			}
 			if dump != nil {
-				if err := dump.model(name, res); err != nil {
+				if err := dump.model(fileName(name), res); err != nil {
 					return nil, err
 				}
 				res.ranks, res.tops = nil, nil
@@ -131,7 +142,9 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 		Seconds:   time.Since(start).Seconds(),
 	}
 	for k, name := range opt.Models {
-		rep.Rows = append(rep.Rows, reportRow(name, results[k]))
+		row := reportRow(name, results[k])
+		labelRow(&row, name)
+		rep.Rows = append(rep.Rows, row)
 	}
 	return rep, nil
 }
@@ -172,6 +185,7 @@ func reportRow(name string, folds []*foldResult) api.ReportRow {
 			break
 		}
 	}
+	row.Settings["grid"] = folds[0].grid
 	row.Settings["params_by_fold"] = strings.Join(per, "; ")
 	row.Settings["validation_adg_by_fold"] = strings.Join(vals, "; ")
 	return row

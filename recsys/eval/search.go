@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"recsys/recsys"
@@ -15,6 +17,11 @@ import (
 type Grid struct {
 	K      []int
 	L1, L2 []float64
+	// Factors is the main parameter of bpr, wrmf and mfauc, the number of
+	// factors; their secondary grids are in mfgrid.go.
+	Factors []int
+	// Lambda is FEBR's secondary grid, the ℓ2 constant λ on θ.
+	Lambda []float64
 }
 
 // DefaultGrid is the grid of §4.7.3: k ∈ {10, …, 1000} and the SLIM ℓ1 and
@@ -24,6 +31,10 @@ func DefaultGrid() Grid {
 		K:  []int{10, 20, 50, 100, 200, 500, 1000},
 		L1: []float64{10, 1, 0.1},
 		L2: []float64{10, 1, 0.1},
+		// §4.7.3: factors ∈ {5, 10, 20, 50, 100, 200} for BPR and WRMF.
+		Factors: []int{5, 10, 20, 50, 100, 200},
+		// §4.7.3: λ ∈ {10⁻⁴, …, 10⁻¹} for FEBR.
+		Lambda: slices.Clone(recsys.DefaultFEBRLambdas),
 	}
 }
 
@@ -71,14 +82,52 @@ func configs(name string, g Grid, itemCap, userCap int) []recsys.Params {
 				}
 			}
 		}
+	case "bpr", "wrmf", "mfauc":
+		out = mfConfigs(name, g.Factors)
 	default:
 		out = append(out, recsys.Params{})
 	}
 	return out
 }
 
+// describeGrid renders the searched configurations as "k∈{10,20} ×
+// l1∈{1,0.1} × l2∈{1}" for the report.
+func describeGrid(cfgs []recsys.Params) string {
+	var ks, l1s, l2s []string
+	add := func(list []string, v string) []string {
+		if !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+		return list
+	}
+	for _, p := range cfgs {
+		if p.K > 0 {
+			ks = add(ks, strconv.Itoa(p.K))
+		}
+		if p.L1 != 0 || p.L2 != 0 {
+			l1s = add(l1s, strconv.FormatFloat(p.L1, 'g', -1, 64))
+			l2s = add(l2s, strconv.FormatFloat(p.L2, 'g', -1, 64))
+		}
+	}
+	var parts []string
+	for _, d := range []struct {
+		name string
+		vals []string
+	}{{"k", ks}, {"l1", l1s}, {"l2", l2s}} {
+		if len(d.vals) > 0 {
+			parts = append(parts, d.name+"∈{"+strings.Join(d.vals, ",")+"}")
+		}
+	}
+	parts = append(parts, describeExtra(cfgs)...)
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " × ")
+}
+
 // foldResult is one model on one fold.
 type foldResult struct {
+	grid         string
 	params       map[string]float64
 	valADG       float64
 	test         metrics.Values
@@ -136,7 +185,7 @@ func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourC
 	if err := m.Fit(ctx, s.Train, best); err != nil {
 		return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 	}
-	res := &foldResult{params: recsys.ParamsOf(m), valADG: bestADG, trainSeconds: time.Since(start).Seconds()}
+	res := &foldResult{grid: describeGrid(cfgs), params: recsys.ParamsOf(m), valADG: bestADG, trainSeconds: time.Since(start).Seconds()}
 	top := 0
 	if dump {
 		top = 100

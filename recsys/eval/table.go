@@ -28,7 +28,7 @@ func WriteTable(w io.Writer, r *api.Report) error {
 			name = row.Method
 		}
 		if row.Variant != "" {
-			name += "/" + row.Variant
+			name = row.Variant
 		}
 		cells := []string{name}
 		for _, k := range metrics.Names {

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"recsys/retrieval"
+)
+
+// runEvalRetrieval implements `recsys eval-retrieval` (SPEC.md §6, §10): it
+// compares learned metrics with the Euclidean baseline on a labelled CSV
+// (seed 002 §5.1 protocol), prints the table and can write the JSON report.
+func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval-retrieval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		data     = fs.String("data", "", "CSV file with a header row, numeric features and a class column")
+		label    = fs.String("label", "label", "name of the class column")
+		methods  = fs.String("methods", "all", "comma-separated methods, or all ("+strings.Join(retrieval.Methods, ",")+")")
+		splits   = fs.Int("splits", 10, "number of random 80/20 train/test splits")
+		seed     = fs.Int64("seed", 1, "random seed of the splits and learners")
+		jsonOut  = fs.String("json", "", "write the report as JSON to this file")
+		maxTrain = fs.Int("max-train", 0, "learn MLR/R-MLR metrics from at most this many training items (0 = all)")
+		frmlIter = fs.Int("frml-iterations", 0, "FRML queries drawn per fit (default max(20000, 20·n))")
+		rounds   = fs.Int("mlr-rounds", 0, "cap on MLR/R-MLR cutting-plane rounds (default 100)")
+		cGrid    = fs.String("c-grid", "", "comma-separated MLR/R-MLR C values (default 0.1,1,10,100,1000)")
+		workers  = fs.Int("workers", 0, "splits evaluated in parallel (default GOMAXPROCS)")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *data == "" || *label == "" {
+		fs.Usage()
+		return errors.New("eval-retrieval: --data and --label are required")
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("eval-retrieval: unexpected arguments %q", fs.Args())
+	}
+	opt := retrieval.EvalOptions{
+		Splits: *splits, Seed: *seed, MaxTrain: *maxTrain, FRMLIterations: *frmlIter,
+		MLRMaxRounds: *rounds, Workers: *workers,
+	}
+	if *methods != "all" && *methods != "" {
+		for _, m := range strings.Split(*methods, ",") {
+			if m = strings.TrimSpace(m); m == "" {
+				continue
+			}
+			if err := retrieval.CheckMethod(m); err != nil {
+				return fmt.Errorf("eval-retrieval: %w", err)
+			}
+			opt.Methods = append(opt.Methods, m)
+		}
+	}
+	if *cGrid != "" {
+		for _, f := range strings.Split(*cGrid, ",") {
+			c, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || c <= 0 {
+				return fmt.Errorf("eval-retrieval: --c-grid: bad value %q", f)
+			}
+			opt.Grid.C = append(opt.Grid.C, c)
+		}
+	}
+	ds, err := retrieval.ReadCSV(*data, *label)
+	if err != nil {
+		return fmt.Errorf("eval-retrieval: %w", err)
+	}
+	fmt.Fprintf(stderr, "eval-retrieval: %s: %d items, %d features, %d classes\n", ds.Name, len(ds.X), len(ds.Features), len(ds.Classes))
+	opt.Progress = func(line string) { fmt.Fprintln(stderr, "eval-retrieval:", line) }
+	rep, err := retrieval.Evaluate(ctx, ds, opt)
+	if err != nil {
+		return fmt.Errorf("eval-retrieval: %w", err)
+	}
+	rep.CreatedAt = time.Now().UTC()
+	if err := retrieval.WriteTable(stdout, rep); err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("eval-retrieval: %w", err)
+		}
+	}
+	return nil
+}

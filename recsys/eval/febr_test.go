@@ -1,0 +1,81 @@
+package eval
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"recsys/recsys"
+)
+
+// `febr` stands for its seven variants, one report row each under model
+// "febr" with the variant's label, which also names the table row and
+// the --dump files; a variant named on its own is not repeated.
+func TestRun_febrVariantRows(t *testing.T) {
+	d := clustered(7, 150, 120, 4, 20)
+	dir := t.TempDir()
+	opt := Options{
+		Folds: 1, Seed: 1, DumpDir: dir,
+		Models: []string{"slim", "febr", "febr-i-slim"},
+		Grid:   Grid{K: []int{10, 20}, L1: []float64{1, 0.1}, L2: []float64{1}, Lambda: []float64{1e-3, 1e-2}},
+		FEBR:   recsys.FEBROptions{EvalEvery: 1000, Patience: 2},
+	}
+	rep, err := Run(context.Background(), d, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"FEBRi-cosine", "FEBRu-cosine", "FEBRiu-cosine", "FEBRi-kunn", "FEBRu-kunn", "FEBRiu-kunn", "FEBRi-slim"}
+	if len(rep.Rows) != 1+len(want) || rep.Rows[0].Model != "slim" || rep.Rows[0].Variant != "" {
+		t.Fatalf("%d rows: %+v", len(rep.Rows), rep.Rows)
+	}
+	var table strings.Builder
+	if err := WriteTable(&table, rep); err != nil {
+		t.Fatal(err)
+	}
+	for k, row := range rep.Rows[1:] {
+		if row.Model != "febr" || row.Variant != want[k] {
+			t.Fatalf("row %d: model %q variant %q, want febr %q", k+1, row.Model, row.Variant, want[k])
+		}
+		if row.Params["k"] == 0 || row.Params["lambda"] == 0 {
+			t.Errorf("%s: params %v", row.Variant, row.Params)
+		}
+		if !strings.Contains(row.Settings["grid"], "lambda∈{0.001,0.01}") {
+			t.Errorf("%s: grid %q", row.Variant, row.Settings["grid"])
+		}
+		if _, err := os.Stat(filepath.Join(dir, "fold-1", row.Variant+".ranks.csv")); err != nil {
+			t.Errorf("%s: %v", row.Variant, err)
+		}
+		if !strings.Contains(table.String(), "\n"+row.Variant+" ") {
+			t.Errorf("the table has no row %q:\n%s", row.Variant, table.String())
+		}
+	}
+	if strings.Contains(table.String(), "febr/") {
+		t.Errorf("the table names rows by model/variant:\n%s", table.String())
+	}
+	// FEBRi-slim starts every OPT-ADG run from the SLIM predictor with
+	// SLIM's own (ℓ1, ℓ2) choice per k and keeps its best θ: it is no
+	// worse than SLIM on validation.
+	slimRow, febrSlim := rep.Rows[0], rep.Rows[len(rep.Rows)-1]
+	if p := febrSlim.Params; p["l1"] == 0 || p["l2"] == 0 {
+		t.Errorf("FEBRi-slim reports no fsSLIM constants: %v", p)
+	}
+	sv, _ := strconv.ParseFloat(slimRow.Settings["validation_adg_by_fold"], 64)
+	fv, _ := strconv.ParseFloat(febrSlim.Settings["validation_adg_by_fold"], 64)
+	if fv < sv-5e-5 {
+		t.Errorf("validation ADG: FEBRi-slim %.4f, SLIM %.4f", fv, sv)
+	}
+}
+
+func TestExpandModels(t *testing.T) {
+	got := expandModels([]string{"popular", "febr-u-kunn", "febr", "slim"})
+	if len(got) != 9 || got[0] != "popular" || got[1] != "febr-u-kunn" || got[8] != "slim" || slices.Contains(got, "febr") {
+		t.Fatalf("expandModels = %v", got)
+	}
+	if n := len(slices.Compact(slices.Sorted(slices.Values(got)))); n != len(got) {
+		t.Fatalf("repeats in %v", got)
+	}
+}

@@ -1,0 +1,56 @@
+package recsys
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkFEBRFit fits FEBR on a generated MovieLens-100K-sized matrix
+// (benchMatrix) with k = 50 and early stopping on a 10% validation
+// hold-out: the affinities (fsSLIM for i-slim), the feature memo and
+// OPT-ADG.
+func BenchmarkFEBRFit(b *testing.B) {
+	x := benchMatrix(b)
+	train, val := holdOut(b, x, 0.1, 1)
+	for _, name := range []string{"febr-i-slim", "febr-iu-kunn"} {
+		b.Run(name, func(b *testing.B) {
+			cache := NewNeighbourCache(train, 50)
+			if _, err := cache.MaxRow(context.Background(), nil); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				m, _ := New(name)
+				p := Params{K: 50, L1: 1, L2: 10, Cache: cache, FEBR: &FEBROptions{Validation: val, Lambda: 1e-2}}
+				if err := m.Fit(context.Background(), train, p); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(m.(*FEBR).Info().Iterations), "iters")
+			}
+		})
+	}
+}
+
+// BenchmarkFEBRScore scores one user's live history and takes the top 10,
+// as a recommendation request does.
+func BenchmarkFEBRScore(b *testing.B) {
+	x := benchMatrix(b)
+	pop := x.Popularity()
+	for _, name := range []string{"febr-i-slim", "febr-iu-kunn"} {
+		b.Run(name, func(b *testing.B) {
+			m, _ := New(name)
+			if err := m.Fit(context.Background(), x, Params{K: 50, L1: 1, L2: 10, FEBR: &FEBROptions{Iterations: 20_000}}); err != nil {
+				b.Fatal(err)
+			}
+			scores := make([]float64, x.Items())
+			b.ResetTimer()
+			u := 0
+			for b.Loop() {
+				h := x.Row(u % x.Users())
+				m.Score(h, scores)
+				TopN(scores, pop, h, 10)
+				u++
+			}
+		})
+	}
+}

@@ -1,0 +1,276 @@
+package recsys
+
+import (
+	"math"
+	"slices"
+	"sync"
+)
+
+// The aggregators of dissertation §4.5.2, in feature order, followed by the
+// missing-feature indicator b of §4.5.4. Each side (item, user) of a
+// representation contributes these seven features.
+const (
+	aggMean = iota
+	aggStd
+	aggMin
+	aggMax
+	aggLen
+	aggSum
+	aggMissing
+	featuresPerSide
+)
+
+// featureNames label the features of one side, for reports and tests.
+var featureNames = [featuresPerSide]string{"mean", "std", "min", "max", "len", "sum", "missing"}
+
+// sideAcc accumulates, densely over items, the entries of the affinity
+// vectors φ(u, i) of one side for one user: the count, the exact sum, the
+// running mean and squared deviation (Welford, so equal entries give a
+// standard deviation of exactly 0), the minimum and the maximum.
+type sideAcc struct {
+	n             []int32
+	sum, mean, m2 []float64
+	lo, hi        []float64
+}
+
+func newSideAcc(n int) sideAcc {
+	return sideAcc{
+		n: make([]int32, n), sum: make([]float64, n), mean: make([]float64, n),
+		m2: make([]float64, n), lo: make([]float64, n), hi: make([]float64, n),
+	}
+}
+
+func (a *sideAcc) add(i uint32, v float64) {
+	c := a.n[i] + 1
+	a.n[i] = c
+	if c == 1 {
+		a.sum[i], a.mean[i], a.m2[i], a.lo[i], a.hi[i] = v, v, 0, v, v
+		return
+	}
+	a.sum[i] += v
+	d := v - a.mean[i]
+	a.mean[i] += d / float64(c)
+	a.m2[i] += d * (v - a.mean[i])
+	a.lo[i] = min(a.lo[i], v)
+	a.hi[i] = max(a.hi[i], v)
+}
+
+// features writes the seven features of item i into out and clears the
+// item's entry: [aggmean, aggstd, aggmin, aggmax, agglen, aggsum, b]
+// (§4.5.2, §4.5.4), with agglen = |active|/k and, when the active set is
+// empty, all aggregates 0 and b = 1.
+func (a *sideAcc) features(i uint32, k int, out []float64) {
+	c := a.n[i]
+	if c == 0 {
+		clear(out[:aggMissing])
+		out[aggMissing] = 1
+		return
+	}
+	out[aggMean] = a.mean[i]
+	out[aggStd] = math.Sqrt(max(0, a.m2[i]/float64(c)))
+	out[aggMin] = a.lo[i]
+	out[aggMax] = a.hi[i]
+	out[aggLen] = float64(c) / float64(k)
+	out[aggSum] = a.sum[i]
+	out[aggMissing] = 0
+	a.n[i] = 0
+}
+
+// febrExtractor computes the FEBR feature vectors φ(u, i) of one variant
+// (§4.5.2–4.5.4): the item side from ActiveItems(u, i) = O⁺u ∩ KNN(i) with
+// the stored item affinities, the user side from ActiveUsers(u, i) =
+// O⁺i ∩ KNN(u) with KNN(u) computed from the (live) history. It is
+// immutable once built and safe for concurrent use.
+type febrExtractor struct {
+	k      int
+	nItems int
+	items  *itemSide // nil for FEBRu
+	users  *userSide // nil for FEBRi
+	dim    int
+	// mean and std z-score every feature (std 1 where a feature does not
+	// vary); nil until the statistics are known.
+	mean, std []float64
+	pool      sync.Pool
+}
+
+type febrScratch struct {
+	acc     [2]sideAcc
+	mark    []bool
+	touched []uint32
+	raw     []float64
+	user    userScratch
+}
+
+func newFEBRExtractor(k, nItems int, items *itemSide, users *userSide) *febrExtractor {
+	e := &febrExtractor{k: k, nItems: nItems, items: items, users: users}
+	if items != nil {
+		e.dim += featuresPerSide
+	}
+	if users != nil {
+		e.dim += featuresPerSide
+	}
+	e.pool.New = func() any {
+		sc := &febrScratch{mark: make([]bool, nItems), raw: make([]float64, e.dim)}
+		if items != nil {
+			sc.acc[0] = newSideAcc(nItems)
+		}
+		if users != nil {
+			sc.acc[1] = newSideAcc(nItems)
+			sc.user.acc = make([]float64, users.x.nUsers)
+		}
+		return sc
+	}
+	return e
+}
+
+func (e *febrExtractor) touch(sc *febrScratch, i uint32) {
+	if !sc.mark[i] {
+		sc.mark[i] = true
+		sc.touched = append(sc.touched, i)
+	}
+}
+
+// extract calls visit with the raw feature vector of every item whose
+// features are not missing on some side, in ascending item order, for a
+// user with the given history (sorted; items ≥ nItems are ignored) who is
+// row self of the training matrix (−1 for none: KNN(u) is over U \ u). The
+// slice passed to visit is reused.
+func (e *febrExtractor) extract(self int, history []uint32, visit func(i uint32, raw []float64)) {
+	sc := e.pool.Get().(*febrScratch)
+	defer e.pool.Put(sc)
+	sc.touched = sc.touched[:0]
+	if e.items != nil {
+		// aggregates over O⁺u ∩ KNN(i): walk the reversed lists from the
+		// user's items (Thm 4.3).
+		acc := &sc.acc[0]
+		prev := -1
+		for _, j := range history {
+			if int(j) >= e.nItems || int(j) == prev {
+				continue
+			}
+			prev = int(j)
+			for _, nb := range e.items.rev.Row(int(j)) {
+				acc.add(nb.Index, nb.Value)
+				e.touch(sc, nb.Index)
+			}
+		}
+	}
+	if e.users != nil {
+		// aggregates over O⁺i ∩ KNN(u) (Cor. 4.1).
+		acc := &sc.acc[1]
+		for _, nb := range e.users.neighbours(self, history, &sc.user) {
+			for _, i := range e.users.x.Row(int(nb.Index)) {
+				acc.add(i, nb.Value)
+				e.touch(sc, i)
+			}
+		}
+	}
+	slices.Sort(sc.touched)
+	for _, i := range sc.touched {
+		sc.mark[i] = false
+		off := 0
+		if e.items != nil {
+			sc.acc[0].features(i, e.k, sc.raw[:featuresPerSide])
+			off = featuresPerSide
+		}
+		if e.users != nil {
+			sc.acc[1].features(i, e.k, sc.raw[off:off+featuresPerSide])
+		}
+		visit(i, sc.raw)
+	}
+}
+
+// missingRaw is the raw feature vector of a pair with no active item or
+// user on any side: aggregates 0 and every indicator 1.
+func (e *febrExtractor) missingRaw() []float64 {
+	raw := make([]float64, e.dim)
+	for off := 0; off < e.dim; off += featuresPerSide {
+		raw[off+aggMissing] = 1
+	}
+	return raw
+}
+
+// zscore writes (raw − mean)/std into out: the one conversion used by
+// training and scoring alike, so that both see identical values.
+func (e *febrExtractor) zscore(raw []float64, out []float64) {
+	for f, v := range raw {
+		out[f] = (v - e.mean[f]) / e.std[f]
+	}
+}
+
+// featureStats returns the mean and standard deviation of every feature
+// over the non-missing pairs (u, i) of the training matrix, training
+// pairs included. A feature that does not vary gets std 1.
+type featureStats struct {
+	n       float64
+	sum, sq []float64
+}
+
+func newFeatureStats(dim int) *featureStats {
+	return &featureStats{sum: make([]float64, dim), sq: make([]float64, dim)}
+}
+
+func (s *featureStats) add(raw []float64) {
+	s.n++
+	for f, v := range raw {
+		s.sum[f] += v
+		s.sq[f] += v * v
+	}
+}
+
+func (s *featureStats) merge(o *featureStats) {
+	s.n += o.n
+	for f := range s.sum {
+		s.sum[f] += o.sum[f]
+		s.sq[f] += o.sq[f]
+	}
+}
+
+func (s *featureStats) meanStd() (mean, std []float64) {
+	dim := len(s.sum)
+	mean, std = make([]float64, dim), make([]float64, dim)
+	for f := range dim {
+		std[f] = 1
+		if s.n == 0 {
+			continue
+		}
+		mean[f] = s.sum[f] / s.n
+		v := s.sq[f]/s.n - mean[f]*mean[f]
+		// Relative to the scale of the feature, a variance this small is
+		// rounding error: the feature is constant.
+		if v > 1e-12*max(1, s.sq[f]/s.n) {
+			std[f] = math.Sqrt(v)
+		}
+	}
+	return mean, std
+}
+
+// febrBlock holds the z-scored features of one user's candidate items:
+// the items with a non-missing feature (§4.5.6), ascending, row q of feat
+// belonging to items[q].
+type febrBlock struct {
+	items []uint32
+	feat  []float64
+}
+
+// block extracts the z-scored features of every candidate item of a user.
+func (e *febrExtractor) block(self int, history []uint32, b *febrBlock) {
+	b.items, b.feat = b.items[:0], b.feat[:0]
+	e.extract(self, history, func(i uint32, raw []float64) {
+		b.items = append(b.items, i)
+		n := len(b.feat)
+		b.feat = slices.Grow(b.feat, e.dim)[:n+e.dim]
+		e.zscore(raw, b.feat[n:])
+	})
+}
+
+func (b *febrBlock) row(q, dim int) []float64 { return b.feat[q*dim : (q+1)*dim] }
+
+// dot is θ·z.
+func dot(theta []float64, z []float64) float64 {
+	s := 0.0
+	for f, v := range z {
+		s += theta[f] * v
+	}
+	return s
+}

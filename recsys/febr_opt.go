@@ -1,0 +1,538 @@
+package recsys
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"recsys/recsys/metrics"
+)
+
+// febrUserBlock is one training user's candidate features together with
+// where the user's OPT-ADG positives sit among them, which is all OPT-ADG
+// needs to draw i⁺ and i⁻ in O(1).
+type febrUserBlock struct {
+	febrBlock
+	// pos[t] is the row of the user's positive t in the block, −1 when
+	// its features are missing.
+	pos []int32
+	// neg lists the rows of the candidates that are negatives (neither in
+	// the history nor positives); every other negative has the missing
+	// vector. nNeg is the number of negatives, |O⁻u|.
+	neg  []int32
+	nNeg int
+}
+
+func (b *febrUserBlock) bytes() int64 {
+	return int64(cap(b.items))*4 + int64(cap(b.feat))*8 + int64(cap(b.pos))*4 + int64(cap(b.neg))*4
+}
+
+// febrTrainSet is the data of OPT-ADG for one extractor on one matrix x of
+// histories: the z-score statistics and, when they fit in the memory
+// budget, every user's feature block (the memo of §4.5.6); without the
+// memo, blocks are recomputed per user as training visits them. The
+// positives OPT-ADG draws are the rows of x (Algorithm 4.2), or held-out
+// items disjoint from them (FEBROptions.Holdout).
+type febrTrainSet struct {
+	x      *Matrix
+	ext    *febrExtractor
+	pos    [][]uint32 // nil: the rows of x
+	zMiss  []float64
+	blocks []febrUserBlock // nil when streaming
+	ranker *Ranker
+	// eligible are the users with a positive and a negative item: the
+	// users OPT-ADG samples.
+	eligible []int32
+	// candidates is the number of non-missing (u, i) pairs over all users;
+	// memoBytes the size of the memo (or what it would have taken).
+	candidates int64
+	memoBytes  int64
+}
+
+func (ts *febrTrainSet) positives(u int) []uint32 {
+	if ts.pos != nil {
+		return ts.pos[u]
+	}
+	return ts.x.Row(u)
+}
+
+// userBlock fills b with the features of user u.
+func (ts *febrTrainSet) userBlock(u int, b *febrUserBlock) {
+	hist, pos := ts.x.Row(u), ts.positives(u)
+	ts.ext.block(u, hist, &b.febrBlock)
+	b.pos = slices.Grow(b.pos[:0], len(pos))[:len(pos)]
+	for t := range b.pos {
+		b.pos[t] = -1
+	}
+	b.neg = b.neg[:0]
+	h, t := 0, 0
+	for q, i := range b.items {
+		for h < len(hist) && hist[h] < i {
+			h++
+		}
+		for t < len(pos) && pos[t] < i {
+			t++
+		}
+		inHist := h < len(hist) && hist[h] == i
+		if t < len(pos) && pos[t] == i {
+			b.pos[t] = int32(q)
+			continue
+		}
+		if !inHist {
+			b.neg = append(b.neg, int32(q))
+		}
+	}
+	b.nNeg = ts.x.Items() - len(hist)
+	if ts.pos != nil {
+		b.nNeg -= len(pos)
+	}
+}
+
+// newFEBRTrainSet computes the z-score statistics of ext over x (one pass
+// over all users) and, when the blocks take at most budget bytes, keeps
+// them (a second pass); budget < 0 never keeps them. pos, when not nil,
+// are the positives (see febrTrainSet), disjoint from the rows of x.
+func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][]uint32, budget int64, progress ProgressFunc) (*febrTrainSet, error) {
+	ts := &febrTrainSet{x: x, ext: ext, pos: pos, ranker: NewRanker(x.Popularity(), x.Items())}
+	nu := x.Users()
+	perUser := make([]*featureStats, nu)
+	counts := make([]int64, nu)
+	err := parallelFor(ctx, nu, 16, "febr features", progress, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for u := lo; u < hi; u++ {
+				s := newFeatureStats(ext.dim)
+				n := int64(0)
+				ext.extract(u, x.Row(u), func(_ uint32, raw []float64) {
+					s.add(raw)
+					n++
+				})
+				perUser[u], counts[u] = s, n
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Merge in user order so that the statistics do not depend on the
+	// schedule.
+	total := newFeatureStats(ext.dim)
+	for u := range nu {
+		total.merge(perUser[u])
+		np := len(ts.positives(u))
+		ts.candidates += counts[u]
+		ts.memoBytes += counts[u]*int64(8*ext.dim+8) + int64(np)*4
+		nNeg := x.Items() - x.UserCount(u)
+		if pos != nil {
+			nNeg -= np
+		}
+		if np > 0 && nNeg > 0 {
+			ts.eligible = append(ts.eligible, int32(u))
+		}
+	}
+	ext.mean, ext.std = total.meanStd()
+	ts.zMiss = make([]float64, ext.dim)
+	ext.zscore(ext.missingRaw(), ts.zMiss)
+	if budget < 0 || ts.memoBytes > budget {
+		return ts, nil
+	}
+	blocks := make([]febrUserBlock, nu)
+	err = parallelFor(ctx, nu, 16, "febr memo", progress, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for u := lo; u < hi; u++ {
+				ts.userBlock(u, &blocks[u])
+				b := &blocks[u]
+				b.items, b.feat = slices.Clip(b.items), slices.Clip(b.feat)
+				b.neg = slices.Clip(b.neg)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	ts.blocks = blocks
+	ts.memoBytes = 0
+	for u := range blocks {
+		ts.memoBytes += blocks[u].bytes()
+	}
+	return ts, nil
+}
+
+// lossC is C(k) = 1 − 1/log₂(k + 2), dissertation Eq. (4.8): the 1 − ADG
+// loss of an item at rank k.
+func lossC(k int) float64 { return 1 - 1/math.Log2(float64(k)+2) }
+
+// optConfig are the settings of one OPT-ADG run.
+type optConfig struct {
+	lambda, eta, gamma float64
+	// maxIter caps the iterations; with validation items, training stops
+	// earlier when the validation ADG has not improved for patience
+	// evaluations, one every evalEvery iterations, and returns the best θ
+	// seen. Without them it runs maxIter iterations.
+	maxIter, evalEvery, patience int
+	validation                   [][]uint32
+	seed                         uint64
+	progress                     ProgressFunc
+	// trace, when not nil, sees θ and its validation ADG at every
+	// evaluation (tests).
+	trace func(it int, theta []float64, validationADG float64)
+}
+
+// optResult is what an OPT-ADG run returns.
+type optResult struct {
+	theta []float64
+	// iterations is the iteration count at which theta was reached.
+	iterations int
+	// validationADG is the ADG of theta on the validation items (0 when
+	// there were none).
+	validationADG float64
+	// evaluations is the number of validation evaluations made.
+	evaluations int
+}
+
+// optADG is dissertation Algorithm 4.2 for the linear predictor
+// f_θ(u, i) = θ·z(φ(u, i)), starting from theta0:
+//
+//	repeat: draw u uniformly, i⁺ uniformly from O⁺u; draw i⁻ uniformly from
+//	O⁻u until f(u, i⁺) − f(u, i⁻) < 1 (a violator) or ⌈(|I|−1)/γ⌉ draws;
+//	on a violator found at draw N, step on
+//	C(⌊(|I|−1)/N⌋)·(f(u, i⁻) − f(u, i⁺) + 1) + λ‖θ‖² (Eqs. 4.8, 4.10).
+//
+// N counts the draws including the violator (Weston et al. 2010), so a
+// violator at the first draw weighs C(|I|−1). Negatives are drawn from
+// O⁻u (Eq. 4.10) rather than I \ i⁺: ranking another training item above
+// i⁺ costs nothing, as the evaluation leaves training items out; |I|−1 is
+// kept in the rank estimate as in Algorithm 4.2 (it differs from |O⁻u| by
+// the share of the user's positives, a few percent). A uniform draw from
+// O⁻u is made in O(1) from the user's block: with probability
+// (|O⁻u| − |neg|)/|O⁻u| it is an item with missing features, whose score
+// is the shared θ·z(missing); otherwise a uniform candidate.
+//
+// The ℓ2 term is stepped at every iteration (θ ← (1 − 2ηλ)θ). With the
+// memo, users are drawn independently at every iteration as in Algorithm
+// 4.2; without it, each run of evalEvery iterations draws its users
+// independently but visits them grouped by user, so that a user's block is
+// built once per run (the same draws in a different order).
+func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optConfig, val *febrTrainSet) (optResult, error) {
+	dim := ts.ext.dim
+	theta := slices.Clone(theta0)
+	res := optResult{theta: slices.Clone(theta)}
+	rng := rand.New(rand.NewPCG(cfg.seed, 0x0febb))
+	nItems := ts.x.Items()
+	maxDraws := max(1, int(math.Ceil(float64(nItems-1)/cfg.gamma)))
+	decay := 1 - 2*cfg.eta*cfg.lambda
+	validate := len(cfg.validation) > 0
+	if len(ts.eligible) == 0 {
+		return res, ctx.Err()
+	}
+
+	// Averaged SGD (Polyak and Juditsky 1992): θ̄, the mean of the
+	// iterates since θ0, is what gets evaluated and returned.
+	avgSum := slices.Clone(theta)
+	avgN := 1.0
+	step := func(u int, b *febrUserBlock) {
+		zp := ts.zMiss
+		if q := b.pos[rng.IntN(len(b.pos))]; q >= 0 {
+			zp = b.row(int(q), dim)
+		}
+		sp := dot(theta, zp)
+		pMiss := float64(b.nNeg-len(b.neg)) / float64(b.nNeg)
+		missViolates := sp-dot(theta, ts.zMiss) < 1
+		var zn []float64
+		draws := 0
+		for draws < maxDraws {
+			draws++
+			if rng.Float64() < pMiss {
+				if missViolates {
+					zn = ts.zMiss
+					break
+				}
+				continue
+			}
+			z := b.row(int(b.neg[rng.IntN(len(b.neg))]), dim)
+			if sp-dot(theta, z) < 1 {
+				zn = z
+				break
+			}
+		}
+		for f := range theta {
+			theta[f] *= decay
+		}
+		if zn != nil {
+			g := cfg.eta * lossC((nItems-1)/draws)
+			for f := range theta {
+				theta[f] -= g * (zn[f] - zp[f])
+			}
+		}
+		for f := range theta {
+			avgSum[f] += theta[f]
+		}
+		avgN++
+	}
+	current := func() []float64 {
+		out := make([]float64, dim)
+		for f := range out {
+			out[f] = avgSum[f] / avgN
+		}
+		return out
+	}
+
+	best := -1.0
+	bad := 0
+	evaluate := func(it int) (stop bool, err error) {
+		if cfg.progress != nil {
+			cfg.progress("febr opt-adg", it, cfg.maxIter)
+		}
+		if !validate {
+			return false, nil
+		}
+		theta := current()
+		adg, err := val.validationADG(ctx, theta, cfg.validation)
+		if err != nil {
+			return true, err
+		}
+		res.evaluations++
+		if cfg.trace != nil {
+			cfg.trace(it, theta, adg)
+		}
+		if adg > best {
+			best, bad = adg, 0
+			res.theta, res.iterations, res.validationADG = slices.Clone(theta), it, adg
+			return false, nil
+		}
+		bad++
+		return bad >= cfg.patience, nil
+	}
+
+	var scratch febrUserBlock
+	var order []int32
+	it := 0
+	for it < cfg.maxIter {
+		if stop, err := evaluate(it); err != nil || stop {
+			return res, err
+		}
+		n := min(cfg.evalEvery, cfg.maxIter-it)
+		if ts.blocks != nil {
+			for k := range n {
+				if k&4095 == 0 && ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				u := int(ts.eligible[rng.IntN(len(ts.eligible))])
+				step(u, &ts.blocks[u])
+			}
+		} else {
+			// Draw the run's users, then visit them grouped by user in a
+			// random order.
+			order = order[:0]
+			for range n {
+				order = append(order, ts.eligible[rng.IntN(len(ts.eligible))])
+			}
+			slices.Sort(order)
+			var groups [][2]int // user, count
+			for k := 0; k < len(order); {
+				e := k
+				for e < len(order) && order[e] == order[k] {
+					e++
+				}
+				groups = append(groups, [2]int{int(order[k]), e - k})
+				k = e
+			}
+			rng.Shuffle(len(groups), func(a, b int) { groups[a], groups[b] = groups[b], groups[a] })
+			for _, g := range groups {
+				if ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				ts.userBlock(g[0], &scratch)
+				for range g[1] {
+					step(g[0], &scratch)
+				}
+			}
+		}
+		it += n
+	}
+	if _, err := evaluate(it); err != nil {
+		return res, err
+	}
+	if !validate {
+		res.theta, res.iterations = slices.Clone(current()), it
+	}
+	return res, nil
+}
+
+// validationADG is the mean ADG (Def. 4.2) over the users with validation
+// items of the ranking by θ·z, among the items not in the user's training
+// row, ties broken by training popularity: what the offline evaluation
+// computes for the model with this θ (val[u] sorted and disjoint from the
+// training row). It works on the candidates alone (see blockRanks).
+func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val [][]uint32) (float64, error) {
+	var users []int
+	for u := range min(len(val), ts.x.Users()) {
+		if len(val[u]) > 0 {
+			users = append(users, u)
+		}
+	}
+	if len(users) == 0 {
+		return 0, ctx.Err()
+	}
+	sMiss := dot(theta, ts.zMiss)
+	per := make([]float64, len(users))
+	err := parallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
+		var (
+			own febrUserBlock
+			rk  blockRanker
+		)
+		return func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				u := users[k]
+				b := &own
+				if ts.blocks != nil {
+					b = &ts.blocks[u]
+				} else {
+					ts.userBlock(u, b)
+				}
+				per[k] = metrics.ADG(rk.ranks(&b.febrBlock, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	sum := 0.0
+	for _, v := range per {
+		sum += v
+	}
+	return sum / float64(len(users)), nil
+}
+
+// blockRanker computes ranks from a feature block without scoring the
+// whole catalogue: every item outside the block has the missing score, so
+// the items of that block ranked before a relevant item are counted from
+// the popularity positions alone.
+type blockRanker struct {
+	score []float64 // of the block's items; NaN for history items
+	rel   []int     // relevant items' positions in order
+	rs    []float64 // relevant items' scores
+	inBlk []bool
+	diff  []int
+	known []int32 // popularity positions of the history and block items
+}
+
+// ranks returns rank(i, y) (Def. 4.1) of every relevant item under the
+// ranking y of the items not in hist by score (θ·z in the block, sMiss
+// elsewhere), then popularity position prank, as Ranker.Ranks would.
+func (r *blockRanker) ranks(b *febrBlock, dim int, theta []float64, sMiss float64, hist, relevant []uint32, prank []int32, nItems int) []int {
+	h := len(relevant)
+	out := make([]int, h)
+	r.score = slices.Grow(r.score[:0], len(b.items))[:len(b.items)]
+	nCand := 0 // block items not in hist
+	t := 0
+	for q, i := range b.items {
+		for t < len(hist) && hist[t] < i {
+			t++
+		}
+		if t < len(hist) && hist[t] == i {
+			r.score[q] = math.NaN()
+			continue
+		}
+		r.score[q] = dot(theta, b.row(q, dim))
+		nCand++
+	}
+	r.rs = slices.Grow(r.rs[:0], h)[:h]
+	r.inBlk = slices.Grow(r.inBlk[:0], h)[:h]
+	anyTie := false
+	for k, v := range relevant {
+		r.rs[k], r.inBlk[k] = sMiss, false
+		if q, ok := slices.BinarySearch(b.items, v); ok {
+			r.rs[k], r.inBlk[k] = r.score[q], true
+		}
+		anyTie = anyTie || r.rs[k] == sMiss
+	}
+	before := func(sa float64, a uint32, sb float64, b uint32) bool {
+		return sa > sb || (sa == sb && prank[a] < prank[b])
+	}
+	r.rel = slices.Grow(r.rel[:0], h)[:h]
+	for k := range r.rel {
+		r.rel[k] = k
+	}
+	slices.SortFunc(r.rel, func(a, c int) int {
+		switch {
+		case a == c:
+			return 0
+		case before(r.rs[a], relevant[a], r.rs[c], relevant[c]):
+			return -1
+		}
+		return 1
+	})
+	// Block items: diff[q] counts those ranked after exactly q relevant
+	// items (relevant items themselves excluded).
+	r.diff = slices.Grow(r.diff[:0], h+1)[:h+1]
+	clear(r.diff)
+	for q, i := range b.items {
+		s := r.score[q]
+		if math.IsNaN(s) {
+			continue
+		}
+		if _, ok := slices.BinarySearch(relevant, i); ok {
+			continue
+		}
+		lo, hi := 0, h
+		for lo < hi {
+			mid := (lo + hi) / 2
+			k := r.rel[mid]
+			if before(r.rs[k], relevant[k], s, i) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		r.diff[lo]++
+	}
+	// Popularity positions of the items that are not in the missing block.
+	if anyTie {
+		r.known = r.known[:0]
+		for _, i := range hist {
+			r.known = append(r.known, prank[i])
+		}
+		for q, i := range b.items {
+			if !math.IsNaN(r.score[q]) {
+				r.known = append(r.known, prank[i])
+			}
+		}
+		slices.Sort(r.known)
+	}
+	// The missing block: items neither in hist nor in the block.
+	nMiss := nItems - len(hist) - nCand
+	relMiss := 0
+	for k := range relevant {
+		if !r.inBlk[k] {
+			relMiss++
+		}
+	}
+	cum := 0
+	for pos, k := range r.rel {
+		cum += r.diff[pos]
+		v, sv := relevant[k], r.rs[k]
+		rank := pos + cum // relevant and block items before v
+		switch {
+		case sv < sMiss:
+			// Every missing item is before v; the relevant ones among
+			// them are counted in pos already.
+			rank += nMiss - relMiss
+		case sv == sMiss:
+			// Missing items (other than v) before v by popularity: all
+			// items with a smaller position, less the known ones and the
+			// other relevant items that are missing (counted above).
+			p := int(prank[v])
+			kb, _ := slices.BinarySearch(r.known, prank[v])
+			n := p - kb
+			for k2, v2 := range relevant {
+				if v2 != v && !r.inBlk[k2] && prank[v2] < prank[v] {
+					n--
+				}
+			}
+			rank += n
+		}
+		out[k] = rank
+	}
+	return out
+}

@@ -1,0 +1,261 @@
+package recsys
+
+import (
+	"context"
+	"fmt"
+
+	"recsys/recsys/metrics"
+)
+
+// FEBRGrid is the search space of dissertation §4.7.3 for a FEBR variant:
+// the main parameter k and, for every k, the secondary λ; for the SLIM
+// affinity also the fsSLIM (ℓ1, ℓ2) pairs, chosen per k by the validation
+// ADG of SLIM itself before λ is tuned (a fitted SLIM is the affinity
+// matrix FEBRi-SLIM starts from, §4.7.3).
+type FEBRGrid struct {
+	K      []int
+	Lambda []float64
+	SLIM   [][2]float64
+	// KByBaseline chooses k (and the fsSLIM pair) by the validation ADG
+	// of the aggsum predictor OPT-ADG starts from, and runs OPT-ADG for
+	// that k alone: a quicker search for retraining in the service.
+	KByBaseline bool
+	// OnTrial, when not nil, is called after every fit of the search
+	// (fsSLIM fits and, with KByBaseline, the baseline of every k
+	// included, with Lambda 0), for progress reports.
+	OnTrial func(FEBRTrial)
+}
+
+// DefaultFEBRLambdas is the λ grid of §4.7.3.
+var DefaultFEBRLambdas = []float64{1e-4, 1e-3, 1e-2, 1e-1}
+
+// FEBRTrial is one configuration a search tried.
+type FEBRTrial struct {
+	K                     int
+	Lambda, L1, L2        float64
+	ValidationADG         float64
+	Iterations            int
+	Seconds               float64
+	SLIMValidationADG     float64 // the SLIM affinity alone (slim variant)
+	Candidates, MemoBytes int64
+}
+
+// SearchFEBR runs the two-level search of §4.7.3 for one FEBR variant
+// (a registry name) on x: for every k of the grid it builds the features
+// once (with, for the SLIM affinity, the fsSLIM pair that ranks best on
+// the validation items) and trains one θ per λ from them by OPT-ADG with
+// early stopping on p.FEBR.Validation, which is required. It returns the
+// model with the highest validation ADG (the first on a tie) and every
+// trial. p.Cache, p.Progress and the other FEBR options apply to every
+// fit; p.K, p.L1, p.L2 and p.FEBR.Lambda are ignored.
+func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Params) (*FEBR, []FEBRTrial, error) {
+	v, ok := febrVariantOf(name)
+	if !ok {
+		return nil, nil, fmt.Errorf("recsys: %q is not a FEBR model", name)
+	}
+	o := p.febrOptions()
+	if len(o.Validation) == 0 {
+		return nil, nil, fmt.Errorf("recsys: a FEBR search needs validation items")
+	}
+	lambdas := g.Lambda
+	if len(lambdas) == 0 {
+		lambdas = DefaultFEBRLambdas
+	}
+	slimPairs := g.SLIM
+	if v.affinity == affSLIM && len(slimPairs) == 0 {
+		slimPairs = [][2]float64{{DefaultL1, DefaultL2}}
+	}
+	var (
+		best    *FEBR
+		bestADG = -1.0
+		trials  []FEBRTrial
+	)
+	var ho *febrHoldout
+	if o.Holdout > 0 {
+		var err error
+		if ho, err = newFEBRHoldout(x, o.Holdout, o.Seed, g.K); err != nil {
+			return nil, nil, err
+		}
+	}
+	// prepared is one k: its fsSLIM pair and features.
+	type prepared struct {
+		k       int
+		l1, l2  float64
+		slimADG float64
+		data    *febrData
+	}
+	// choose picks the fsSLIM pair of one k (SLIM affinity); build makes
+	// the features.
+	choose := func(k int) (*prepared, *Neighbours, error) {
+		pr := &prepared{k: k}
+		if v.affinity != affSLIM {
+			return pr, nil, nil
+		}
+		slim, adg, err := bestSLIM(ctx, x, kParams(p, k, 0, 0), slimPairs, o.Validation, g.OnTrial)
+		if err != nil {
+			return nil, nil, err
+		}
+		pr.l1, pr.l2, pr.slimADG = slim.l1, slim.l2, adg
+		return pr, slim.side.fwd, nil
+	}
+	build := func(pr *prepared, slimW *Neighbours) error {
+		var err error
+		pr.data, err = prepareFEBR(ctx, x, v, kParams(p, pr.k, pr.l1, pr.l2), o, slimW, ho)
+		return err
+	}
+	trainLambdas := func(pr *prepared) error {
+		for _, lambda := range lambdas {
+			ol := o
+			ol.Lambda = lambda
+			m := &FEBR{v: v}
+			if err := m.train(ctx, pr.data, pr.k, pr.l1, pr.l2, ol, p.Progress); err != nil {
+				return err
+			}
+			tr := FEBRTrial{
+				K: pr.k, Lambda: lambda, L1: m.l1, L2: m.l2,
+				ValidationADG: m.info.ValidationADG, Iterations: m.info.Iterations,
+				Seconds: m.info.FeatureSeconds + m.info.OptSeconds, SLIMValidationADG: pr.slimADG,
+				Candidates: m.info.Candidates, MemoBytes: m.info.MemoBytes,
+			}
+			trials = append(trials, tr)
+			if g.OnTrial != nil {
+				g.OnTrial(tr)
+			}
+			if m.info.ValidationADG > bestADG {
+				best, bestADG = m, m.info.ValidationADG
+			}
+		}
+		return nil
+	}
+	var (
+		bestK    *prepared
+		bestKW   *Neighbours
+		bestKADG = -1.0
+	)
+	for _, k := range g.K {
+		pr, slimW, err := choose(k)
+		if err != nil {
+			return nil, nil, err
+		}
+		var adg float64
+		switch {
+		case !g.KByBaseline:
+			if err := build(pr, slimW); err != nil {
+				return nil, nil, err
+			}
+			if err := trainLambdas(pr); err != nil {
+				return nil, nil, err
+			}
+			continue
+		case v.affinity == affSLIM:
+			// The aggsum predictor of FEBRi-SLIM is SLIM itself.
+			adg = pr.slimADG
+		default:
+			if err := build(pr, nil); err != nil {
+				return nil, nil, err
+			}
+			if adg, err = pr.data.full.validationADG(ctx, pr.data.full.ext.initialTheta(), o.Validation); err != nil {
+				return nil, nil, err
+			}
+			if g.OnTrial != nil {
+				g.OnTrial(FEBRTrial{K: k, ValidationADG: adg})
+			}
+		}
+		if adg > bestKADG {
+			bestK, bestKW, bestKADG = pr, slimW, adg
+		} else {
+			pr.data = nil
+		}
+	}
+	if bestK != nil {
+		if bestK.data == nil {
+			if err := build(bestK, bestKW); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := trainLambdas(bestK); err != nil {
+			return nil, nil, err
+		}
+	}
+	if best == nil {
+		return nil, nil, fmt.Errorf("recsys: empty FEBR grid")
+	}
+	return best, trials, nil
+}
+
+// kParams is p for one k and fsSLIM pair, without the options of a
+// single fit.
+func kParams(p Params, k int, l1, l2 float64) Params {
+	p.K, p.L1, p.L2, p.Init, p.FEBR = k, l1, l2, nil, nil
+	return p.withDefaults()
+}
+
+// bestSLIM fits fsSLIM with every (ℓ1, ℓ2) pair at k = p.K, warm-starting
+// along ℓ1 for a fixed ℓ2, and returns the one with the highest validation
+// ADG with that ADG.
+func bestSLIM(ctx context.Context, x *Matrix, p Params, pairs [][2]float64, val [][]uint32, onTrial func(FEBRTrial)) (*ItemP, float64, error) {
+	var (
+		best    *ItemP
+		bestADG = -1.0
+		prev    *ItemP
+	)
+	for _, lp := range pairs {
+		ps := p
+		ps.L1, ps.L2 = lp[0], lp[1]
+		ps.Init = nil
+		if prev != nil && prev.l2 == lp[1] {
+			ps.Init = prev
+		}
+		m := &ItemP{name: "slim"}
+		if err := m.Fit(ctx, x, ps); err != nil {
+			return nil, 0, err
+		}
+		adg, err := modelValidationADG(ctx, m, x, val)
+		if err != nil {
+			return nil, 0, err
+		}
+		if adg > bestADG {
+			best, bestADG = m, adg
+		}
+		if onTrial != nil {
+			onTrial(FEBRTrial{K: p.K, L1: lp[0], L2: lp[1], SLIMValidationADG: adg})
+		}
+		prev = m
+	}
+	return best, bestADG, nil
+}
+
+// modelValidationADG is the mean ADG of a fitted model over the users with
+// validation items, ranking the items not in the user's training row,
+// ties broken by training popularity (as the offline evaluation does).
+func modelValidationADG(ctx context.Context, m Model, x *Matrix, val [][]uint32) (float64, error) {
+	var users []int
+	for u := range min(len(val), x.Users()) {
+		if len(val[u]) > 0 {
+			users = append(users, u)
+		}
+	}
+	if len(users) == 0 {
+		return 0, ctx.Err()
+	}
+	ranker := NewRanker(x.Popularity(), x.Items())
+	per := make([]float64, len(users))
+	err := parallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
+		scores := make([]float64, x.Items())
+		return func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				u := users[k]
+				ScoreUser(m, u, x.Row(u), scores)
+				per[k] = metrics.ADG(ranker.Ranks(scores, x.Row(u), val[u]))
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	sum := 0.0
+	for _, a := range per {
+		sum += a
+	}
+	return sum / float64(len(users)), nil
+}

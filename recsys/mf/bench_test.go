@@ -1,0 +1,114 @@
+package mf
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"recsys/recsys"
+)
+
+// The benchmark data: 2,000 users × 4,000 items, 50 draws per user
+// (≈ 90,000 positives, skewed like real catalogues), 50 factors.
+const benchFactors = 50
+
+func benchMatrix(b *testing.B) *recsys.Matrix {
+	b.Helper()
+	return generated(b, 1, 2000, 4000, 50)
+}
+
+// BenchmarkBPREpoch is one BPR epoch: |X| SGD steps.
+func BenchmarkBPREpoch(b *testing.B) {
+	x := benchMatrix(b)
+	c, _ := bprConfigFrom(recsys.Params{K: benchFactors})
+	var f factors
+	t := newBPRTrainer(x, &c, &f)
+	for b.Loop() {
+		if _, err := t.epoch(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(x.NNZ()), "steps/op")
+}
+
+// BenchmarkWRMFEpoch is one ALS alternation (users, then items; 3 CG steps
+// per solve), in parallel on GOMAXPROCS goroutines.
+func BenchmarkWRMFEpoch(b *testing.B) {
+	x := benchMatrix(b)
+	c, _ := wrmfConfigFrom(recsys.Params{K: benchFactors})
+	var f factors
+	t := newWRMFTrainer(x, &c, &f)
+	for b.Loop() {
+		if err := t.epoch(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWRMFExactSweep is the closing exact (Cholesky) user sweep.
+func BenchmarkWRMFExactSweep(b *testing.B) {
+	x := benchMatrix(b)
+	c, _ := wrmfConfigFrom(recsys.Params{K: benchFactors})
+	var f factors
+	t := newWRMFTrainer(x, &c, &f)
+	for b.Loop() {
+		if err := t.sweep(context.Background(), true, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMFAUCEpoch is one MFAUC iteration (max(m, n) row and column
+// steps, logistic loss, κ_W = 16, κ_Y = 10, d = 4 blocks on GOMAXPROCS
+// goroutines).
+func BenchmarkMFAUCEpoch(b *testing.B) {
+	x := benchMatrix(b)
+	for _, rho := range []float64{0, 1} {
+		b.Run(fmt.Sprintf("rho=%g", rho), func(b *testing.B) {
+			c, _ := aucConfigFrom(recsys.Params{K: benchFactors, Extra: map[string]float64{"rho": rho}})
+			rng := rand.New(rand.NewPCG(1, 1))
+			var f factors
+			t := newAUCTrainer(x, &c, &f, rng)
+			scratch := make([]*aucScratch, min(t.d, runtime.GOMAXPROCS(0)))
+			for g := range scratch {
+				scratch[g] = newAUCScratch(c.factors, c.kappaY)
+			}
+			for b.Loop() {
+				if _, err := t.epoch(context.Background(), rng, scratch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMFScore is one recommendation: Score over the 4,000 items and
+// the top 10 by recsys.TopN (a heap, no full sort), for a known training
+// history (the fitted factor) and for a changed one (a fold-in).
+func BenchmarkMFScore(b *testing.B) {
+	x := benchMatrix(b)
+	pop := x.Popularity()
+	for _, name := range modelNames {
+		p := recsys.Params{K: benchFactors, Extra: map[string]float64{"epochs": 2}}
+		m := mustFit(b, name, x, p)
+		u := 7
+		known := x.Row(u)
+		changed := known[1:]
+		for _, h := range []struct {
+			kind    string
+			history []uint32
+		}{{"known", known}, {"foldin", changed}} {
+			b.Run(name+"/"+h.kind, func(b *testing.B) {
+				scores := make([]float64, x.Items())
+				for b.Loop() {
+					m.Score(h.history, scores)
+					if len(recsys.TopN(scores, pop, h.history, 10)) != 10 {
+						b.Fatal("short list")
+					}
+				}
+			})
+		}
+	}
+}
