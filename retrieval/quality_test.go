@@ -34,7 +34,10 @@ func TestEvaluate_learnedBeatsEuclidean_synthetic(t *testing.T) {
 	for _, row := range rep.Rows[1:] {
 		e, m := row.Metrics[KeyKNNError].Mean, row.Metrics[KeyMAP].Mean
 		t.Logf("%s: kNN error %.3f MAP %.3f %v", row.Method, e, m, row.Params)
-		if e >= eucErr {
+		// With one small split (under -race) the kNN error moves in steps
+		// of 1/24, so a learned metric may tie the baseline; it must never
+		// be worse, and its MAP must be clearly better.
+		if e > eucErr || (!raceEnabled && e == eucErr) {
 			t.Errorf("%s kNN error %.3f, not below Euclidean %.3f", row.Method, e, eucErr)
 		}
 		if m < eucMAP+0.1 {
