@@ -85,3 +85,21 @@ func TestFEBRDiag(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestFEBRDiagService(t *testing.T) {
+	if os.Getenv("FEBR_DIAG") == "" {
+		t.Skip()
+	}
+	x, val := diagSplit(t)
+	ctx := context.Background()
+	cache := NewNeighbourCache(x, 200)
+	g := FEBRGrid{K: []int{10, 20, 50, 100, 200}, Lambda: []float64{1e-3, 1e-2}, SLIM: [][2]float64{{1, 1}, {0.1, 1}}, KByBaseline: true}
+	best, trials, err := SearchFEBR(ctx, "febr", x, g, Params{Cache: cache, FEBR: &FEBROptions{Validation: val}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range trials {
+		fmt.Printf("%+v\n", tr)
+	}
+	fmt.Printf("%+v\n", best.Info())
+}

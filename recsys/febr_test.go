@@ -244,28 +244,33 @@ func TestFEBR_aggsum_theorem43(t *testing.T) {
 		}
 		m, n := len(d), len(d[0])
 		c := colCounts(d)
+		// [ktrunc(A_item)]_i,* by brute force, once per item.
+		knnOf := make([][]Neighbour, n)
+		for i := range n {
+			sim := make([]float64, n)
+			for j := range sim {
+				switch {
+				case tc.aff == simKUNN:
+					sim[j] = kunnItemSim(d, i, j)
+				case c[i] > 0 && c[j] > 0:
+					co := 0
+					for w := range d {
+						if d[w][i] && d[w][j] {
+							co++
+						}
+					}
+					sim[j] = float64(co) / math.Sqrt(float64(c[i])*float64(c[j]))
+				}
+			}
+			knnOf[i] = bruteKNN(sim, i, tc.k)
+		}
 		for u := range m {
 			feats := rawFeatures(e, x, u)
-			// ktrunc(A_user)_u,* over U \ u, by brute force (models_test.go).
+			// [ktrunc(A_user)]_u,* over U \ u, by brute force (models_test.go).
 			userSum := bruteUserP(d, d[u], u, tc.k, tc.aff == simKUNN)
 			for i := range n {
-				sim := make([]float64, n)
-				for j := range sim {
-					switch {
-					case tc.aff == simKUNN:
-						sim[j] = kunnItemSim(d, i, j)
-					case c[i] > 0 && c[j] > 0:
-						co := 0
-						for w := range d {
-							if d[w][i] && d[w][j] {
-								co++
-							}
-						}
-						sim[j] = float64(co) / math.Sqrt(float64(c[i])*float64(c[j]))
-					}
-				}
 				itemSum := 0.0
-				for _, nb := range bruteKNN(sim, i, tc.k) {
+				for _, nb := range knnOf[i] {
 					if d[u][nb.Index] {
 						itemSum += nb.Value
 					}
@@ -546,7 +551,8 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 		g := FEBRGrid{K: []int{5, 20}, Lambda: []float64{1e-3, 1e-1}, SLIM: [][2]float64{{1, 1}, {0.1, 1}}}
 		steps := 0
 		g.OnTrial = func(FEBRTrial) { steps++ }
-		best, trials, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: &FEBROptions{Validation: val, EvalEvery: 2000}})
+		opts := &FEBROptions{Validation: val, EvalEvery: 2000, Patience: 2}
+		best, trials, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: opts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -581,7 +587,7 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 				base[tr.K] = max(base[tr.K], tr.ValidationADG, tr.SLIMValidationADG)
 			}
 		}
-		quick, qtrials, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: &FEBROptions{Validation: val, EvalEvery: 2000}})
+		quick, qtrials, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: opts})
 		if err != nil {
 			t.Fatal(err)
 		}

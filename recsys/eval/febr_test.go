@@ -16,7 +16,7 @@ import (
 // "febr" with the variant's label, which also names the table row and
 // the --dump files; a variant named on its own is not repeated.
 func TestRun_febrVariantRows(t *testing.T) {
-	d := clustered(7, 150, 120, 4, 20)
+	d := clustered(7, 100, 80, 4, 16)
 	dir := t.TempDir()
 	opt := Options{
 		Folds: 1, Seed: 1, DumpDir: dir,

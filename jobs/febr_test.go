@@ -1,0 +1,62 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"recsys/api"
+	"recsys/recsys"
+)
+
+// The service trains febr (FEBRi over the SLIM affinity) like the other
+// models: parameters chosen on the validation split, refitted on all the
+// data with the iteration count found there, ready to score.
+func TestTrainModels_febr(t *testing.T) {
+	st := mustStore(t)
+	rng := rand.New(rand.NewPCG(1, 1))
+	var evs []api.Interaction
+	for u := range 60 {
+		c := u % 3
+		for range 12 {
+			i := 10*c + rng.IntN(10)
+			if rng.Float64() < 0.2 {
+				i = rng.IntN(30)
+			}
+			evs = append(evs, api.Interaction{UserID: fmt.Sprint("u", u), ItemID: fmt.Sprint("i", i), Type: "view"})
+		}
+	}
+	if _, err := st.AddInteractions(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := st.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := DefaultTrainOptions
+	opts.Grid = []int{5, 10}
+	out, err := trainModels(context.Background(), snap, []string{"febr"}, opts, func(string, float64) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 {
+		t.Fatalf("%d models", len(out))
+	}
+	info, m := out[0].served.Info, out[0].served.Model
+	if info.Name != "febr" || info.Params["k"] == 0 || info.Params["lambda"] == 0 || info.Params["l1"] == 0 {
+		t.Fatalf("info %+v", info)
+	}
+	if info.Validation["adg"] <= 0 {
+		t.Fatalf("validation %v", info.Validation)
+	}
+	back, err := recsys.Load(out[0].blob)
+	if err != nil || back.Name() != "febr" {
+		t.Fatalf("persisted blob: %v %v", back, err)
+	}
+	scores := make([]float64, len(snap.ItemIDs))
+	m.Score([]uint32{1, 2, 3}, scores)
+	if scores[1] == scores[25] && scores[2] == scores[26] {
+		t.Fatalf("flat scores %v", scores)
+	}
+}
