@@ -520,13 +520,26 @@ func (m *FEBR) ScoreUser(self int, history []uint32, scores []float64) {
 	})
 }
 
-// Similar returns the item neighbour list KNN(i) with its affinities, for
-// the variants with an item side (nil otherwise).
+// Similar returns the item neighbour list KNN(i) with its affinities,
+// best first, for the variants with an item side (for the SLIM affinity,
+// the neighbours with a non-zero fsSLIM weight, as slim lists them); nil
+// for FEBRu, which keeps no item lists.
 func (m *FEBR) Similar(item uint32) []Neighbour {
 	if m.ext.items == nil || int(item) >= m.ext.nItems {
 		return nil
 	}
-	return m.ext.items.fwd.Row(int(item))
+	row := m.ext.items.fwd.Row(int(item))
+	if m.v.affinity != affSLIM {
+		return row
+	}
+	out := make([]Neighbour, 0, len(row))
+	for _, e := range row {
+		if e.Value > 0 {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, compareNeighbours)
+	return out
 }
 
 // Params reports k, λ and, for the SLIM affinity, the fsSLIM constants
@@ -620,7 +633,7 @@ func (m *FEBR) UnmarshalBinary(data []byte) error {
 		}
 	}
 	ext := newFEBRExtractor(k, nItems, items, users)
-	ext.mean, ext.std = vecs[1], vecs[2]
+	ext.setStats(vecs[1], vecs[2])
 	m.set(ext, x, k, lambda, l1, l2, vecs[0])
 	m.info = FEBRInfo{}
 	return nil

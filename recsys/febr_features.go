@@ -24,33 +24,29 @@ const (
 var featureNames = [featuresPerSide]string{"mean", "std", "min", "max", "len", "sum", "missing"}
 
 // sideAcc accumulates, densely over items, the entries of the affinity
-// vectors φ(u, i) of one side for one user: the count, the exact sum, the
-// running mean and squared deviation (Welford, so equal entries give a
-// standard deviation of exactly 0), the minimum and the maximum.
+// vectors φ(u, i) of one side for one user: their count, sum, sum of
+// squares, minimum and maximum.
 type sideAcc struct {
-	n             []int32
-	sum, mean, m2 []float64
-	lo, hi        []float64
+	n       []int32
+	sum, sq []float64
+	lo, hi  []float64
 }
 
 func newSideAcc(n int) sideAcc {
 	return sideAcc{
-		n: make([]int32, n), sum: make([]float64, n), mean: make([]float64, n),
-		m2: make([]float64, n), lo: make([]float64, n), hi: make([]float64, n),
+		n: make([]int32, n), sum: make([]float64, n), sq: make([]float64, n),
+		lo: make([]float64, n), hi: make([]float64, n),
 	}
 }
 
 func (a *sideAcc) add(i uint32, v float64) {
-	c := a.n[i] + 1
-	a.n[i] = c
-	if c == 1 {
-		a.sum[i], a.mean[i], a.m2[i], a.lo[i], a.hi[i] = v, v, 0, v, v
+	if a.n[i] == 0 {
+		a.n[i], a.sum[i], a.sq[i], a.lo[i], a.hi[i] = 1, v, v*v, v, v
 		return
 	}
+	a.n[i]++
 	a.sum[i] += v
-	d := v - a.mean[i]
-	a.mean[i] += d / float64(c)
-	a.m2[i] += d * (v - a.mean[i])
+	a.sq[i] += v * v
 	a.lo[i] = min(a.lo[i], v)
 	a.hi[i] = max(a.hi[i], v)
 }
@@ -58,7 +54,8 @@ func (a *sideAcc) add(i uint32, v float64) {
 // features writes the seven features of item i into out and clears the
 // item's entry: [aggmean, aggstd, aggmin, aggmax, agglen, aggsum, b]
 // (§4.5.2, §4.5.4), with agglen = |active|/k and, when the active set is
-// empty, all aggregates 0 and b = 1.
+// empty, all aggregates 0 and b = 1. aggstd is the population standard
+// deviation; a variance within rounding error of 0 (equal entries) is 0.
 func (a *sideAcc) features(i uint32, k int, out []float64) {
 	c := a.n[i]
 	if c == 0 {
@@ -66,11 +63,18 @@ func (a *sideAcc) features(i uint32, k int, out []float64) {
 		out[aggMissing] = 1
 		return
 	}
-	out[aggMean] = a.mean[i]
-	out[aggStd] = math.Sqrt(max(0, a.m2[i]/float64(c)))
+	fc := float64(c)
+	mean := a.sum[i] / fc
+	ms := a.sq[i] / fc
+	v := ms - mean*mean
+	if v <= 1e-12*ms || a.lo[i] == a.hi[i] {
+		v = 0
+	}
+	out[aggMean] = mean
+	out[aggStd] = math.Sqrt(v)
 	out[aggMin] = a.lo[i]
 	out[aggMax] = a.hi[i]
-	out[aggLen] = float64(c) / float64(k)
+	out[aggLen] = fc / float64(k)
 	out[aggSum] = a.sum[i]
 	out[aggMissing] = 0
 	a.n[i] = 0
@@ -89,8 +93,8 @@ type febrExtractor struct {
 	dim    int
 	// mean and std z-score every feature (std 1 where a feature does not
 	// vary); nil until the statistics are known.
-	mean, std []float64
-	pool      sync.Pool
+	mean, std, invStd []float64
+	pool              sync.Pool
 }
 
 type febrScratch struct {
@@ -165,7 +169,18 @@ func (e *febrExtractor) extract(self int, history []uint32, visit func(i uint32,
 			}
 		}
 	}
-	slices.Sort(sc.touched)
+	// Ascending item order: sort the touched items, or scan the marks
+	// when most items are touched.
+	if len(sc.touched) > e.nItems/16 {
+		sc.touched = sc.touched[:0]
+		for i, m := range sc.mark {
+			if m {
+				sc.touched = append(sc.touched, uint32(i))
+			}
+		}
+	} else {
+		slices.Sort(sc.touched)
+	}
 	for _, i := range sc.touched {
 		sc.mark[i] = false
 		off := 0
@@ -190,11 +205,21 @@ func (e *febrExtractor) missingRaw() []float64 {
 	return raw
 }
 
-// zscore writes (raw − mean)/std into out: the one conversion used by
-// training and scoring alike, so that both see identical values.
+// zscore writes (raw − mean)/std into out (raw and out may be the same
+// slice): the one conversion used by training and scoring alike, so that
+// both see identical values.
 func (e *febrExtractor) zscore(raw []float64, out []float64) {
 	for f, v := range raw {
-		out[f] = (v - e.mean[f]) / e.std[f]
+		out[f] = (v - e.mean[f]) * e.invStd[f]
+	}
+}
+
+// setStats sets the z-score statistics.
+func (e *febrExtractor) setStats(mean, std []float64) {
+	e.mean, e.std = mean, std
+	e.invStd = make([]float64, len(std))
+	for f, s := range std {
+		e.invStd[f] = 1 / s
 	}
 }
 

@@ -159,7 +159,7 @@ func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][
 			ts.eligible = append(ts.eligible, int32(u))
 		}
 	}
-	ext.mean, ext.std = total.meanStd()
+	ext.setStats(total.meanStd())
 	ts.zMiss = make([]float64, ext.dim)
 	ext.zscore(ext.missingRaw(), ts.zMiss)
 	if blocks == nil || over.Load() {

@@ -210,7 +210,7 @@ func TestFEBR_features_figure42(t *testing.T) {
 	for f := range std {
 		mean[f], std[f] = 0.1*float64(f), 1+float64(f)
 	}
-	e.mean, e.std = mean, std
+	e.setStats(mean, std)
 	theta := make([]float64, e.dim)
 	for f := range theta {
 		theta[f] = float64(f%5) - 1.5
@@ -633,5 +633,46 @@ func TestFEBR_Explain_sumsToScore(t *testing.T) {
 		if want := scores[items[k]] - m.sMiss; !closeTo(sum, want, 1e-9) {
 			t.Fatalf("item %d: contributions add to %g, score − missing score is %g", items[k], sum, want)
 		}
+	}
+}
+
+// FEBRi-slim's similar items are slim's: the neighbours with a non-zero
+// fsSLIM weight, by weight.
+func TestFEBR_Similar_slimAsSLIM(t *testing.T) {
+	x := generated(t, 46, 120, 80, 10)
+	p := Params{K: 8, L1: 0.5, L2: 1, FEBR: &FEBROptions{Iterations: -1}}
+	f := fitted(t, "febr", x, p).(*FEBR)
+	s := fitted(t, "slim", x, p).(*ItemP)
+	for i := range uint32(80) {
+		if got, want := f.Similar(i), s.Similar(i); !slices.Equal(got, want) {
+			t.Fatalf("item %d: %v, slim %v", i, got, want)
+		}
+	}
+}
+
+// The holdout splits every user's items into disjoint histories and
+// positives (at least one kept in the history), and a fit that learns from
+// it is, like any, no worse on validation than its starting predictor.
+func TestFEBR_Fit_holdout(t *testing.T) {
+	x := generated(t, 47, 150, 100, 12)
+	ho, err := newFEBRHoldout(x, 0.3, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u := range x.Users() {
+		rest, pos := ho.x.Row(u), ho.pos[u]
+		all := slices.Sorted(slices.Values(append(slices.Clone(rest), pos...)))
+		if !slices.Equal(all, x.Row(u)) || (x.UserCount(u) > 0 && len(rest) == 0) {
+			t.Fatalf("user %d: rest %v + held out %v ≠ %v", u, rest, pos, x.Row(u))
+		}
+		if n := x.UserCount(u); n >= 2 && len(pos) != min(n-1, max(1, int(math.Round(0.3*float64(n))))) {
+			t.Fatalf("user %d: %d of %d held out", u, len(pos), n)
+		}
+	}
+	train, val := holdOut(t, x, 0.2, 4)
+	m := fitted(t, "febr-i-kunn", train, Params{K: 8, FEBR: &FEBROptions{Validation: val, Holdout: 0.2, EvalEvery: 2000, Patience: 2}}).(*FEBR)
+	base, _ := modelValidationADG(context.Background(), fitted(t, "kunn-i", train, Params{K: 8}), train, val)
+	if m.Info().ValidationADG < base-1e-12 {
+		t.Fatalf("validation ADG %.5f below kunn-i's %.5f", m.Info().ValidationADG, base)
 	}
 }
