@@ -170,9 +170,10 @@ func fit(ctx context.Context, x *mat.Dense, sup *Supervision, queries []int, opt
 			Iterations: opt.Iterations, Segment: opt.Segment, Etas: opt.Etas, Schedule: opt.Schedule,
 			Seed: opt.Seed,
 		}
-		segs := 0
-		if fo.Iterations > 0 && fo.Segment > 0 {
-			segs = (fo.Iterations + fo.Segment - 1) / fo.Segment
+		iters, seg := cmp.Or(fo.Iterations, 100_000), cmp.Or(fo.Segment, 5_000)
+		segs := (iters + seg - 1) / seg
+		if len(fo.Schedule) > 0 {
+			segs = len(fo.Schedule)
 		}
 		fo.Progress = func(s int, _, _ float64) { progress(opt.Method, s+1, segs) }
 		res, err := frml.Train(ctx, frml.Problem{X: x, Sup: sup, Queries: queries}, val, fo)
