@@ -61,6 +61,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&c.Jobs.Interval, "retrain-interval", envDuration("RECSYS_RETRAIN_INTERVAL", jobs.DefaultInterval), "retrain on this schedule; 0 turns it off (env RECSYS_RETRAIN_INTERVAL)")
 	fs.Int64Var(&c.Jobs.NewEvents, "retrain-after", envInt("RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents), "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
 	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
+	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -21,9 +21,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
+	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models and every FEBR variant")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	modelsSet := false
+	fs.Visit(func(f *flag.Flag) { modelsSet = modelsSet || f.Name == "models" })
 	if fs.NArg() > 0 {
 		return fmt.Errorf("train takes no arguments, got %q", fs.Args())
 	}
@@ -57,7 +60,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	start := time.Now()
-	job, err := sched.SubmitTrain(ctx, names, "cli", false)
+	req := api.TrainRequest{Models: names, Auto: *auto, Trigger: "cli"}
+	if *auto && !modelsSet {
+		req.Models = nil
+	}
+	job, err := sched.SubmitTrain(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -73,8 +80,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "trained %d models in %.1fs (job %s)\n", len(names), time.Since(start).Seconds(), job.ID)
-	fmt.Fprintf(stdout, "%-9s %-8s %-28s %8s %8s %8s\n", "model", "version", "params", "val ADG", "val MAP", "seconds")
+	fmt.Fprintf(stdout, "trained %d models in %.1fs (job %s)\n", len(job.Models), time.Since(start).Seconds(), job.ID)
+	if job.Activated != "" {
+		fmt.Fprintf(stdout, "activated %s: the best validation ADG\n", job.Activated)
+	}
+	fmt.Fprintf(stdout, "%-15s %-8s %-28s %8s %8s %8s\n", "model", "version", "params", "val ADG", "val MAP", "seconds")
 	for _, m := range infos {
 		if !strings.Contains(strings.Join(job.Versions, ","), m.Name+"@"+m.Version) {
 			continue
@@ -83,7 +93,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if m.Active {
 			active = "  (active)"
 		}
-		fmt.Fprintf(stdout, "%-9s %-8s %-28s %8.4f %8.4f %8.1f%s\n", m.Name, m.Version, formatParams(m.Params),
+		fmt.Fprintf(stdout, "%-15s %-8s %-28s %8.4f %8.4f %8.1f%s\n", m.Name, m.Version, formatParams(m.Params),
 			m.Validation["adg"], m.Validation["map"], m.TrainSeconds, active)
 	}
 	return nil

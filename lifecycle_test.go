@@ -11,10 +11,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"slices"
 	"testing"
 	"time"
 
 	"recsys/api"
+	"recsys/jobs"
 )
 
 // clustered generates implicit feedback with taste clusters: user u likes
@@ -314,5 +316,62 @@ func httpGetter(tb testing.TB, base string) func(string, any) int {
 			}
 		}
 		return resp.StatusCode
+	}
+}
+
+// TestRetrain_autoActivatesBest: an auto job activates the model with the
+// best validation ADG even when another is active, and says so in its
+// record; a plain retrain leaves the active model alone; an auto job that
+// names no models fits the candidates of auto mode (issue 5).
+func TestRetrain_autoActivatesBest(t *testing.T) {
+	a := startApp(t, nil)
+	a.load(t, clustered(300, 200, 20, 4, 5))
+	if j := waitJob(t, a.getter(t), a.retrain(t, "popular"), time.Minute, api.Job.Done); j.State != api.JobSucceeded {
+		t.Fatalf("first training: %+v", j)
+	}
+	if got := a.recommend(t, "u1").Model; got != "popular" {
+		t.Fatalf("active after the first training: %s", got)
+	}
+	// Without auto, a better model does not displace the active one.
+	if j := waitJob(t, a.getter(t), a.retrain(t, "itemknn"), time.Minute, api.Job.Done); j.State != api.JobSucceeded || j.Activated != "" {
+		t.Fatalf("plain retrain: %+v", j)
+	}
+	if got := a.recommend(t, "u1").Model; got != "popular" {
+		t.Fatalf("a plain retrain changed the active model to %s", got)
+	}
+
+	var acc api.JobAccepted
+	if status := a.postJSON(t, "/admin/retrain", map[string]any{"models": []string{"popular", "itemknn", "kunn", "febr"}, "auto": true}, &acc); status != http.StatusAccepted {
+		t.Fatalf("auto retrain: status %d", status)
+	}
+	j := waitJob(t, a.getter(t), acc.JobID, 2*time.Minute, api.Job.Done)
+	if j.State != api.JobSucceeded || !j.Auto {
+		t.Fatalf("auto job: %+v", j)
+	}
+	var models api.ModelsOut
+	a.getJSON(t, "/models", &models)
+	best, bestADG := "", -1.0
+	for _, m := range models.Models {
+		if m.JobID == j.ID && m.Validation["adg"] > bestADG {
+			best, bestADG = m.Name, m.Validation["adg"]
+		}
+	}
+	if best == "popular" || best == "" {
+		t.Fatalf("on clustered data a personalised model should win, got %q", best)
+	}
+	if j.Activated != best {
+		t.Fatalf("auto job activated %q, the best validation ADG is %s (%.4f)", j.Activated, best, bestADG)
+	}
+	if got := a.recommend(t, "u1").Model; got != best {
+		t.Fatalf("serving %s after the auto job, want %s", got, best)
+	}
+
+	status, body := a.do(t, http.MethodPost, "/admin/retrain?auto=true", "", nil)
+	if status != http.StatusAccepted || json.Unmarshal(body, &acc) != nil {
+		t.Fatalf("auto retrain without models: %d %s", status, body)
+	}
+	j = waitJob(t, a.getter(t), acc.JobID, 5*time.Minute, api.Job.Done)
+	if j.State != api.JobSucceeded || fmt.Sprint(j.Models) != fmt.Sprint(append(slices.Clone(jobs.AutoModels), "content")) {
+		t.Fatalf("auto job without models: state %s, models %v, want %v", j.State, j.Models, jobs.AutoModels)
 	}
 }

@@ -33,6 +33,11 @@ type Job struct {
 	Error      string        `json:"error,omitempty"`
 	ReportID   string        `json:"report_id,omitempty"`
 	Versions   []string      `json:"versions,omitempty"` // model versions the job produced
+	// Auto marks a training job that activates the model with the best
+	// validation ADG; Activated names the model a training job made the
+	// default, if it changed it.
+	Auto      bool   `json:"auto,omitempty"`
+	Activated string `json:"activated,omitempty"`
 	CreatedAt  time.Time     `json:"created_at"`
 	StartedAt  *time.Time    `json:"started_at,omitempty"`
 	FinishedAt *time.Time    `json:"finished_at,omitempty"`
@@ -104,9 +109,23 @@ type EvaluationRequest struct {
 
 // JobService starts and cancels background jobs.
 type JobService interface {
-	SubmitTrain(ctx context.Context, models []string, trigger string, queue bool) (Job, error)
+	SubmitTrain(ctx context.Context, req TrainRequest) (Job, error)
 	SubmitEvaluation(ctx context.Context, req EvaluationRequest) (Job, error)
 	Cancel(ctx context.Context, id string) (Job, error)
 	// Activate makes a trained model the default, persistently.
 	Activate(ctx context.Context, name string) error
+}
+
+// TrainRequest asks for a training job.
+type TrainRequest struct {
+	// Models to fit; none means the server's models, or with Auto the
+	// candidates of auto mode.
+	Models []string
+	// Auto activates the fitted model with the best validation ADG, even
+	// when another model is active.
+	Auto bool
+	// Queue queues behind a training job that is queued or running
+	// instead of failing with a conflict.
+	Queue   bool
+	Trigger string
 }

@@ -241,6 +241,8 @@ type RetrainIn struct {
 	Models []string `json:"models,omitempty" validate:"omitempty,max=32,dive,min=1,max=64"`
 	// Queue asks to queue behind a running training job instead of 409.
 	Queue bool `json:"queue,omitempty"`
+	// Auto activates the model with the best validation ADG.
+	Auto bool `json:"auto,omitempty"`
 }
 
 // JobAccepted answers a request that started a job (202).

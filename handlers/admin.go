@@ -69,7 +69,15 @@ func (h *handler) handleRetrain(w http.ResponseWriter, r *http.Request) {
 		}
 		in.Queue = b
 	}
-	j, err := h.Jobs.SubmitTrain(r.Context(), in.Models, "api", in.Queue)
+	if q := r.URL.Query().Get("auto"); q != "" {
+		b, err := queryBool(r, "auto", false)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		in.Auto = b
+	}
+	j, err := h.Jobs.SubmitTrain(r.Context(), api.TrainRequest{Models: in.Models, Auto: in.Auto, Queue: in.Queue, Trigger: "api"})
 	if err != nil {
 		h.writeError(w, r, err)
 		return

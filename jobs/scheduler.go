@@ -36,6 +36,9 @@ type Options struct {
 	CheckEvery time.Duration
 	// Models are trained by triggers and by requests that name none.
 	Models []string
+	// Auto makes the triggers' jobs auto-mode jobs (api.TrainRequest):
+	// the model with the best validation ADG becomes the default.
+	Auto bool
 	Train  TrainOptions
 	Logger *slog.Logger
 	// OnProgress, when set, sees every update of a job's record (the CLI
@@ -101,22 +104,31 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 }
 
 // SubmitTrain queues a training job. With a training job already queued or
-// running, it answers a conflict naming that job unless queue is set.
-func (s *Scheduler) SubmitTrain(ctx context.Context, models []string, trigger string, queue bool) (api.Job, error) {
+// running, it answers a conflict naming that job unless req.Queue is set.
+// An auto job that names no models fits AutoModels, and the content
+// metric too when the server's models include it.
+func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.Job, error) {
+	models := req.Models
 	if len(models) == 0 {
 		models = s.opts.Models
+		if req.Auto {
+			models = slices.Clone(AutoModels)
+			if slices.Contains(s.opts.Models, ContentModelName) {
+				models = append(models, ContentModelName)
+			}
+		}
 	}
 	if err := checkModelNames(models); err != nil {
 		return api.Job{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if busy := s.pendingTrainLocked(); busy != nil && !queue {
+	if busy := s.pendingTrainLocked(); busy != nil && !req.Queue {
 		return api.Job{}, &api.Error{Code: api.CodeConflict,
 			Message: fmt.Sprintf("training job %s is already %s; retry later or ask to queue", busy.ID, busy.State),
 			Details: []api.ErrorDetail{{Field: "job_id", Problem: busy.ID}}}
 	}
-	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: trigger})
+	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: req.Trigger, Auto: req.Auto})
 }
 
 // SubmitEvaluation queues an offline evaluation of the stored data.
@@ -240,7 +252,7 @@ func (s *Scheduler) checkEvents(ctx context.Context) {
 }
 
 func (s *Scheduler) trigger(ctx context.Context, why string) {
-	if _, err := s.SubmitTrain(ctx, nil, why, false); err != nil && api.ErrorCode(err) != api.CodeConflict {
+	if _, err := s.SubmitTrain(ctx, api.TrainRequest{Trigger: why, Auto: s.opts.Auto}); err != nil && api.ErrorCode(err) != api.CodeConflict {
 		s.log.Error("scheduling a retrain", "trigger", why, "err", err)
 	}
 }
@@ -365,7 +377,7 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 		j.Versions = append(j.Versions, ContentModelName+"@"+v)
 		s.eng.InstallContent(cont.info, cont.names, cont.metric)
 	}
-	activate := s.chooseActive(models)
+	activate := s.chooseActive(models, j.Auto)
 	for _, t := range models {
 		s.eng.Install(t.served, t.served.Info.Name == activate)
 	}
@@ -373,6 +385,8 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 		if err := s.st.SetActiveModel(bg, activate); err != nil {
 			return err
 		}
+		j.Activated = activate
+		s.log.Info("activated the best model by validation ADG", "model", activate, "job", j.ID)
 	}
 	s.mu.Lock()
 	s.lastTrained = snap.Events
@@ -415,11 +429,11 @@ func (s *Scheduler) trainContent(ctx context.Context, snap *api.Snapshot, rec *r
 	return &trainedContent{info: info, names: snap.FeatureNames, metric: m, blob: blob}, nil
 }
 
-// chooseActive keeps the active model when it was retrained or is still
-// served; otherwise it picks the trained model with the best validation
-// ADG (dissertation §4.7.3's selection rule).
-func (s *Scheduler) chooseActive(models []trained) string {
-	if cur := s.eng.Active(); cur != nil {
+// chooseActive picks the trained model with the best validation ADG
+// (dissertation §4.7.3's selection rule) when the job is an auto job or no
+// model is active; otherwise it keeps the active model ("").
+func (s *Scheduler) chooseActive(models []trained, auto bool) string {
+	if cur := s.eng.Active(); cur != nil && !auto {
 		return ""
 	}
 	best, bestADG := "", -1.0

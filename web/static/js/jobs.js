@@ -20,6 +20,9 @@ function outcome(j) {
   if (j.versions && j.versions.length) {
     out.push(h('p', {class: 'small'}, 'Versions stored: ', j.versions.join(', ')));
   }
+  if (j.activated) {
+    out.push(h('p', {class: 'small'}, 'Activated ', h('strong', {}, j.activated), j.auto ? ': the best validation ADG (auto).' : '.'));
+  }
   if (j.report_id) {
     out.push(h('p', {class: 'small'}, 'Report: ', h('a', {href: reportHref(j.report_id), class: 'report-link'}, j.report_id)));
   }

@@ -62,13 +62,15 @@ export function render(view, {signal}) {
   form.append(
     modelPicker(KNOWN_MODELS, 'model'),
     h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'queue', id: 'retrain-queue'}), 'queue behind a running training job instead of refusing'),
+    h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'auto', id: 'retrain-auto'}), 'auto: activate the best model by validation ADG (with no models picked: the neighbourhood models and every FEBR variant)'),
     h('div', {class: 'row'}, h('button', {type: 'submit', id: 'retrain-start'}, 'Start retraining')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const btn = form.querySelector('#retrain-start');
     btn.disabled = true;
     clear(formMsg);
-    const body = {models: pickedModels(form, 'model'), queue: form.querySelector('#retrain-queue').checked};
+    const body = {models: pickedModels(form, 'model'), queue: form.querySelector('#retrain-queue').checked,
+      auto: form.querySelector('#retrain-auto').checked};
     try {
       const acc = await post('/admin/retrain', body, {signal});
       watch(acc.job_id);
