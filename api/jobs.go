@@ -22,25 +22,25 @@ const (
 
 // Job is the record of one background job, stored as JSON.
 type Job struct {
-	ID         string        `json:"id"`
-	Kind       string        `json:"kind"`
-	Models     []string      `json:"models"`
-	State      string        `json:"state"`
-	Trigger    string        `json:"trigger"` // api, interval, interactions, startup, cli
-	Progress   float64       `json:"progress"`
-	Stage      string        `json:"stage,omitempty"`
-	Stages     []StageTiming `json:"stages"`
-	Error      string        `json:"error,omitempty"`
-	ReportID   string        `json:"report_id,omitempty"`
-	Versions   []string      `json:"versions,omitempty"` // model versions the job produced
+	ID       string        `json:"id"`
+	Kind     string        `json:"kind"`
+	Models   []string      `json:"models"`
+	State    string        `json:"state"`
+	Trigger  string        `json:"trigger"` // api, interval, interactions, startup, cli
+	Progress float64       `json:"progress"`
+	Stage    string        `json:"stage,omitempty"`
+	Stages   []StageTiming `json:"stages"`
+	Error    string        `json:"error,omitempty"`
+	ReportID string        `json:"report_id,omitempty"`
+	Versions []string      `json:"versions,omitempty"` // model versions the job produced
 	// Auto marks a training job that activates the model with the best
 	// validation ADG; Activated names the model a training job made the
 	// default, if it changed it.
-	Auto      bool   `json:"auto,omitempty"`
-	Activated string `json:"activated,omitempty"`
-	CreatedAt  time.Time     `json:"created_at"`
-	StartedAt  *time.Time    `json:"started_at,omitempty"`
-	FinishedAt *time.Time    `json:"finished_at,omitempty"`
+	Auto       bool       `json:"auto,omitempty"`
+	Activated  string     `json:"activated,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	// Options of an evaluation job.
 	Protocol string `json:"protocol,omitempty"`
 	Folds    int    `json:"folds,omitempty"`

@@ -38,7 +38,7 @@ type Options struct {
 	Models []string
 	// Auto makes the triggers' jobs auto-mode jobs (api.TrainRequest):
 	// the model with the best validation ADG becomes the default.
-	Auto bool
+	Auto   bool
 	Train  TrainOptions
 	Logger *slog.Logger
 	// OnProgress, when set, sees every update of a job's record (the CLI
