@@ -41,6 +41,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		l2Grid   = fs.String("slim-l2", "", "comma-separated SLIM ℓ2 constants (default 10,1,0.1)")
 		fGrid    = fs.String("factor-grid", "", "comma-separated numbers of factors of bpr, wrmf, mfauc (default 5,10,20,50,100,200)")
 		lamGrid  = fs.String("febr-lambda", "", "comma-separated FEBR ℓ2 constants λ (default 0.0001,0.001,0.01,0.1)")
+		febrEta  = fs.Float64("febr-eta", 0, "FEBR OPT-ADG step size η (default 0.001)")
+		febrGam  = fs.Float64("febr-gamma", 0, "FEBR WARP cut-off γ (default 50)")
+		febrPat  = fs.Int("febr-patience", 0, "FEBR early stopping: validation evaluations without improvement (default 5)")
+		febrEach = fs.Int("febr-eval-every", 0, "FEBR early stopping: iterations between validation evaluations (default 20000)")
+		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -64,6 +69,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		minPtr = &v
 	}
 	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir}
+	if *febrEta < 0 || *febrGam < 0 || *febrPat < 0 || *febrEach < 0 || *febrHold < 0 || *febrHold >= 1 {
+		return errors.New("eval: --febr-eta, --febr-gamma, --febr-patience and --febr-eval-every must be ≥ 0, --febr-holdout in [0, 1)")
+	}
+	opt.FEBR = recsys.FEBROptions{LearningRate: *febrEta, Gamma: *febrGam, Patience: *febrPat, EvalEvery: *febrEach, Holdout: *febrHold}
 	if *models != "all" && *models != "" {
 		for _, name := range strings.Split(*models, ",") {
 			if name = strings.TrimSpace(name); name != "" {
