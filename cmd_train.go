@@ -21,7 +21,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
-	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models and every FEBR variant")
+	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models, every FEBR variant and the matrix factorisations")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

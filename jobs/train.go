@@ -51,10 +51,12 @@ var DefaultTrainOptions = TrainOptions{
 var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "febr", ContentModelName}
 
 // AutoModels are the candidates of an auto training job that names none
-// (issue 5): the popularity baseline, the neighbourhood models and every
-// FEBR variant ("febr" is FEBRi-slim, so febr-i-slim is left out).
+// (issues 5 and 6): the popularity baseline, the neighbourhood models,
+// every FEBR variant ("febr" is FEBRi-slim, so febr-i-slim is left out)
+// and the matrix factorisations.
 var AutoModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim",
-	"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn"}
+	"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn",
+	"bpr", "wrmf", "mfauc"}
 
 // trained is one fitted model ready to persist and serve.
 type trained struct {

@@ -25,7 +25,10 @@ func BenchmarkFEBRFit(b *testing.B) {
 				if err := m.Fit(context.Background(), train, p); err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(float64(m.(*FEBR).Info().Iterations), "iters")
+				info := m.(*FEBR).Info()
+				b.ReportMetric(float64(info.Iterations), "iters")
+				b.ReportMetric(float64(info.MemoBytes)/(1<<20), "memo-MiB")
+				b.ReportMetric(float64(info.Candidates), "pairs")
 			}
 		})
 	}
