@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -63,6 +64,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var minPtr *float64
 	if *minValue != "" {
 		v, err := strconv.ParseFloat(*minValue, 64)
+		if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			err = fmt.Errorf("%q is not a finite number", *minValue)
+		}
 		if err != nil {
 			return fmt.Errorf("eval: --min-value: %w", err)
 		}

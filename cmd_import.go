@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"time"
@@ -42,8 +43,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	policy, typ := api.DefaultPolicy(), importType(*format)
 	if *minValue != "" {
 		v, err := strconv.ParseFloat(*minValue, 64)
-		if err != nil {
-			return fmt.Errorf("--min-value %q is not a number", *minValue)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("--min-value %q is not a finite number", *minValue)
 		}
 		policy = policy.WithMin(typ, v)
 	} else if v, ok := dataset.DefaultMinValue(*format); ok {

@@ -34,10 +34,48 @@ type Config struct {
 	Policy   api.Policy
 	Limits   handlers.Limits
 	Logger   *slog.Logger
+	// MaxDBSize caps the database file in bytes; 0 is no cap.
+	MaxDBSize int64
 	// AllowFallback makes /readyz ready before any model is trained.
 	AllowFallback bool
 	// Jobs configures the retrain triggers and the models they train.
 	Jobs jobs.Options
+	// Server bounds how long a connection may take; zero fields take
+	// DefaultServerTimeouts.
+	Server ServerTimeouts
+}
+
+// ServerTimeouts are the http.Server's connection timeouts. They cut off
+// slow clients (slowloris: headers or a body trickled a byte at a time) that
+// the per-request timeout cannot, because no handler runs yet.
+type ServerTimeouts struct {
+	ReadHeader time.Duration // the request line and headers
+	Read       time.Duration // the whole request, body included
+	Write      time.Duration // from the end of the headers to the end of the answer
+	Idle       time.Duration // a kept-alive connection between requests
+}
+
+// DefaultServerTimeouts leave a 32 MiB body 30 s to arrive and an answer
+// 30 s beyond the default request timeout.
+var DefaultServerTimeouts = ServerTimeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second,
+	Write: 40 * time.Second, Idle: 2 * time.Minute}
+
+// withDefaults fills zero fields.
+func (t ServerTimeouts) withDefaults() ServerTimeouts {
+	d := DefaultServerTimeouts
+	if t.ReadHeader == 0 {
+		t.ReadHeader = d.ReadHeader
+	}
+	if t.Read == 0 {
+		t.Read = d.Read
+	}
+	if t.Write == 0 {
+		t.Write = d.Write
+	}
+	if t.Idle == 0 {
+		t.Idle = d.Idle
+	}
+	return t
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
@@ -57,6 +95,11 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.Limits.MaxBatch, "max-batch", int(envInt("RECSYS_MAX_BATCH", int64(handlers.DefaultLimits.MaxBatch))), "largest batch of events or items (env RECSYS_MAX_BATCH)")
 	fs.IntVar(&c.Limits.MaxN, "max-n", int(envInt("RECSYS_MAX_N", int64(handlers.DefaultLimits.MaxN))), "largest n for recommendations (env RECSYS_MAX_N)")
 	fs.DurationVar(&c.Limits.RequestTimeout, "request-timeout", envDuration("RECSYS_REQUEST_TIMEOUT", handlers.DefaultLimits.RequestTimeout), "per-request timeout (env RECSYS_REQUEST_TIMEOUT)")
+	fs.Int64Var(&c.MaxDBSize, "max-db-size", envInt("RECSYS_MAX_DB_SIZE", 0), "largest database file in bytes; writes beyond it get 507 (0: no limit; env RECSYS_MAX_DB_SIZE)")
+	fs.DurationVar(&c.Server.ReadHeader, "read-header-timeout", envDuration("RECSYS_READ_HEADER_TIMEOUT", DefaultServerTimeouts.ReadHeader), "time allowed to read a request's headers (env RECSYS_READ_HEADER_TIMEOUT)")
+	fs.DurationVar(&c.Server.Read, "read-timeout", envDuration("RECSYS_READ_TIMEOUT", DefaultServerTimeouts.Read), "time allowed to read a whole request, body included (env RECSYS_READ_TIMEOUT)")
+	fs.DurationVar(&c.Server.Write, "write-timeout", envDuration("RECSYS_WRITE_TIMEOUT", DefaultServerTimeouts.Write), "time allowed to write an answer; must exceed --request-timeout (env RECSYS_WRITE_TIMEOUT)")
+	fs.DurationVar(&c.Server.Idle, "idle-timeout", envDuration("RECSYS_IDLE_TIMEOUT", DefaultServerTimeouts.Idle), "how long an idle kept-alive connection stays open (env RECSYS_IDLE_TIMEOUT)")
 	fs.BoolVar(&c.AllowFallback, "allow-fallback", envOr("RECSYS_ALLOW_FALLBACK", "") == "1", "report ready before a model is trained, serving popularity (env RECSYS_ALLOW_FALLBACK=1)")
 	fs.DurationVar(&c.Jobs.Interval, "retrain-interval", envDuration("RECSYS_RETRAIN_INTERVAL", jobs.DefaultInterval), "retrain on this schedule; 0 turns it off (env RECSYS_RETRAIN_INTERVAL)")
 	fs.Int64Var(&c.Jobs.NewEvents, "retrain-after", envInt("RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents), "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
@@ -81,6 +124,15 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	}
 	if c.Limits.MaxN < 1 || c.Limits.MaxBodyBytes < 1024 || c.Limits.RequestTimeout <= 0 {
 		return c, errors.New("--max-n, --max-body (≥ 1024) and --request-timeout must be positive")
+	}
+	if c.MaxDBSize < 0 {
+		return c, errors.New("--max-db-size must be 0 (no limit) or a positive number of bytes")
+	}
+	if c.Server.ReadHeader <= 0 || c.Server.Read <= 0 || c.Server.Write <= 0 || c.Server.Idle <= 0 {
+		return c, errors.New("--read-header-timeout, --read-timeout, --write-timeout and --idle-timeout must be positive")
+	}
+	if c.Server.Write <= c.Limits.RequestTimeout {
+		return c, fmt.Errorf("--write-timeout (%v) must exceed --request-timeout (%v), or a slow answer is cut off without its error", c.Server.Write, c.Limits.RequestTimeout)
 	}
 	c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	return c, nil
@@ -133,7 +185,7 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 	if err := checkExposure(c); err != nil {
 		return nil, err
 	}
-	st, err := storage.Open(c.DB, storage.Options{Policy: c.Policy})
+	st, err := storage.Open(c.DB, storage.Options{Policy: c.Policy, MaxSize: c.MaxDBSize})
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +196,11 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		}
 	}
 	eng := jobs.NewEngine(st, jobs.EngineOptions{})
-	for _, err := range eng.LoadPersisted(ctx, st) {
+	// A persisted model that cannot be read (a damaged record) is logged,
+	// counted in recsys_model_load_errors and named by /readyz; the service
+	// starts anyway on the rest, an older version, or popularity.
+	loadErrs := eng.LoadPersisted(ctx, st)
+	for _, err := range loadErrs {
 		c.Logger.Error("loading persisted models", "err", err)
 	}
 	jo := c.Jobs
@@ -159,12 +215,18 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 			return err
 		}
 		if eng.Active() == nil && !c.AllowFallback {
+			if len(loadErrs) > 0 {
+				return api.Errorf(api.CodeModelNotReady, "the persisted models could not be loaded (%v); serving the popularity fallback: POST /admin/retrain, or start with --allow-fallback to report ready", errors.Join(loadErrs...))
+			}
 			return api.Errorf(api.CodeModelNotReady, "no trained model is loaded yet; POST /admin/retrain, or start with --allow-fallback to report ready while serving popularity")
 		}
 		return nil
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
+			Help: "Persisted models (or the active model) that could not be loaded at start."},
+			func() float64 { return float64(len(loadErrs)) }))
 	h := handlers.New(handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
 		Jobs: sched, JobRecords: st, Models: st, Reports: st,
@@ -177,12 +239,13 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	to := c.Server.withDefaults()
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       c.Limits.RequestTimeout + 30*time.Second,
-		WriteTimeout:      c.Limits.RequestTimeout + 30*time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: to.ReadHeader,
+		ReadTimeout:       to.Read,
+		WriteTimeout:      max(to.Write, c.Limits.RequestTimeout+time.Second),
+		IdleTimeout:       to.Idle,
 		ErrorLog:          slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
 	}
 	return &App{cfg: c, store: st, engine: eng, sched: sched, ln: ln, srv: srv}, nil

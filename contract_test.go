@@ -378,6 +378,7 @@ func TestContract(t *testing.T) {
 		{"body_limit", testContractBodyLimit},
 		{"store_closed", testContractStoreClosed},
 		{"timeout", testContractTimeout},
+		{"storage_full", testContractStorageFull},
 	}
 	all := true
 	for _, sc := range scenarios {
@@ -1289,6 +1290,39 @@ func testContractBodyLimit(t *testing.T) {
 		{name: "evaluation", method: "POST", path: "/admin/evaluations", body: `{"models":` + models + `,"folds":1}`, want: 413},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
+	}
+}
+
+// testContractStorageFull runs a server whose database may not grow past
+// 96 KiB (--max-db-size, the stand-in for a full disk): writes that need
+// more room answer 507 storage_unwritable and store nothing.
+func testContractStorageFull(t *testing.T) {
+	s := startContractServer(t, func(cfg *Config) { cfg.MaxDBSize = 96 << 10 })
+	before, err := s.app.store.Counts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events, items, labels []string
+	for k := range 3000 {
+		events = append(events, fmt.Sprintf(`{"user_id":"user-%d","item_id":"item-%d"}`, k, k%97))
+		items = append(items, fmt.Sprintf(`{"id":"item-%d","categories":["c%d"]}`, k, k%13))
+	}
+	for k := range 100 {
+		labels = append(labels, fmt.Sprintf(`"l%d":"%s"`, k, strings.Repeat("x", 4000)))
+	}
+	for _, ex := range []contractCase{
+		{name: "interactions", method: "POST", path: "/interactions", body: `{"interactions":[` + strings.Join(events, ",") + `]}`, want: 507},
+		{name: "items", method: "POST", path: "/items", body: `{"items":[` + strings.Join(items, ",") + `]}`, want: 507},
+		{name: "item", method: "PUT", path: "/items/item-1", body: `{"labels":{` + strings.Join(labels, ",") + `}}`, want: 507},
+	} {
+		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
+	}
+	after, err := s.app.store.Counts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Errorf("refused writes changed the counts: %+v → %+v", before, after)
 	}
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,8 +53,8 @@ func ParsePolicy(spec string) (Policy, error) {
 		}
 		if name, min, ok := strings.Cut(f, ">="); ok {
 			v, err := strconv.ParseFloat(strings.TrimSpace(min), 64)
-			if err != nil {
-				return Policy{}, fmt.Errorf("event type %q: threshold %q is not a number", name, min)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return Policy{}, fmt.Errorf("event type %q: threshold %q is not a finite number", name, min)
 			}
 			t.MinValue, t.HasMin, f = v, true, strings.TrimSpace(name)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -78,6 +79,10 @@ func jsonError(err error) error {
 		mbe *http.MaxBytesError
 	)
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The connection's read deadline passed mid-body: a client that
+		// sends too slowly (see serve --read-timeout).
+		return api.Errorf(api.CodeTimeout, "the request body did not arrive within the server's read timeout")
 	case errors.As(err, &mbe):
 		return api.Errorf(api.CodeTooLarge, "the body is larger than the limit of %d bytes", mbe.Limit)
 	case errors.As(err, &syn):

@@ -67,7 +67,9 @@ func encodeContent(names []string, m *retrieval.Metric) ([]byte, error) {
 
 func decodeContent(b []byte) ([]string, *retrieval.Metric, error) {
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n > 1<<20 {
+	// Each name takes at least its one-byte length, so a count the data
+	// cannot hold is corrupt (and must not size an allocation).
+	if k <= 0 || n > 1<<20 || n > uint64(len(b)-k) {
 		return nil, nil, fmt.Errorf("content model: bad header")
 	}
 	b = b[k:]
@@ -83,6 +85,9 @@ func decodeContent(b []byte) ([]string, *retrieval.Metric, error) {
 	m := new(retrieval.Metric)
 	if err := m.UnmarshalBinary(b); err != nil {
 		return nil, nil, err
+	}
+	if m.Dim() != len(names) {
+		return nil, nil, fmt.Errorf("content model: %d feature names for a metric of dimension %d", len(names), m.Dim())
 	}
 	return names, m, nil
 }

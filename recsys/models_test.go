@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -308,7 +309,15 @@ func FuzzLoad(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := Load(data)
+		var (
+			m   Model
+			err error
+		)
+		// Sizes read from corrupt bytes must not drive an allocation
+		// out of proportion to the input.
+		if n := allocatedBytes(func() { m, err = Load(data) }); n > uint64(64*len(data)+1<<20) {
+			t.Fatalf("loading %d bytes allocated %d bytes", len(data), n)
+		}
 		if err != nil {
 			return
 		}
@@ -349,4 +358,13 @@ func TestModel_Score_concurrent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// allocatedBytes reports the bytes fn allocates.
+func allocatedBytes(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -72,6 +72,9 @@ func (ix *Index) MarshalBinary() ([]byte, error) {
 	return appendFloats(b, ix.data), nil
 }
 
+// maxIndexDim is the largest vector dimension an encoded index may claim.
+const maxIndexDim = 1 << 20
+
 // UnmarshalBinary decodes an index written by MarshalBinary.
 func (ix *Index) UnmarshalBinary(data []byte) error {
 	dec := decoder{b: data}
@@ -79,7 +82,10 @@ func (ix *Index) UnmarshalBinary(data []byte) error {
 	dim := dec.count()
 	n := dec.count()
 	rest := uint64(len(dec.b)) / 8
-	if dec.err == nil && (dim == 0 || dim > math.MaxInt32 || n > rest || len(dec.b)%8 != 0 || rest != dim*n) {
+	// With no rows the data cannot bound dim, so it has its own cap: a
+	// corrupt header must not yield an index whose every query vector
+	// takes gigabytes.
+	if dec.err == nil && (dim == 0 || dim > maxIndexDim || n > rest || len(dec.b)%8 != 0 || rest != dim*n) {
 		dec.err = errCorrupt
 	}
 	if dec.err != nil {

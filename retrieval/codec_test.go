@@ -83,6 +83,11 @@ func FuzzIndex_UnmarshalBinary(f *testing.F) {
 		if err := ix.UnmarshalBinary(data); err != nil {
 			return
 		}
+		// Every query allocates Dim floats: a corrupt header must not
+		// claim a dimension the data does not bound.
+		if ix.Dim() > maxIndexDim {
+			t.Fatalf("decoded an index of dimension %d", ix.Dim())
+		}
 		ix.Search(make([]float64, ix.Dim()), 3, nil)
 		out, _ := ix.MarshalBinary()
 		if !bytes.Equal(out, data) {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -300,6 +301,11 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 		u, err := decodeUser(ub)
 		if err != nil {
 			return err
+		}
+		if pg.Cursor != "" && after == math.MaxUint64 {
+			// Nothing lies after the last index (and after+1 would
+			// wrap round to the first page).
+			return nil
 		}
 		ids := tx.Bucket(bucketItemIDs)
 		prefix := u64(u.idx)

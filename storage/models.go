@@ -3,8 +3,11 @@ package storage
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"sort"
 	"time"
 
@@ -50,7 +53,7 @@ func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) e
 	}
 	return s.update(ctx, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketModels)
-		if err := b.Put(modelKey(info.Name, info.Version), blob); err != nil {
+		if err := b.Put(modelKey(info.Name, info.Version), sealBlob(blob)); err != nil {
 			return err
 		}
 		if err := b.Put(modelInfoKey(info.Name, info.Version), meta); err != nil {
@@ -123,10 +126,48 @@ func (s *Store) ModelBlob(ctx context.Context, name, version string) ([]byte, er
 		if b == nil {
 			return api.Errorf(api.CodeNotFound, "model %s version %s not found", name, version)
 		}
-		blob = append([]byte(nil), b...)
+		var err error
+		blob, err = openBlob(b)
+		if err != nil {
+			return fmt.Errorf("model %s version %s: %w", name, version, err)
+		}
 		return nil
 	})
 	return blob, err
+}
+
+// blobMagic starts a sealed model blob: magic, CRC-32C of the rest, the
+// blob. The codecs cannot tell a flipped byte inside a float from a real
+// weight, so the checksum is what catches a damaged record.
+var blobMagic = []byte("RSB1")
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func sealBlob(blob []byte) []byte {
+	out := make([]byte, 0, len(blobMagic)+4+len(blob))
+	out = append(out, blobMagic...)
+	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(blob, crcTable))
+	return append(out, blob...)
+}
+
+// ErrCorruptModel is a stored model whose bytes fail their checksum.
+var ErrCorruptModel = errors.New("the stored model is corrupt (checksum mismatch)")
+
+// openBlob checks and strips the seal, copying out of the transaction.
+// A blob written before sealing (no magic) is returned as it is.
+func openBlob(v []byte) ([]byte, error) {
+	if !bytes.HasPrefix(v, blobMagic) {
+		return append([]byte(nil), v...), nil
+	}
+	if len(v) < len(blobMagic)+4 {
+		return nil, ErrCorruptModel
+	}
+	sum := binary.BigEndian.Uint32(v[len(blobMagic):])
+	blob := v[len(blobMagic)+4:]
+	if crc32.Checksum(blob, crcTable) != sum {
+		return nil, ErrCorruptModel
+	}
+	return append([]byte(nil), blob...), nil
 }
 
 // SetActiveModel makes name the model that answers by default.

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -25,6 +28,10 @@ type Options struct {
 	ReadOnly bool
 	// Now returns the server time for events without a timestamp.
 	Now func() time.Time
+	// MaxSize caps the database file in bytes (0: no cap). A write that
+	// would grow it further fails with api.CodeStorageFull, as a full
+	// disk does, and stores nothing.
+	MaxSize int64
 }
 
 // Store is the bbolt-backed store. It is safe for concurrent use.
@@ -54,9 +61,18 @@ func Open(path string, opts Options) (*Store, error) {
 		Timeout:      opts.Timeout,
 		ReadOnly:     opts.ReadOnly,
 		FreelistType: bolt.FreelistMapType,
+		MaxSize:      int(opts.MaxSize),
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: the database is locked by another process", path)
+	}
+	if !opts.ReadOnly && (errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		cause := err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			cause = pe.Err
+		}
+		return nil, fmt.Errorf("open %s: the database file is not writable (%v): the service needs read and write access to the file and its folder", path, cause)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -204,7 +220,33 @@ func (s *Store) writeErr(err error) error {
 	if errors.Is(err, bolterrors.ErrDatabaseReadOnly) {
 		return &api.Error{Code: api.CodeUnavailable, Message: "the database is open read-only; writes are refused"}
 	}
+	if why := fullReason(err); why != "" {
+		return &api.Error{Code: api.CodeStorageFull, Message: "the database file cannot grow (" + why +
+			"); nothing of this request was stored: free space and retry"}
+	}
 	return fmt.Errorf("storage: write failed: %w", err)
+}
+
+// fullReason says why a write failed for want of space, or "" when it
+// did not. bbolt wraps some system errors as text ("file resize error:
+// file too large"), so the errno's message is matched too.
+func fullReason(err error) string {
+	if errors.Is(err, bolterrors.ErrMaxSizeReached) {
+		return "it reached the configured maximum size"
+	}
+	for _, c := range []struct {
+		errno syscall.Errno
+		why   string
+	}{
+		{syscall.ENOSPC, "no space left on the device"},
+		{syscall.EDQUOT, "the disk quota is exceeded"},
+		{syscall.EFBIG, "the file size limit is reached"},
+	} {
+		if errors.Is(err, c.errno) || strings.Contains(err.Error(), c.errno.Error()) {
+			return c.why
+		}
+	}
+	return ""
 }
 
 // batch is update through bolt's Batch: concurrent callers share one

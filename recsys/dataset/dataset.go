@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -131,7 +132,7 @@ func readMovieLensEvents(r io.Reader, fn func(Event) error) error {
 		if len(fs) < 3 {
 			return fmt.Errorf("u.data line %d: want user, item, rating, time separated by tabs", n)
 		}
-		v, err := strconv.ParseFloat(fs[2], 64)
+		v, err := parseValue(fs[2])
 		if err != nil {
 			return fmt.Errorf("u.data line %d: rating: %v", n, err)
 		}
@@ -213,7 +214,7 @@ func readLastFMEvents(r io.Reader, fn func(Event) error) error {
 		if len(fs) < 3 {
 			return fmt.Errorf("user_artists line %d: want userID, artistID, weight", n)
 		}
-		v, err := strconv.ParseFloat(fs[2], 64)
+		v, err := parseValue(fs[2])
 		if err != nil {
 			return fmt.Errorf("user_artists line %d: weight: %v", n, err)
 		}
@@ -253,7 +254,7 @@ func readCSVEvents(r io.Reader, fn func(Event) error) error {
 		}
 		ev := Event{User: strings.TrimSpace(rec[0]), Item: strings.TrimSpace(rec[1]), Type: "view"}
 		if len(rec) > 2 && strings.TrimSpace(rec[2]) != "" {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rec[2]), 64)
+			v, err := parseValue(strings.TrimSpace(rec[2]))
 			if err != nil {
 				if n == 1 {
 					continue // header
@@ -278,6 +279,19 @@ func readCSVEvents(r io.Reader, fn func(Event) error) error {
 			return err
 		}
 	}
+}
+
+// parseValue reads a rating, weight or value: a finite number (ParseFloat
+// alone would let "NaN" and "Inf" through into the store).
+func parseValue(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a finite number", s)
+	}
+	return v, nil
 }
 
 func eachLine(r io.Reader, fn func(n int, line string) error) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -295,10 +296,25 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range modelNames {
 			m, _ := recsys.New(name)
-			if m.UnmarshalBinary(data) == nil {
+			var err error
+			// Sizes read from corrupt bytes must not drive an
+			// allocation out of proportion to the input.
+			if n := allocatedBytes(func() { err = m.UnmarshalBinary(data) }); n > uint64(64*len(data)+1<<20) {
+				t.Fatalf("%s: decoding %d bytes allocated %d bytes", name, len(data), n)
+			}
+			if err == nil {
 				s := make([]float64, 8)
 				m.Score([]uint32{0, 3}, s)
 			}
 		}
 	})
+}
+
+// allocatedBytes reports the bytes fn allocates.
+func allocatedBytes(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
