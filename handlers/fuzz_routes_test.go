@@ -66,8 +66,8 @@ func (f *recorder) SearchSimilar(_ context.Context, feats map[string]float64, n 
 	f.searchN = append(f.searchN, n)
 	return &api.SimilarItems{Items: []api.ScoredItem{}}, nil
 }
-func (f *recorder) SubmitTrain(_ context.Context, models []string, _ string, _ bool) (api.Job, error) {
-	f.trains = append(f.trains, models)
+func (f *recorder) SubmitTrain(_ context.Context, req api.TrainRequest) (api.Job, error) {
+	f.trains = append(f.trains, req.Models)
 	return api.Job{ID: "j1", State: "queued"}, nil
 }
 func (f *recorder) SubmitEvaluation(_ context.Context, req api.EvaluationRequest) (api.Job, error) {
@@ -223,7 +223,7 @@ func FuzzDecodeSearch(f *testing.F) {
 // protocol and folds.
 func FuzzDecodeAdminBodies(f *testing.F) {
 	for _, s := range []string{
-		``, `{}`, `{"models":["knn","slim"]}`, `{"models":["knn"],"queue":true}`, `{"models":[""]}`,
+		``, `{}`, `{"models":["knn","slim"]}`, `{"models":["knn"],"queue":true}`, `{"auto":true}`, `{"auto":"yes"}`, `{"models":[""]}`,
 		`{"protocol":"novelty","folds":3,"seed":7}`, `{"protocol":"other"}`, `{"folds":11}`, `{"folds":-1}`,
 		`{"seed":1.5}`, `{"models":"knn"}`, `null`, `{"queue":"yes"}`,
 	} {
@@ -268,7 +268,7 @@ func FuzzQueryParams(f *testing.F) {
 		"", "n=5", "n=0", "n=1001", "n=abc", "n=-1", "n=99999999999999999999", "n=%zz",
 		"model=knn&category=rock&exclude_consumed=false&explain=true", "explain=maybe", "exclude_consumed=2",
 		"by=content", "by=hybrid", "by=nope", "limit=1000", "limit=0", "cursor=abc", "cursor=" + strings.Repeat("x", 1025),
-		"days=3650", "days=0", "queue=true", "queue=x", "model=" + strings.Repeat("m", 65), "n=5&n=abc", "a=1;b=2",
+		"days=3650", "days=0", "queue=true", "queue=x", "auto=true", "auto=2", "model=" + strings.Repeat("m", 65), "n=5&n=abc", "a=1;b=2",
 	} {
 		f.Add(s)
 	}
