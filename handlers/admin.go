@@ -61,21 +61,14 @@ func (h *handler) handleRetrain(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	if q := r.URL.Query().Get("queue"); q != "" {
-		b, err := queryBool(r, "queue", false)
-		if err != nil {
-			h.writeError(w, r, err)
-			return
-		}
-		in.Queue = b
+	// The query parameters, when present, win over the body.
+	var err error
+	if in.Queue, err = queryBool(r, "queue", in.Queue); err == nil {
+		in.Auto, err = queryBool(r, "auto", in.Auto)
 	}
-	if q := r.URL.Query().Get("auto"); q != "" {
-		b, err := queryBool(r, "auto", false)
-		if err != nil {
-			h.writeError(w, r, err)
-			return
-		}
-		in.Auto = b
+	if err != nil {
+		h.writeError(w, r, err)
+		return
 	}
 	j, err := h.Jobs.SubmitTrain(r.Context(), api.TrainRequest{Models: in.Models, Auto: in.Auto, Queue: in.Queue, Trigger: "api"})
 	if err != nil {
