@@ -151,6 +151,7 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 		w.counters[counterPairs]++
 	}
 	wasRelevant := old != nil && relevant(p.flags)
+	oldFlags, existed := p.flags, old != nil
 	p.count++
 	if ts >= p.last {
 		p.last, p.lastType = ts, ev.Type
@@ -186,6 +187,11 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 	w.days[fromNano(ts).Format("20060102")]++
 	if err := w.pairs.Put(key, p.encode()); err != nil {
 		return err
+	}
+	if existed && oldFlags == p.flags {
+		// A repeat that changes no flag leaves the item's index entry as it
+		// is, sparing a page write per repeat.
+		return nil
 	}
 	return w.itemUsers.Put(pairKey(item, u.idx), []byte{p.flags})
 }
