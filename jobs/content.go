@@ -272,33 +272,43 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 	if len(hist) > 20 {
 		hist = hist[len(hist)-20:]
 	}
-	// The cold items this request may get, checked once rather than once
-	// per history item.
-	var eligible []int // positions in cs.ids
-	for k, cid := range cs.ids {
-		if !skip(ix.items[cid]) {
-			eligible = append(eligible, k)
-		}
-	}
-	if len(eligible) == 0 {
-		return nil
-	}
+	var eligible []int // positions in cs.ids of the cold items this request may get
 	near := make([]retrieval.Neighbour, 0, slots)
 	for _, j := range hist {
 		id, ok := ix.byItem[j]
 		if !ok {
 			continue
 		}
-		// The slots cold items nearest to j, as the exact search of the
-		// whole index would rank them, computed over the cold items only.
-		q := ix.searcher.Index.Vector(id)
+		// The slots cold items nearest to j that the request may get, as
+		// the exact search of the whole index would rank them: from j's
+		// cached list, or, when the filter leaves too few of a truncated
+		// list, from all cold items.
+		list := cs.nearestTo(ix, id)
 		near = near[:0]
-		for _, k := range eligible {
-			cid := cs.ids[k]
-			if cid == id {
-				continue
+		for _, nb := range list.nbs {
+			if len(near) == slots {
+				break
 			}
-			near = keepNearest(near, retrieval.Neighbour{ID: cid, Distance: sqDist(q, cs.vecs[k])}, slots)
+			if !skip(ix.items[nb.ID]) {
+				near = append(near, nb)
+			}
+		}
+		if len(near) < slots && !list.all {
+			if eligible == nil {
+				eligible = make([]int, 0, len(cs.ids))
+				for k, cid := range cs.ids {
+					if !skip(ix.items[cid]) {
+						eligible = append(eligible, k)
+					}
+				}
+			}
+			q := ix.searcher.Index.Vector(id)
+			near = near[:0]
+			for _, k := range eligible {
+				if cid := cs.ids[k]; cid != id {
+					near = keepNearest(near, retrieval.Neighbour{ID: cid, Distance: sqDist(q, cs.vecs[k])}, slots)
+				}
+			}
 		}
 		for _, nb := range near {
 			i := ix.items[nb.ID]
@@ -328,24 +338,68 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 // coldItems are the indexed items with no interactions in one catalogue,
 // with their projected vectors: the only candidates of coldStart. Building
 // it once per catalogue and content index spares every request a scan of
-// the whole index per history item.
+// the whole index per history item, and each item's nearest cold items are
+// found once, at the first request that needs them.
 type coldItems struct {
-	cat  *catalogueCache
-	ix   *contentIndex
-	ids  []int // index ids
-	vecs [][]float64
+	cat     *catalogueCache
+	ix      *contentIndex
+	ids     []int // index ids
+	vecs    [][]float64
+	nearest []atomic.Pointer[coldList] // by index id
 }
 
-// coldSet returns the cold items of catalogue c under index ix. Two
-// requests may build it at once after a change; both builds are equal.
-func (e *Engine) coldSet(c *catalogueCache, ix *contentIndex) *coldItems {
-	if cs := e.cold.Load(); cs != nil && cs.cat == c && cs.ix == ix {
-		return cs
+// coldList holds the cold items nearest to one item in (distance, id)
+// order; all tells whether it holds every cold item but the item itself.
+type coldList struct {
+	nbs []retrieval.Neighbour
+	all bool
+}
+
+// coldListLen bounds each cached list: enough for the one slot per ten of
+// a list of up to 100 items after the request's filter.
+const coldListLen = 32
+
+// nearestTo returns the cached cold list of index id, computing it first.
+func (cs *coldItems) nearestTo(ix *contentIndex, id int) *coldList {
+	if l := cs.nearest[id].Load(); l != nil {
+		return l
 	}
-	cs := &coldItems{cat: c, ix: ix}
+	q := ix.searcher.Index.Vector(id)
+	l := &coldList{nbs: make([]retrieval.Neighbour, 0, min(coldListLen, len(cs.ids))), all: true}
+	for k, cid := range cs.ids {
+		if cid == id {
+			continue
+		}
+		if len(l.nbs) == coldListLen {
+			l.all = false
+		}
+		l.nbs = keepNearest(l.nbs, retrieval.Neighbour{ID: cid, Distance: sqDist(q, cs.vecs[k])}, coldListLen)
+	}
+	cs.nearest[id].Store(l)
+	return l
+}
+
+// coldSet returns the cold items of catalogue c under index ix. A new
+// catalogue with the same cold items (popularity is rebuilt every few
+// seconds under ingest) keeps the cached lists. Two requests may build it
+// at once after a change; both builds are equal.
+func (e *Engine) coldSet(c *catalogueCache, ix *contentIndex) *coldItems {
+	old := e.cold.Load()
+	if old != nil && old.cat == c && old.ix == ix {
+		return old
+	}
+	var ids []int
 	for k, i := range ix.items {
 		if int(i) < len(c.cat.Popularity) && c.cat.Popularity[i] == 0 && !hiddenOrGone(c.cat, i) {
-			cs.ids = append(cs.ids, k)
+			ids = append(ids, k)
+		}
+	}
+	cs := &coldItems{cat: c, ix: ix, ids: ids}
+	if old != nil && old.ix == ix && slices.Equal(old.ids, ids) {
+		cs.vecs, cs.nearest = old.vecs, old.nearest
+	} else {
+		cs.nearest = make([]atomic.Pointer[coldList], len(ix.items))
+		for _, k := range ids {
 			cs.vecs = append(cs.vecs, ix.searcher.Index.Vector(k))
 		}
 	}

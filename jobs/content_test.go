@@ -63,7 +63,9 @@ func coldStartBySearch(c *catalogueCache, ix *contentIndex, prof api.Profile, sk
 
 // TestEngine_coldStart_matchesExactSearch: on items with 0/1 features (many
 // ties, as with genres), the cold slots equal those of a whole-index exact
-// search, for several users, slot counts and a hidden cold item.
+// search, for several users, slot counts, consumed (disliked) cold items, a
+// category filter and a hidden cold item. With 39 cold items and lists of
+// 32, both the cached lists and the fallback scan are exercised.
 func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 	st := mustStore(t)
 	ctx := context.Background()
@@ -75,7 +77,11 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 		for _, n := range names {
 			f[n] = float64(rng.IntN(2))
 		}
-		items = append(items, api.Item{ID: fmt.Sprintf("i%d", i), Features: f})
+		cats := []string{"a"}
+		if i%7 == 0 {
+			cats = []string{"b"}
+		}
+		items = append(items, api.Item{ID: fmt.Sprintf("i%d", i), Features: f, Categories: cats})
 	}
 	items[100].Hidden = true
 	if err := st.PutItems(ctx, items); err != nil {
@@ -88,6 +94,13 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 			its = append(its, fmt.Sprintf("i%d", rng.IntN(80)))
 		}
 		add(t, st, fmt.Sprintf("u%d", u), "view", its...)
+		// Dislikes keep cold items cold but consumed, so the filter skips
+		// some of the cached nearest.
+		var dis []string
+		for k := 0; k < 12; k++ {
+			dis = append(dis, fmt.Sprintf("i%d", 80+rng.IntN(40)))
+		}
+		add(t, st, fmt.Sprintf("u%d", u), "dislike", dis...)
 	}
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
 	mean, scale := make([]float64, len(names)), make([]float64, len(names))
@@ -110,6 +123,9 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 			t.Fatal(err)
 		}
 		req := api.RecommendRequest{UserID: fmt.Sprintf("u%d", u), N: 10, ExcludeConsumed: true}
+		if u%3 == 0 {
+			req.Category = "b" // leaves few cold items: the fallback scan
+		}
 		skip := newFilter(c.cat, prof, req)
 		for _, slots := range []int{1, 3, 50} {
 			got := eng.coldStart(ctx, c, prof, skip, slots)
@@ -124,6 +140,25 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 				if it.ItemID == "i100" {
 					t.Errorf("u%d: hidden cold item i100 recommended", u)
 				}
+			}
+			checked++
+		}
+	}
+	// One history item and many consumed cold items: each list is one
+	// item's nearest, so a truncated cached list must fall back to a scan.
+	for j := 0; j < 80; j += 3 {
+		prof := api.Profile{Known: true, Positive: []uint32{c.cat.Index[fmt.Sprintf("i%d", j)]}}
+		for k := 80; k < 120; k += 1 + j%4 {
+			prof.Negative = append(prof.Negative, c.cat.Index[fmt.Sprintf("i%d", k)])
+		}
+		prof.Consumed = append(slices.Clone(prof.Positive), prof.Negative...)
+		slices.Sort(prof.Consumed)
+		skip := newFilter(c.cat, prof, api.RecommendRequest{N: 10, ExcludeConsumed: j%2 == 0})
+		for _, slots := range []int{1, 10, 35} {
+			got := eng.coldStart(ctx, c, prof, skip, slots)
+			want := coldStartBySearch(c, ix, prof, skip, slots)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("i%d slots=%d:\n got %v\nwant %v", j, slots, got, want)
 			}
 			checked++
 		}
