@@ -34,6 +34,8 @@ type scaleConfig struct {
 	Dir          string
 	Models       string
 	TrainTimeout time.Duration
+	ValUsers     int
+	ReuseDB      bool
 	Bench        time.Duration
 	Concurrency  int
 }
@@ -80,6 +82,8 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.Dir, "dir", "", "working folder for events.csv and scale.db (default ./scale-N)")
 	fs.StringVar(&c.Models, "models", "popular,itemknn,kunn-i", "models to train, as for recsys train")
 	fs.DurationVar(&c.TrainTimeout, "train-timeout", time.Hour, "stop training after this long and report the stage reached")
+	fs.IntVar(&c.ValUsers, "validation-users", 0, "passed to train: validate each grid point on at most this many users (0: all)")
+	fs.BoolVar(&c.ReuseDB, "reuse-db", false, "keep DIR/scale.db from an earlier run with the same flags and skip the import")
 	fs.DurationVar(&c.Bench, "bench", 10*time.Second, "recommendation load after training; 0 skips serving")
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "clients of the serving load")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
@@ -120,24 +124,30 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	db := filepath.Join(c.Dir, "scale.db")
-	for _, f := range []string{db, db + ".lock"} {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+	var st childStats
+	if c.ReuseDB && fileBytes(db) > 0 {
+		res.DBBytes = fileBytes(db)
+		log("reusing %s (%s); no import", db, mib(res.DBBytes))
+	} else {
+		for _, f := range []string{db, db + ".lock"} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
 		}
+		log("importing (load %s)", loadAvg())
+		if st, err = runChild(ctx, 0, io.Discard, stderr, exe, "import", "--db", db, "--format", "csv", events); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		res.ImportSec, res.ImportPeakRSS, res.DBBytes = st.seconds, st.peakRSS, fileBytes(db)
+		log("imported in %.1fs, peak RSS %s, database %s", res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
 	}
-	log("importing (load %s)", loadAvg())
-	st, err := runChild(ctx, 0, io.Discard, stderr, exe, "import", "--db", db, "--format", "csv", events)
-	if err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	res.ImportSec, res.ImportPeakRSS, res.DBBytes = st.seconds, st.peakRSS, fileBytes(db)
-	log("imported in %.1fs, peak RSS %s, database %s", res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
 
 	statsFile := filepath.Join(c.Dir, "train-stats.json")
 	_ = os.Remove(statsFile)
 	log("training %s (load %s)", c.Models, loadAvg())
 	var trainErr bytes.Buffer
-	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, "train", "--db", db, "--models", c.Models, "--stats", statsFile)
+	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, "train", "--db", db, "--models", c.Models,
+		"--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers))
 	res.TrainPeakRSS = st.peakRSS
 	if err != nil {
 		res.TrainError = fmt.Sprintf("%v after %.0fs; last progress: %s", err, st.seconds, lastLine(trainErr.String()))
@@ -315,7 +325,7 @@ func runChild(ctx context.Context, timeout time.Duration, stdout, stderr io.Writ
 			st.peakRSS = ru.Maxrss << 10 // kilobytes on Linux
 		}
 	}
-	if ctx.Err() != nil {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("stopped by --train-timeout: %w", ctx.Err())
 	}
 	return st, err

@@ -22,6 +22,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
 	statsOut := fs.String("stats", "", "write the time and peak memory of every stage as JSON to this file")
+	valUsers := fs.Int("validation-users", 0, "validate each grid point on at most this many users, evenly spaced (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,8 +45,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	bar := newProgress(stderr, 1000, "training")
 	var lastStage string
 	mem := newStageMemory()
+	train := jobs.DefaultTrainOptions
+	train.ValidationUsers = *valUsers
 	sched := jobs.NewScheduler(st, eng, jobs.Options{
 		Models: names,
+		Train:  train,
 		Logger: slog.New(slog.DiscardHandler),
 		OnProgress: func(j api.Job) {
 			if bar.bar == nil && j.Stage != lastStage && j.Stage != "" {
