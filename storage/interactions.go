@@ -362,6 +362,10 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 			return err
 		}
 		pr.Known = true
+		// The counters size the lists, sparing the appends' regrowth; they
+		// are hints only, so a bad value cannot over-allocate much.
+		pr.Consumed = make([]uint32, 0, min(max(u.items, 0), 1<<16))
+		pr.Positive = make([]uint32, 0, min(max(u.positives, 0), 1<<16))
 		prefix := u64(u.idx)
 		c := tx.Bucket(bucketPairs).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
