@@ -41,6 +41,7 @@ type benchConfig struct {
 	Users       int
 	UserPrefix  string
 	N           int
+	Model       string
 	Key         string
 	Seed        uint64
 }
@@ -83,6 +84,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.Users, "users", 943, "user ids are PREFIX1..PREFIXN")
 	fs.StringVar(&c.UserPrefix, "user-prefix", "", "prefix of user ids")
 	fs.IntVar(&c.N, "n", 10, "n of each recommendation request")
+	fs.StringVar(&c.Model, "model", "", "model of each recommendation request (default: the active one)")
 	fs.StringVar(&c.Key, "key", envOr("RECSYS_ADMIN_KEY", envOr("RECSYS_APP_KEY", "")), "API key to send")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
@@ -251,6 +253,9 @@ func benchRequest(ctx context.Context, c benchConfig, op benchOp, base string, i
 	switch op {
 	case opRecommend:
 		u := fmt.Sprintf("%s/users/%s/recommendations?n=%d", base, url.PathEscape(c.UserPrefix+strconv.Itoa(1+rng.IntN(c.Users))), c.N)
+		if c.Model != "" {
+			u += "&model=" + url.QueryEscape(c.Model)
+		}
 		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	case opSimilar:
 		u := fmt.Sprintf("%s/items/%s/similar?n=%d", base, url.PathEscape(items[rng.IntN(len(items))]), c.N)

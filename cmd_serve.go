@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,9 @@ type Config struct {
 	// Server bounds how long a connection may take; zero fields take
 	// DefaultServerTimeouts.
 	Server ServerTimeouts
+	// PprofAddr, when set, serves net/http/pprof on this loopback address,
+	// apart from the API so that profiles never pass its auth or metrics.
+	PprofAddr string
 }
 
 // ServerTimeouts are the http.Server's connection timeouts. They cut off
@@ -103,6 +107,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.BoolVar(&c.AllowFallback, "allow-fallback", envOr("RECSYS_ALLOW_FALLBACK", "") == "1", "report ready before a model is trained, serving popularity (env RECSYS_ALLOW_FALLBACK=1)")
 	fs.DurationVar(&c.Jobs.Interval, "retrain-interval", envDuration("RECSYS_RETRAIN_INTERVAL", jobs.DefaultInterval), "retrain on this schedule; 0 turns it off (env RECSYS_RETRAIN_INTERVAL)")
 	fs.Int64Var(&c.Jobs.NewEvents, "retrain-after", envInt("RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents), "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
+	fs.StringVar(&c.PprofAddr, "pprof", envOr("RECSYS_PPROF", ""), "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (env RECSYS_PPROF)")
 	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
 	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +126,9 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	c.Policy = p
 	if c.Limits.MaxBatch < 1 || c.Limits.MaxBatch > api.MaxBatch {
 		return c, fmt.Errorf("--max-batch must be between 1 and %d", api.MaxBatch)
+	}
+	if c.PprofAddr != "" && !isLoopback(c.PprofAddr) {
+		return c, fmt.Errorf("--pprof %s: profiles are served on a loopback address only", c.PprofAddr)
 	}
 	if c.Limits.MaxN < 1 || c.Limits.MaxBodyBytes < 1024 || c.Limits.RequestTimeout <= 0 {
 		return c, errors.New("--max-n, --max-body (≥ 1024) and --request-timeout must be positive")
@@ -174,6 +182,9 @@ type App struct {
 	sched  *jobs.Scheduler
 	ln     net.Listener
 	srv    *http.Server
+	// pprof is the profiling server, nil unless Config.PprofAddr is set.
+	pprofLn  net.Listener
+	pprofSrv *http.Server
 }
 
 // NewApp opens the store, fills the demo data if asked, and binds the
@@ -248,7 +259,27 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		IdleTimeout:       to.Idle,
 		ErrorLog:          slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
 	}
-	return &App{cfg: c, store: st, engine: eng, sched: sched, ln: ln, srv: srv}, nil
+	a := &App{cfg: c, store: st, engine: eng, sched: sched, ln: ln, srv: srv}
+	if c.PprofAddr != "" {
+		if a.pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
+			ln.Close()
+			st.Close()
+			return nil, fmt.Errorf("--pprof: %w", err)
+		}
+		a.pprofSrv = &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 5 * time.Second}
+	}
+	return a, nil
+}
+
+// pprofMux serves the runtime profiles of net/http/pprof.
+func pprofMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // checkExposure refuses a non-loopback address without keys.
@@ -290,6 +321,11 @@ func (a *App) Run(ctx context.Context) error {
 	go func() { defer close(jobsDone); a.sched.Run(jctx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- a.srv.Serve(a.ln) }()
+	if a.pprofSrv != nil {
+		log.Info("serving profiles", "addr", a.pprofLn.Addr().String())
+		go func() { _ = a.pprofSrv.Serve(a.pprofLn) }()
+		defer a.pprofSrv.Close()
+	}
 	var serveErr error
 	select {
 	case serveErr = <-errc:

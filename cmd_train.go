@@ -22,6 +22,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
 	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models, every FEBR variant and the matrix factorisations")
+	statsOut := fs.String("stats", "", "write the time and peak memory of every stage as JSON to this file")
+	valUsers := fs.Int("validation-users", 0, "validate each grid point on at most this many users, evenly spaced (0: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -45,12 +47,19 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	bar := newProgress(stderr, 1000, "training")
 	var lastStage string
+	mem := newStageMemory()
+	train := jobs.DefaultTrainOptions
+	train.ValidationUsers = *valUsers
 	sched := jobs.NewScheduler(st, eng, jobs.Options{
 		Models: names,
+		Train:  train,
 		Logger: slog.New(slog.DiscardHandler),
 		OnProgress: func(j api.Job) {
 			if bar.bar == nil && j.Stage != lastStage && j.Stage != "" {
 				fmt.Fprintf(stderr, "%3.0f%% %s\n", 100*j.Progress, j.Stage)
+			}
+			if j.Stage != lastStage {
+				mem.next(j.Stage)
 			}
 			lastStage = j.Stage
 			bar.set(int64(1000*j.Progress), j.Stage)
@@ -69,6 +78,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	sched.RunQueued(ctx)
+	mem.next("")
 	bar.finish()
 	if job, err = st.Job(context.WithoutCancel(ctx), job.ID); err != nil {
 		return err
@@ -96,7 +106,31 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "%-15s %-8s %-28s %8.4f %8.4f %8.1f%s\n", m.Name, m.Version, formatParams(m.Params),
 			m.Validation["adg"], m.Validation["map"], m.TrainSeconds, active)
 	}
+	stats := trainStats{Seconds: time.Since(start).Seconds(), PeakRSS: mem.overall}
+	fmt.Fprintf(stdout, "%-24s %8s %13s\n", "stage", "seconds", "peak RSS MiB")
+	for _, sg := range job.Stages {
+		peak := mem.peaks[sg.Name]
+		stats.Stages = append(stats.Stages, stageStats{Name: sg.Name, Seconds: sg.Seconds, PeakRSS: peak})
+		fmt.Fprintf(stdout, "%-24s %8.1f %13.0f\n", sg.Name, sg.Seconds, float64(peak)/(1<<20))
+	}
+	fmt.Fprintf(stdout, "%-24s %8.1f %13.0f\n", "total", stats.Seconds, float64(stats.PeakRSS)/(1<<20))
+	if *statsOut != "" {
+		return writeJSONFile(*statsOut, stats)
+	}
 	return nil
+}
+
+// trainStats is what `recsys train --stats FILE` writes.
+type trainStats struct {
+	Seconds float64      `json:"seconds"`
+	PeakRSS int64        `json:"peak_rss_bytes"`
+	Stages  []stageStats `json:"stages"`
+}
+
+type stageStats struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+	PeakRSS int64   `json:"peak_rss_bytes"`
 }
 
 func formatParams(p map[string]float64) string {

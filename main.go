@@ -28,6 +28,7 @@ Usage:
                  [--folds 3] [--protocol standard|novelty] [--seed N] [--json FILE] [--dump DIR]
   recsys eval-retrieval --data FILE.csv --label COLUMN [--methods NAME,...] [--splits 10] [--seed N] [--json FILE]
   recsys bench   --addr HOST:PORT [--duration 30s] [--concurrency 32] [--mix recommend=80,similar=10,ingest=10]
+  recsys scale   [--interactions 1000000] [--models popular,itemknn,kunn-i] [--dir DIR] [--bench 10s] [--json FILE]
 
 Run "recsys <command> --help" for the flags of one command.
 `
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runEvalRetrieval(ctx, rest, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, stdout, stderr)
+	case "scale":
+		return runScale(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"recsys/api"
 	"recsys/recsys"
@@ -38,8 +39,8 @@ type content struct {
 	metric *retrieval.Metric
 	names  []string // the feature names the metric was learned on, in order
 
-	mu       sync.Mutex
-	built    *contentIndex
+	mu       sync.Mutex // serialises rebuilds
+	built    atomic.Pointer[contentIndex]
 	features func(ctx context.Context) ([]string, [][]float64, error)
 }
 
@@ -136,10 +137,13 @@ func learnContent(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, see
 // index returns the projected catalogue, rebuilding it after catalogue
 // changes.
 func (c *content) index(ctx context.Context, itemsVersion uint64) (*contentIndex, error) {
+	if b := c.built.Load(); b != nil && b.itemsVersion == itemsVersion {
+		return b, nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.built != nil && c.built.itemsVersion == itemsVersion {
-		return c.built, nil
+	if b := c.built.Load(); b != nil && b.itemsVersion == itemsVersion {
+		return b, nil
 	}
 	names, feats, err := c.features(ctx)
 	if err != nil {
@@ -168,7 +172,7 @@ func (c *content) index(ctx context.Context, itemsVersion uint64) (*contentIndex
 	if ix.searcher, err = retrieval.NewSearcher(c.metric, vecs); err != nil {
 		return nil, err
 	}
-	c.built = ix
+	c.built.Store(ix)
 	return ix, nil
 }
 
@@ -260,9 +264,9 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 	if err != nil {
 		return nil
 	}
-	cold := func(k int) bool {
-		i := ix.items[k]
-		return int(i) < len(c.cat.Popularity) && c.cat.Popularity[i] == 0 && !skip(i)
+	cs := e.coldSet(c, ix)
+	if len(cs.ids) == 0 {
+		return nil
 	}
 	type cand struct {
 		item, reason uint32
@@ -273,16 +277,45 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 	if len(hist) > 20 {
 		hist = hist[len(hist)-20:]
 	}
+	var eligible []int // positions in cs.ids of the cold items this request may get
+	near := make([]retrieval.Neighbour, 0, slots)
 	for _, j := range hist {
 		id, ok := ix.byItem[j]
 		if !ok {
 			continue
 		}
-		nbs, err := ix.searcher.SimilarToItem(id, slots, func(k int) bool { return !cold(k) })
-		if err != nil {
-			continue
+		// The slots cold items nearest to j that the request may get, as
+		// the exact search of the whole index would rank them: from j's
+		// cached list, or, when the filter leaves too few of a truncated
+		// list, from all cold items.
+		list := cs.nearestTo(ix, id)
+		near = near[:0]
+		for _, nb := range list.nbs {
+			if len(near) == slots {
+				break
+			}
+			if !skip(ix.items[nb.ID]) {
+				near = append(near, nb)
+			}
 		}
-		for _, nb := range nbs {
+		if len(near) < slots && !list.all {
+			if eligible == nil {
+				eligible = make([]int, 0, len(cs.ids))
+				for k, cid := range cs.ids {
+					if !skip(ix.items[cid]) {
+						eligible = append(eligible, k)
+					}
+				}
+			}
+			q := ix.searcher.Index.Vector(id)
+			near = near[:0]
+			for _, k := range eligible {
+				if cid := cs.ids[k]; cid != id {
+					near = keepNearest(near, retrieval.Neighbour{ID: cid, Distance: sqDist(q, cs.vecs[k])}, slots)
+				}
+			}
+		}
+		for _, nb := range near {
 			i := ix.items[nb.ID]
 			if b, ok := best[i]; !ok || nb.Distance < b.dist {
 				best[i] = cand{item: i, reason: j, dist: nb.Distance}
@@ -305,6 +338,116 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 			Reasons: []api.Reason{{Kind: "item", ID: c.cat.ItemIDs[cd.reason], Weight: 1 / (1 + cd.dist)}}})
 	}
 	return out
+}
+
+// coldItems are the indexed items with no interactions in one catalogue,
+// with their projected vectors: the only candidates of coldStart. Building
+// it once per catalogue and content index spares every request a scan of
+// the whole index per history item, and each item's nearest cold items are
+// found once, at the first request that needs them.
+type coldItems struct {
+	cat     *catalogueCache
+	ix      *contentIndex
+	ids     []int // index ids
+	vecs    [][]float64
+	nearest []atomic.Pointer[coldList] // by index id
+}
+
+// coldList holds the cold items nearest to one item in (distance, id)
+// order; all tells whether it holds every cold item but the item itself.
+type coldList struct {
+	nbs []retrieval.Neighbour
+	all bool
+}
+
+// coldListLen bounds each cached list: enough for the one slot per ten of
+// a list of up to 100 items after the request's filter.
+const coldListLen = 32
+
+// nearestTo returns the cached cold list of index id, computing it first.
+func (cs *coldItems) nearestTo(ix *contentIndex, id int) *coldList {
+	if l := cs.nearest[id].Load(); l != nil {
+		return l
+	}
+	q := ix.searcher.Index.Vector(id)
+	l := &coldList{nbs: make([]retrieval.Neighbour, 0, min(coldListLen, len(cs.ids))), all: true}
+	for k, cid := range cs.ids {
+		if cid == id {
+			continue
+		}
+		if len(l.nbs) == coldListLen {
+			l.all = false
+		}
+		l.nbs = keepNearest(l.nbs, retrieval.Neighbour{ID: cid, Distance: sqDist(q, cs.vecs[k])}, coldListLen)
+	}
+	cs.nearest[id].Store(l)
+	return l
+}
+
+// coldSet returns the cold items of catalogue c under index ix. A new
+// catalogue with the same cold items (popularity is rebuilt every few
+// seconds under ingest) keeps the cached lists. Two requests may build it
+// at once after a change; both builds are equal.
+func (e *Engine) coldSet(c *catalogueCache, ix *contentIndex) *coldItems {
+	old := e.cold.Load()
+	if old != nil && old.cat == c && old.ix == ix {
+		return old
+	}
+	var ids []int
+	for k, i := range ix.items {
+		if int(i) < len(c.cat.Popularity) && c.cat.Popularity[i] == 0 && !hiddenOrGone(c.cat, i) {
+			ids = append(ids, k)
+		}
+	}
+	cs := &coldItems{cat: c, ix: ix, ids: ids}
+	if old != nil && old.ix == ix && slices.Equal(old.ids, ids) {
+		cs.vecs, cs.nearest = old.vecs, old.nearest
+	} else {
+		cs.nearest = make([]atomic.Pointer[coldList], len(ix.items))
+		for _, k := range ids {
+			cs.vecs = append(cs.vecs, ix.searcher.Index.Vector(k))
+		}
+	}
+	e.cold.Store(cs)
+	return cs
+}
+
+// keepNearest inserts nb into near, the at most k nearest so far in
+// increasing (distance, id) order: the order of retrieval.Index's search.
+func keepNearest(near []retrieval.Neighbour, nb retrieval.Neighbour, k int) []retrieval.Neighbour {
+	less := func(a, b retrieval.Neighbour) bool {
+		return a.Distance < b.Distance || a.Distance == b.Distance && a.ID < b.ID
+	}
+	if len(near) == k && !less(nb, near[k-1]) {
+		return near
+	}
+	if len(near) < k {
+		near = append(near, nb)
+	}
+	p := len(near) - 1
+	for ; p > 0 && less(nb, near[p-1]); p-- {
+		near[p] = near[p-1]
+	}
+	near[p] = nb
+	return near
+}
+
+// sqDist is the squared distance of two projected vectors, summed in the
+// same order as retrieval.Index's exact search so that the distances, and
+// so the ties, are the same as a search of the whole index would give.
+func sqDist(q, row []float64) float64 {
+	m := len(q)
+	d := 0.0
+	j := 0
+	for ; j+4 <= m; j += 4 {
+		a, b, c, e := q[j]-row[j], q[j+1]-row[j+1], q[j+2]-row[j+2], q[j+3]-row[j+3]
+		d += a*a + b*b + c*c + e*e
+	}
+	for ; j < m; j++ {
+		t := q[j] - row[j]
+		d += t * t
+	}
+	return d
 }
 
 // InstallContent serves a content metric.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ type Engine struct {
 	models  atomic.Pointer[modelSet]
 	swapMu  sync.Mutex // serialises writers of models
 	content atomic.Pointer[content]
+	cold    atomic.Pointer[coldItems]
 }
 
 // catalogueCache is an immutable catalogue with its popularity order.
@@ -198,20 +200,20 @@ func knownModel(name string) bool {
 // newFilter returns the test for items a request must not get: deleted,
 // hidden, outside the category, negative for the user, or consumed.
 func newFilter(cat *api.Catalogue, prof api.Profile, req api.RecommendRequest) func(uint32) bool {
-	excluded := make(map[uint32]struct{}, len(prof.Consumed))
-	for _, i := range prof.Negative {
-		excluded[i] = struct{}{}
-	}
+	// Consumed includes the negative items; both are sorted by index, so a
+	// binary search replaces a per-request hash set.
+	excluded := prof.Negative
 	if req.ExcludeConsumed {
-		for _, i := range prof.Consumed {
-			excluded[i] = struct{}{}
-		}
+		excluded = prof.Consumed
+	}
+	if !slices.IsSorted(excluded) {
+		excluded = slices.Sorted(slices.Values(excluded))
 	}
 	return func(i uint32) bool {
 		if int(i) >= len(cat.ItemIDs) || cat.ItemIDs[i] == "" || cat.Hidden[i] {
 			return true
 		}
-		if _, ok := excluded[i]; ok {
+		if _, ok := slices.BinarySearch(excluded, i); ok {
 			return true
 		}
 		if req.Category != "" {

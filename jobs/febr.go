@@ -31,7 +31,7 @@ func tuneFEBR(ctx context.Context, name string, split *eval.Split, cache *recsys
 	if err != nil {
 		return recsys.Params{}, metrics.Values{}, err
 	}
-	val, err := validate(ctx, best, split)
+	val, err := validate(ctx, best, split, opts.ValidationUsers)
 	if err != nil {
 		return recsys.Params{}, metrics.Values{}, err
 	}

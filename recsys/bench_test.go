@@ -60,3 +60,19 @@ func BenchmarkScore_itemknn(b *testing.B) { benchScore(b, "itemknn") }
 func BenchmarkScore_userknn(b *testing.B) { benchScore(b, "userknn") }
 func BenchmarkScore_kunn(b *testing.B)    { benchScore(b, "kunn") }
 func BenchmarkScore_slim(b *testing.B)    { benchScore(b, "slim") }
+
+// benchFit measures Fit of a model with k = 100 on the MovieLens-100K-sized
+// matrix. (userknn is left out: its Fit only keeps the matrix, and its
+// neighbours are found at scoring time, see BenchmarkScore_userknn.)
+func benchFit(b *testing.B, name string) {
+	x := benchMatrix(b)
+	b.ResetTimer()
+	for b.Loop() {
+		m, _ := New(name)
+		if err := m.Fit(context.Background(), x, Params{K: 100}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFit_kunn(b *testing.B) { benchFit(b, "kunn") }

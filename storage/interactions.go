@@ -152,6 +152,7 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 		w.counters[counterPairs]++
 	}
 	wasRelevant := old != nil && relevant(p.flags)
+	oldFlags, existed := p.flags, old != nil
 	p.count++
 	if ts >= p.last {
 		p.last, p.lastType = ts, ev.Type
@@ -187,6 +188,11 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 	w.days[fromNano(ts).Format("20060102")]++
 	if err := w.pairs.Put(key, p.encode()); err != nil {
 		return err
+	}
+	if existed && oldFlags == p.flags {
+		// A repeat that changes no flag leaves the item's index entry as it
+		// is, sparing a page write per repeat.
+		return nil
 	}
 	return w.itemUsers.Put(pairKey(item, u.idx), []byte{p.flags})
 }
@@ -362,6 +368,10 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 			return err
 		}
 		pr.Known = true
+		// The counters size the lists, sparing the appends' regrowth; they
+		// are hints only, so a bad value cannot over-allocate much.
+		pr.Consumed = make([]uint32, 0, min(max(u.items, 0), 1<<16))
+		pr.Positive = make([]uint32, 0, min(max(u.positives, 0), 1<<16))
 		prefix := u64(u.idx)
 		c := tx.Bucket(bucketPairs).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {

@@ -46,6 +46,11 @@ type Store struct {
 	eventsVersion atomic.Uint64
 }
 
+// batchDelay is how long db.Batch waits for more writers before it
+// commits. Writers arriving during a commit coalesce into the next one
+// anyway, so a short wait mainly spares a lone write the default 10 ms.
+const batchDelay = 2 * time.Millisecond
+
 // Open opens (creating if needed) the database at path.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.Timeout == 0 {
@@ -58,10 +63,11 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Now = time.Now
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:      opts.Timeout,
-		ReadOnly:     opts.ReadOnly,
-		FreelistType: bolt.FreelistMapType,
-		MaxSize:      int(opts.MaxSize),
+		Timeout:        opts.Timeout,
+		ReadOnly:       opts.ReadOnly,
+		FreelistType:   bolt.FreelistMapType,
+		NoFreelistSync: true,
+		MaxSize:        int(opts.MaxSize),
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: the database is locked by another process", path)
@@ -77,6 +83,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	db.MaxBatchDelay = batchDelay
 	s := &Store{db: db, policy: opts.Policy, now: opts.Now}
 	if err := s.init(opts.ReadOnly); err != nil {
 		db.Close()

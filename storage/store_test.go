@@ -2,12 +2,16 @@ package storage
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
 )
@@ -345,5 +349,42 @@ func TestStore_Activity(t *testing.T) {
 	}
 	if got, _ := s.Activity(context.Background(), 1); !reflect.DeepEqual(got, want[2:]) {
 		t.Fatalf("last day = %v", got)
+	}
+}
+
+// TestStore_AddInteractions_itemIndexFollowsPairs: whatever mix of repeats,
+// negatives and values arrives, the item → user index holds exactly the
+// pairs, each with the pair's current flags (repeats that change no flag
+// skip the index write).
+func TestStore_AddInteractions_itemIndexFollowsPairs(t *testing.T) {
+	s := mustOpenStore(t)
+	types := []string{"view", "view", "like", "dislike", "click", "view"}
+	for round := 0; round < 3; round++ {
+		var evs []api.Interaction
+		for k := 0; k < 60; k++ {
+			e := ev(fmt.Sprintf("u%d", k%7), fmt.Sprintf("i%d", (k*round+k/3)%11), types[(k+round)%len(types)])
+			evs = append(evs, e)
+		}
+		mustAdd(t, s, evs...)
+	}
+	mustAdd(t, s, evv("u1", "i1", "rating", 5), evv("u1", "i1", "rating", 1))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		pairs, index := tx.Bucket(bucketPairs), tx.Bucket(bucketItemUsers)
+		n := 0
+		err := pairs.ForEach(func(k, v []byte) error {
+			n++
+			got := index.Get(pairKey(binary.BigEndian.Uint64(k[8:]), binary.BigEndian.Uint64(k)))
+			if len(got) != 1 || got[0] != v[32] {
+				t.Errorf("pair %x: index holds %v, pair flags %d", k, got, v[32])
+			}
+			return nil
+		})
+		if m := index.Stats().KeyN; m != n {
+			t.Errorf("index has %d entries for %d pairs", m, n)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,391 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// scaleConfig is one run of `recsys scale`.
+type scaleConfig struct {
+	Interactions int
+	PerUser      float64
+	Items        int
+	ItemExponent float64
+	UserExponent float64
+	Seed         uint64
+	Dir          string
+	Models       string
+	TrainTimeout time.Duration
+	ValUsers     int
+	ReuseDB      bool
+	Bench        time.Duration
+	Concurrency  int
+}
+
+// ScaleResult is what `recsys scale --json` writes.
+type ScaleResult struct {
+	Interactions   int          `json:"interactions"`
+	Users          int          `json:"users"`
+	Items          int          `json:"items"`
+	ItemExponent   float64      `json:"item_exponent"`
+	UserExponent   float64      `json:"user_exponent"`
+	Seed           uint64       `json:"seed"`
+	GenerateSec    float64      `json:"generate_seconds"`
+	ImportSec      float64      `json:"import_seconds"`
+	ImportPeakRSS  int64        `json:"import_peak_rss_bytes"`
+	DBBytes        int64        `json:"db_bytes"`
+	Train          *trainStats  `json:"train,omitempty"`
+	TrainError     string       `json:"train_error,omitempty"`
+	TrainPeakRSS   int64        `json:"train_peak_rss_bytes"`
+	ServeStartSec  float64      `json:"serve_start_seconds"`
+	ServePeakRSS   int64        `json:"serve_peak_rss_bytes"`
+	ServedModel    string       `json:"served_model,omitempty"`
+	Serving        *BenchResult `json:"serving,omitempty"`
+	LoadAvgStart   string       `json:"loadavg_start"`
+	LoadAvgEnd     string       `json:"loadavg_end"`
+	DBBytesTrained int64        `json:"db_bytes_after_training"`
+}
+
+// runScale generates a data set shaped like real feedback, then imports,
+// trains and serves it in child processes of this binary, measuring time
+// and peak memory of each stage, the database size and serving latency.
+func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c scaleConfig
+	var jsonOut string
+	var generateOnly bool
+	fs.IntVar(&c.Interactions, "interactions", 1_000_000, "distinct (user, item) pairs to generate")
+	fs.Float64Var(&c.PerUser, "per-user", 50, "mean interactions per user; users = interactions / per-user")
+	fs.IntVar(&c.Items, "items", 0, "catalogue size (default interactions/200, at least 1,000)")
+	fs.Float64Var(&c.ItemExponent, "item-exponent", 1.0, "item popularity ∝ rank^-exponent (Zipf)")
+	fs.Float64Var(&c.UserExponent, "user-exponent", 2.0, "tail index of the Pareto law of user activity")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the generator")
+	fs.StringVar(&c.Dir, "dir", "", "working folder for events.csv and scale.db (default ./scale-N)")
+	fs.StringVar(&c.Models, "models", "popular,itemknn,kunn-i", "models to train, as for recsys train")
+	fs.DurationVar(&c.TrainTimeout, "train-timeout", time.Hour, "stop training after this long and report the stage reached")
+	fs.IntVar(&c.ValUsers, "validation-users", 0, "passed to train: validate each grid point on at most this many users (0: all)")
+	fs.BoolVar(&c.ReuseDB, "reuse-db", false, "keep DIR/scale.db from an earlier run with the same flags and skip the import")
+	fs.DurationVar(&c.Bench, "bench", 10*time.Second, "recommendation load after training; 0 skips serving")
+	fs.IntVar(&c.Concurrency, "concurrency", 32, "clients of the serving load")
+	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
+	fs.BoolVar(&generateOnly, "generate-only", false, "write events.csv and stop")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.Interactions < 1000 || c.PerUser < 1 || c.ItemExponent < 0 || c.UserExponent <= 1 {
+		return errors.New("--interactions ≥ 1000, --per-user ≥ 1, --item-exponent ≥ 0 and --user-exponent > 1 are required")
+	}
+	if c.Items == 0 {
+		c.Items = max(1000, c.Interactions/200)
+	}
+	if c.Dir == "" {
+		c.Dir = fmt.Sprintf("scale-%d", c.Interactions)
+	}
+	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return err
+	}
+	res := &ScaleResult{Interactions: c.Interactions, Items: c.Items, ItemExponent: c.ItemExponent,
+		UserExponent: c.UserExponent, Seed: c.Seed, LoadAvgStart: loadAvg()}
+	log := func(format string, a ...any) { fmt.Fprintf(stderr, "scale: "+format+"\n", a...) }
+
+	events := filepath.Join(c.Dir, "events.csv")
+	t0 := time.Now()
+	users, err := generateScaleCSV(events, c)
+	if err != nil {
+		return err
+	}
+	res.Users, res.GenerateSec = users, time.Since(t0).Seconds()
+	log("generated %d interactions of %d users on %d items in %.1fs (%s)", c.Interactions, users, c.Items, res.GenerateSec, events)
+	if generateOnly {
+		return nil
+	}
+
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	db := filepath.Join(c.Dir, "scale.db")
+	var st childStats
+	if c.ReuseDB && fileBytes(db) > 0 {
+		res.DBBytes = fileBytes(db)
+		log("reusing %s (%s); no import", db, mib(res.DBBytes))
+	} else {
+		for _, f := range []string{db, db + ".lock"} {
+			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		log("importing (load %s)", loadAvg())
+		if st, err = runChild(ctx, 0, io.Discard, stderr, exe, "import", "--db", db, "--format", "csv", events); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+		res.ImportSec, res.ImportPeakRSS, res.DBBytes = st.seconds, st.peakRSS, fileBytes(db)
+		log("imported in %.1fs, peak RSS %s, database %s", res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
+	}
+
+	statsFile := filepath.Join(c.Dir, "train-stats.json")
+	_ = os.Remove(statsFile)
+	log("training %s (load %s)", c.Models, loadAvg())
+	var trainErr bytes.Buffer
+	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, "train", "--db", db, "--models", c.Models,
+		"--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers))
+	res.TrainPeakRSS = st.peakRSS
+	if err != nil {
+		res.TrainError = fmt.Sprintf("%v after %.0fs; last progress: %s", err, st.seconds, lastLine(trainErr.String()))
+		log("training did not finish: %s", res.TrainError)
+	} else {
+		var ts trainStats
+		b, err := os.ReadFile(statsFile)
+		if err == nil {
+			err = json.Unmarshal(b, &ts)
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", statsFile, err)
+		}
+		res.Train = &ts
+		res.TrainPeakRSS = max(res.TrainPeakRSS, ts.PeakRSS)
+	}
+	res.DBBytesTrained = fileBytes(db)
+
+	if c.Bench > 0 && res.Train != nil {
+		if err := scaleServe(ctx, c, exe, db, users, res, log, stderr); err != nil {
+			return err
+		}
+	}
+	res.LoadAvgEnd = loadAvg()
+	printScale(stdout, res)
+	if jsonOut != "" {
+		return writeJSONFile(jsonOut, res)
+	}
+	return nil
+}
+
+// scaleServe starts the server on the trained database, waits until it is
+// ready, runs the recommendation load, and stops it.
+func scaleServe(ctx context.Context, c scaleConfig, exe, db string, users int, res *ScaleResult, log func(string, ...any), stderr io.Writer) error {
+	addr, err := freeLoopback()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, exe, "serve", "--db", db, "--addr", addr, "--retrain-interval", "0", "--retrain-after", "0")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			res.ServePeakRSS = ru.Maxrss << 10
+		}
+	}
+	defer stop()
+	client := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := client.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Since(start) > 5*time.Minute {
+			return errors.New("serve: not ready after 5 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.ServeStartSec = time.Since(start).Seconds()
+	log("server ready in %.1fs; %d clients for %v (load %s)", res.ServeStartSec, c.Concurrency, c.Bench, loadAvg())
+	// Synthetic data has no taste structure, so popularity may win the
+	// validation and become active; the load asks a trained model by name.
+	model := ""
+	for _, m := range strings.Split(c.Models, ",") {
+		if m = strings.TrimSpace(m); m != "popular" && m != "content" && model == "" {
+			model = m
+		}
+	}
+	res.ServedModel = model
+	bc := benchConfig{Addr: addr, Duration: c.Bench, Warmup: 2 * time.Second, Concurrency: c.Concurrency,
+		Mix: map[benchOp]int{opRecommend: 1}, Batch: 1, Users: users, UserPrefix: "u", N: 10, Model: model, Seed: c.Seed}
+	if res.Serving, err = bench(ctx, bc, stderr); err != nil {
+		return err
+	}
+	stop()
+	return nil
+}
+
+// generateScaleCSV writes user,item,,timestamp lines: Pareto user activity
+// (each user's count of distinct items) and Zipf item popularity, the two
+// power laws of real feedback data. It returns the number of users.
+func generateScaleCSV(path string, c scaleConfig) (int, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	rng := rand.New(rand.NewPCG(c.Seed, 0x5ca1e))
+	// Item popularity: cumulative Zipf weights, sampled by binary search.
+	cum := make([]float64, c.Items)
+	total := 0.0
+	for r := range cum {
+		total += math.Pow(float64(r+1), -c.ItemExponent)
+		cum[r] = total
+	}
+	// Items get their popularity rank in a shuffled order, so that an id
+	// says nothing about popularity.
+	perm := rng.Perm(c.Items)
+	// Pareto(xm, a) has mean a·xm/(a−1).
+	a := c.UserExponent
+	xm := c.PerUser * (a - 1) / a
+	maxPerUser := max(1, c.Items/5)
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	year := int64(365 * 24 * 3600)
+	seen := map[int]bool{}
+	line := make([]byte, 0, 64)
+	written, users := 0, 0
+	for written < c.Interactions {
+		users++
+		n := int(xm / math.Pow(1-rng.Float64(), 1/a))
+		n = max(1, min(n, maxPerUser, c.Interactions-written))
+		clear(seen)
+		for len(seen) < n {
+			r, _ := slices.BinarySearch(cum, rng.Float64()*total)
+			item := perm[min(r, c.Items-1)]
+			if seen[item] {
+				continue
+			}
+			seen[item] = true
+			line = line[:0]
+			line = append(line, 'u')
+			line = strconv.AppendInt(line, int64(users), 10)
+			line = append(line, ",i"...)
+			line = strconv.AppendInt(line, int64(item+1), 10)
+			line = append(line, ",,"...)
+			line = strconv.AppendInt(line, start+rng.Int64N(year), 10)
+			line = append(line, '\n')
+			if _, err := w.Write(line); err != nil {
+				f.Close()
+				return 0, err
+			}
+		}
+		written += n
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	return users, f.Close()
+}
+
+// childStats are the wall time and peak RSS of a finished child process.
+type childStats struct {
+	seconds float64
+	peakRSS int64
+}
+
+// runChild runs this binary with args, killing it after timeout (0: none).
+func runChild(ctx context.Context, timeout time.Duration, stdout, stderr io.Writer, exe string, args ...string) (childStats, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	start := time.Now()
+	err := cmd.Run()
+	st := childStats{seconds: time.Since(start).Seconds()}
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			st.peakRSS = ru.Maxrss << 10 // kilobytes on Linux
+		}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("stopped by --train-timeout: %w", ctx.Err())
+	}
+	return st, err
+}
+
+func freeLoopback() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func fileBytes(name string) int64 {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// loadAvg is the 1, 5 and 15 minute load average, "" where unknown.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func printScale(w io.Writer, r *ScaleResult) {
+	fmt.Fprintf(w, "scale: %d interactions, %d users, %d items (Zipf %.2g items, Pareto %.2g users, seed %d)\n",
+		r.Interactions, r.Users, r.Items, r.ItemExponent, r.UserExponent, r.Seed)
+	fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadAvgStart, r.LoadAvgEnd)
+	fmt.Fprintf(w, "%-28s %9s %12s\n", "stage", "seconds", "peak RSS")
+	fmt.Fprintf(w, "%-28s %9.1f %12s\n", "generate events.csv", r.GenerateSec, "")
+	fmt.Fprintf(w, "%-28s %9.1f %12s\n", "import", r.ImportSec, mib(r.ImportPeakRSS))
+	if r.Train != nil {
+		for _, s := range r.Train.Stages {
+			fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train: "+s.Name, s.Seconds, mib(s.PeakRSS))
+		}
+		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train (total)", r.Train.Seconds, mib(r.TrainPeakRSS))
+	} else {
+		fmt.Fprintf(w, "%-28s %s\n", "train", r.TrainError)
+	}
+	fmt.Fprintf(w, "database: %s after import, %s after training\n", mib(r.DBBytes), mib(r.DBBytesTrained))
+	if r.Serving != nil {
+		fmt.Fprintf(w, "serving %s: ready in %.1fs, peak RSS %s\n", r.ServedModel, r.ServeStartSec, mib(r.ServePeakRSS))
+		printBench(w, r.Serving)
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestGenerateScaleCSV_shape: the generator writes exactly the requested
+// number of distinct (user, item) lines, the same file for the same seed,
+// and skewed popularity: the most popular item has many times the mean
+// count, and so has the most active user.
+func TestGenerateScaleCSV_shape(t *testing.T) {
+	dir := t.TempDir()
+	c := scaleConfig{Interactions: 20000, PerUser: 20, Items: 1000, ItemExponent: 1, UserExponent: 2, Seed: 3}
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	users, err := generateScaleCSV(a, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := generateScaleCSV(b, c); err != nil {
+		t.Fatal(err)
+	}
+	ba, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if string(ba) != string(bb) {
+		t.Error("the same seed wrote different files")
+	}
+	f, err := os.Open(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pairs := map[string]bool{}
+	perItem, perUser := map[string]int{}, map[string]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Split(sc.Text(), ",")
+		if len(fs) != 4 || fs[2] != "" {
+			t.Fatalf("line %q: want user,item,,timestamp", sc.Text())
+		}
+		if pairs[fs[0]+","+fs[1]] {
+			t.Fatalf("pair %s,%s written twice", fs[0], fs[1])
+		}
+		pairs[fs[0]+","+fs[1]] = true
+		perItem[fs[1]]++
+		perUser[fs[0]]++
+	}
+	if len(pairs) != c.Interactions || len(perUser) != users {
+		t.Fatalf("%d pairs of %d users, want %d pairs of %d users", len(pairs), len(perUser), c.Interactions, users)
+	}
+	top := func(m map[string]int) (maxN int, mean float64) {
+		var ns []int
+		for _, n := range m {
+			ns = append(ns, n)
+		}
+		return slices.Max(ns), float64(c.Interactions) / float64(len(ns))
+	}
+	if m, mean := top(perItem); float64(m) < 10*mean {
+		t.Errorf("most popular item has %d interactions, mean %.1f: not a power law", m, mean)
+	}
+	if m, mean := top(perUser); float64(m) < 5*mean {
+		t.Errorf("most active user has %d interactions, mean %.1f: not a power law", m, mean)
+	}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// peakRSS is the process's peak resident set size (VmHWM) in bytes, 0 where
+// /proc is missing.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS returns freed memory to the system and restarts the VmHWM
+// count from the current RSS (Linux: writing 5 to clear_refs), so that the
+// next reading is the peak of what runs in between.
+func resetPeakRSS() bool {
+	debug.FreeOSMemory()
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// stageMemory records the peak RSS of each stage of a job.
+type stageMemory struct {
+	stage   string
+	peaks   map[string]int64
+	overall int64
+}
+
+func newStageMemory() *stageMemory {
+	return &stageMemory{peaks: map[string]int64{}}
+}
+
+// next closes the current stage with its peak and starts the named one. The
+// peaks are per stage only where the kernel lets the count be reset;
+// otherwise each is the peak so far.
+func (m *stageMemory) next(stage string) {
+	p := peakRSS()
+	m.overall = max(m.overall, p)
+	if m.stage != "" {
+		m.peaks[m.stage] = max(m.peaks[m.stage], p)
+	}
+	m.stage = stage
+	if stage != "" {
+		resetPeakRSS()
+	}
+}
+
+func writeJSONFile(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(name, append(b, '\n'), 0o644)
+}

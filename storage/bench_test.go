@@ -1,0 +1,109 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"recsys/api"
+)
+
+// benchEvents returns n view events of users drawn from 10,000 and items
+// from 2,000 with a skew towards small indices, like real popularity.
+func benchEvents(rng *rand.Rand, n int) []api.Interaction {
+	evs := make([]api.Interaction, n)
+	for k := range evs {
+		u := rng.IntN(10000)
+		i := int(2000 * rng.Float64() * rng.Float64())
+		evs[k] = api.Interaction{UserID: fmt.Sprintf("u%d", u), ItemID: fmt.Sprintf("i%d", i), Type: "view"}
+	}
+	return evs
+}
+
+// BenchmarkStore_AddInteractions measures one durable write (one commit and
+// fsync) of a batch of 1, 100 or 1,000 events into a store that already
+// holds 100,000 events; events/s is the batch size over the time per op.
+func BenchmarkStore_AddInteractions(b *testing.B) {
+	for _, size := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
+			s := mustOpenStore(b)
+			rng := rand.New(rand.NewPCG(1, uint64(size)))
+			for k := 0; k < 10; k++ {
+				mustAdd(b, s, benchEvents(rng, 10000)...)
+			}
+			batches := make([][]api.Interaction, 64)
+			for k := range batches {
+				batches[k] = benchEvents(rng, size)
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			k := 0
+			for b.Loop() {
+				if _, err := s.AddInteractions(ctx, batches[k%len(batches)]); err != nil {
+					b.Fatal(err)
+				}
+				k++
+			}
+			b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkStore_AddInteractionsParallel is the server's situation: many
+// clients writing batches at once, coalesced by db.Batch into shared
+// commits.
+func BenchmarkStore_AddInteractionsParallel(b *testing.B) {
+	for _, size := range []int{1, 100} {
+		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
+			s := mustOpenStore(b)
+			rng := rand.New(rand.NewPCG(2, uint64(size)))
+			mustAdd(b, s, benchEvents(rng, 10000)...)
+			batches := make([][]api.Interaction, 64)
+			for k := range batches {
+				batches[k] = benchEvents(rng, size)
+			}
+			ctx := context.Background()
+			b.SetParallelism(8)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				k := 0
+				for pb.Next() {
+					if _, err := s.AddInteractions(ctx, batches[k%len(batches)]); err != nil {
+						b.Error(err)
+						return
+					}
+					k++
+				}
+			})
+			b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkStore_Profile reads the live history of one user with about 60
+// pairs: the store read on every recommendation request.
+func BenchmarkStore_Profile(b *testing.B) {
+	s := mustOpenStore(b)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var evs []api.Interaction
+	for u := 0; u < 1000; u++ {
+		for k := 0; k < 60; k++ {
+			evs = append(evs, api.Interaction{UserID: fmt.Sprintf("u%d", u), ItemID: fmt.Sprintf("i%d", rng.IntN(1700)), Type: "view"})
+		}
+	}
+	for k := 0; k < len(evs); k += api.MaxBatch {
+		mustAdd(b, s, evs[k:min(k+api.MaxBatch, len(evs))]...)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	u := 0
+	for b.Loop() {
+		p, err := s.Profile(ctx, fmt.Sprintf("u%d", u%1000))
+		if err != nil || len(p.Consumed) == 0 {
+			b.Fatal(err, len(p.Consumed))
+		}
+		u++
+	}
+}
