@@ -44,6 +44,11 @@ type benchConfig struct {
 	Model       string
 	Key         string
 	Seed        uint64
+	// Rate, when positive, paces the clients to this many requests per
+	// second in all; latency then counts from each request's scheduled
+	// time, so a server that falls behind is charged for the wait
+	// (no coordinated omission).
+	Rate float64
 }
 
 // BenchOpResult summarises one operation of a run.
@@ -65,6 +70,7 @@ type BenchResult struct {
 	Duration    float64         `json:"duration_seconds"`
 	Concurrency int             `json:"concurrency"`
 	Mix         string          `json:"mix"`
+	Rate        float64         `json:"target_rate,omitempty"`
 	Ops         []BenchOpResult `json:"ops"`
 	Total       BenchOpResult   `json:"total"`
 	FirstErrors []string        `json:"first_errors,omitempty"`
@@ -88,6 +94,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.Key, "key", envOr("RECSYS_ADMIN_KEY", envOr("RECSYS_APP_KEY", "")), "API key to send")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
+	fs.Float64Var(&c.Rate, "rate", 0, "pace the clients to this many requests/s in all, latency from the scheduled send time (0: as fast as they can)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -95,8 +102,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.Mix, err = parseMix(mix); err != nil {
 		return fmt.Errorf("--mix: %w", err)
 	}
-	if c.Concurrency < 1 || c.Duration <= 0 || c.Users < 1 || c.Batch < 1 || c.Batch > api.MaxBatch {
-		return errors.New("--concurrency, --duration, --users must be positive and --batch within 1..10000")
+	if c.Concurrency < 1 || c.Duration <= 0 || c.Users < 1 || c.Batch < 1 || c.Batch > api.MaxBatch || c.Rate < 0 {
+		return errors.New("--concurrency, --duration, --users must be positive, --rate not negative and --batch within 1..10000")
 	}
 	res, err := bench(ctx, c, stderr)
 	if err != nil {
@@ -215,14 +222,28 @@ func bench(ctx context.Context, c benchConfig, log io.Writer) (*BenchResult, err
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(c.Seed, uint64(w)))
 			var buf bytes.Buffer
+			// With a rate, client w sends at start + (w/C + seq)·C/rate.
+			var interval time.Duration
+			if c.Rate > 0 {
+				interval = time.Duration(float64(c.Concurrency) / c.Rate * float64(time.Second))
+			}
 			for seq := 0; ctx.Err() == nil; seq++ {
-				now := time.Now()
-				if now.After(end) {
+				var scheduled time.Time
+				if interval > 0 {
+					scheduled = start.Add(interval*time.Duration(seq) + interval*time.Duration(w)/time.Duration(c.Concurrency))
+					if wait := time.Until(scheduled); wait > 0 {
+						time.Sleep(wait)
+					}
+				}
+				if time.Now().After(end) {
 					return
 				}
 				op := ops[rng.IntN(len(ops))]
 				req := benchRequest(ctx, c, op, base, items, rng, &buf, w, seq)
 				t0 := time.Now()
+				if interval > 0 {
+					t0 = scheduled
+				}
 				resp, err := client.Do(req)
 				s := benchSample{op: op}
 				if err != nil {
@@ -279,7 +300,7 @@ func benchRequest(ctx context.Context, c benchConfig, op benchOp, base string, i
 }
 
 func summarise(c benchConfig, results [][]benchSample) *BenchResult {
-	res := &BenchResult{Addr: c.Addr, Duration: c.Duration.Seconds(), Concurrency: c.Concurrency}
+	res := &BenchResult{Addr: c.Addr, Duration: c.Duration.Seconds(), Concurrency: c.Concurrency, Rate: c.Rate}
 	var mixParts []string
 	for _, op := range []benchOp{opRecommend, opSimilar, opIngest} {
 		if c.Mix[op] > 0 {
