@@ -22,7 +22,7 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs := flag.NewFlagSet("eval-retrieval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		data     = fs.String("data", "", "CSV file with a header row, numeric features and a class column")
+		data     = fs.String("data", "", "CSV file with a header row, numeric features and a class column (with --coldstart: the data set folder)")
 		label    = fs.String("label", "label", "name of the class column")
 		methods  = fs.String("methods", "all", "comma-separated methods, or all ("+strings.Join(retrieval.Methods, ",")+")")
 		splits   = fs.Int("splits", 10, "number of random 80/20 train/test splits")
@@ -33,6 +33,9 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 		rounds   = fs.Int("mlr-rounds", 0, "cap on MLR/R-MLR cutting-plane rounds (default 100)")
 		cGrid    = fs.String("c-grid", "", "comma-separated MLR/R-MLR C values (default 0.1,1,10,100,1000)")
 		workers  = fs.Int("workers", 0, "splits evaluated in parallel (default GOMAXPROCS)")
+		cold     = fs.Bool("coldstart", false, "instead: content vs collaborative neighbours and cold-start REC@10 on an interaction data set (--data is its folder)")
+		format   = fs.String("format", "movielens", "with --coldstart: data format (movielens, lastfm, csv)")
+		holdOut  = fs.Float64("holdout", 0.1, "with --coldstart: share of items made cold per split")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -43,6 +46,15 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("eval-retrieval: unexpected arguments %q", fs.Args())
+	}
+	if *cold {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		co := retrieval.ColdStartOptions{HoldOut: *holdOut, Seed: *seed, FRMLIterations: *frmlIter}
+		if set["splits"] {
+			co.Splits = *splits
+		}
+		return runColdStart(ctx, *data, *format, *methods, *jsonOut, co, stdout, stderr)
 	}
 	opt := retrieval.EvalOptions{
 		Splits: *splits, Seed: *seed, MaxTrain: *maxTrain, FRMLIterations: *frmlIter,
@@ -88,6 +100,49 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 			return err
 		}
 		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("eval-retrieval: %w", err)
+		}
+	}
+	return nil
+}
+
+// runColdStart is `recsys eval-retrieval --coldstart`: retrieval.EvalColdStart
+// on an interaction data set with item features.
+func runColdStart(ctx context.Context, data, format, methods, jsonOut string, opt retrieval.ColdStartOptions, stdout, stderr io.Writer) error {
+	if opt.HoldOut <= 0 || opt.HoldOut >= 0.9 {
+		return fmt.Errorf("eval-retrieval: --holdout must be in (0, 0.9), got %g", opt.HoldOut)
+	}
+	if methods != "all" && methods != "" {
+		for _, m := range strings.Split(methods, ",") {
+			if m = strings.TrimSpace(m); m == "" {
+				continue
+			}
+			if err := retrieval.CheckMethod(m); err != nil {
+				return fmt.Errorf("eval-retrieval: %w", err)
+			}
+			opt.Methods = append(opt.Methods, m)
+		}
+	}
+	in, err := retrieval.LoadInteractions(format, data)
+	if err != nil {
+		return fmt.Errorf("eval-retrieval: %w", err)
+	}
+	fmt.Fprintf(stderr, "eval-retrieval: %s: %d users, %d items, %d positives, %d features\n", in.Name, in.Users, in.Items, len(in.Pairs), len(in.FeatureNames))
+	opt.Progress = func(line string) { fmt.Fprintln(stderr, "eval-retrieval:", line) }
+	rep, err := retrieval.EvalColdStart(ctx, in, opt)
+	if err != nil {
+		return fmt.Errorf("eval-retrieval: %w", err)
+	}
+	rep.CreatedAt = time.Now().UTC()
+	if err := retrieval.WriteColdStartTable(stdout, rep); err != nil {
+		return err
+	}
+	if jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
 			return fmt.Errorf("eval-retrieval: %w", err)
 		}
 	}
