@@ -19,6 +19,7 @@ import (
 	"recsys/api"
 	"recsys/handlers"
 	"recsys/jobs"
+	"recsys/retrieval"
 	"recsys/storage"
 	"recsys/web"
 )
@@ -38,6 +39,9 @@ type Config struct {
 	AllowFallback bool
 	// Jobs configures the retrain triggers and the models they train.
 	Jobs jobs.Options
+	// ContentApproxAbove: content search goes through HNSW above this many
+	// items (negative: always exact).
+	ContentApproxAbove int
 }
 
 func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
@@ -60,6 +64,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.BoolVar(&c.AllowFallback, "allow-fallback", envOr("RECSYS_ALLOW_FALLBACK", "") == "1", "report ready before a model is trained, serving popularity (env RECSYS_ALLOW_FALLBACK=1)")
 	fs.DurationVar(&c.Jobs.Interval, "retrain-interval", envDuration("RECSYS_RETRAIN_INTERVAL", jobs.DefaultInterval), "retrain on this schedule; 0 turns it off (env RECSYS_RETRAIN_INTERVAL)")
 	fs.Int64Var(&c.Jobs.NewEvents, "retrain-after", envInt("RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents), "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
+	fs.IntVar(&c.ContentApproxAbove, "content-approx-above", int(envInt("RECSYS_CONTENT_APPROX_ABOVE", retrieval.DefaultApproxAbove)), "content search uses an approximate (HNSW) index above this many items; 0 = the default, -1 = always exact (env RECSYS_CONTENT_APPROX_ABOVE)")
 	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -142,7 +147,7 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 			return nil, err
 		}
 	}
-	eng := jobs.NewEngine(st, jobs.EngineOptions{})
+	eng := jobs.NewEngine(st, jobs.EngineOptions{ContentApproxAbove: c.ContentApproxAbove})
 	for _, err := range eng.LoadPersisted(ctx, st) {
 		c.Logger.Error("loading persisted models", "err", err)
 	}
