@@ -36,6 +36,8 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 		cold     = fs.Bool("coldstart", false, "instead: content vs collaborative neighbours and cold-start REC@10 on an interaction data set (--data is its folder)")
 		format   = fs.String("format", "movielens", "with --coldstart: data format (movielens, lastfm, csv)")
 		holdOut  = fs.Float64("holdout", 0.1, "with --coldstart: share of items made cold per split")
+		agg      = fs.String("aggregate", "min", "with --coldstart: a cold item's score from its distances to the history: min (the service) or sum-exp")
+		history  = fs.Int("history", 20, "with --coldstart: latest positives per user that seed the cold-start search")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,7 +52,7 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *cold {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		co := retrieval.ColdStartOptions{HoldOut: *holdOut, Seed: *seed, FRMLIterations: *frmlIter}
+		co := retrieval.ColdStartOptions{HoldOut: *holdOut, Seed: *seed, FRMLIterations: *frmlIter, Aggregate: *agg, History: *history}
 		if set["splits"] {
 			co.Splits = *splits
 		}

@@ -51,7 +51,7 @@ func BenchmarkSimilar(b *testing.B) {
 				b.Fatal(err)
 			}
 			var h *HNSW
-			var buildSecs float64
+			var buildSecs, recall float64
 			ids := make([]int, 500)
 			for i := range ids {
 				ids[i] = rng.IntN(n)
@@ -78,6 +78,11 @@ func BenchmarkSimilar(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				if recall > 0 {
+					b.ReportMetric(recall, "recall@10")
+					b.ReportMetric(buildSecs, "build-s")
+					return
+				}
 				hit := 0
 				for _, id := range ids {
 					want := map[int]bool{}
@@ -90,7 +95,8 @@ func BenchmarkSimilar(b *testing.B) {
 						}
 					}
 				}
-				b.ReportMetric(float64(hit)/float64(10*len(ids)), "recall@10")
+				recall = float64(hit) / float64(10*len(ids))
+				b.ReportMetric(recall, "recall@10")
 				b.ReportMetric(buildSecs, "build-s")
 			})
 		}

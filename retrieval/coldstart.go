@@ -125,12 +125,23 @@ type ColdStartOptions struct {
 	// History is how many of a user's latest positives seed the cold-start
 	// search (default 20, as the service).
 	History int
+	// Aggregate turns a cold item's distances d_h to the history items into
+	// its score: "min" (default: the smallest d_h, what the service's cold
+	// slots use) or "sum-exp" (Σ_h exp(−d_h), a kernel vote of the whole
+	// history).
+	Aggregate string
 	// FRML budget (default 10,000 queries, step size re-chosen every 2,500:
 	// the service's settings) and the learners' other parameters.
 	FRMLIterations, FRMLSegment int
 	Params                      Params
 	Progress                    func(line string)
 }
+
+// Aggregates of ColdStartOptions.
+const (
+	AggregateMin    = "min"
+	AggregateSumExp = "sum-exp"
+)
 
 // Cold-start report keys.
 const (
@@ -190,6 +201,10 @@ func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) 
 	opt.Splits = cmp.Or(opt.Splits, 3)
 	opt.Neighbours = cmp.Or(opt.Neighbours, 10)
 	opt.History = cmp.Or(opt.History, 20)
+	opt.Aggregate = cmp.Or(opt.Aggregate, AggregateMin)
+	if opt.Aggregate != AggregateMin && opt.Aggregate != AggregateSumExp {
+		return nil, fmt.Errorf("retrieval: unknown aggregate %q (want %s or %s)", opt.Aggregate, AggregateMin, AggregateSumExp)
+	}
 	opt.FRMLIterations = cmp.Or(opt.FRMLIterations, 10_000)
 	opt.FRMLSegment = cmp.Or(opt.FRMLSegment, max(1, opt.FRMLIterations/4))
 	if in == nil || len(in.Pairs) == 0 || len(in.Pairs) != len(in.Times) || len(in.Features) != in.Items {
@@ -222,7 +237,7 @@ func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) 
 			}
 			secs[method] += time.Since(t0).Seconds() / float64(opt.Splits)
 			nbMAP, nbP10 := sp.neighbourRecovery(proj)
-			rec, ap := sp.coldStart(func(u int, score []float64) { sp.contentScores(proj, u, score) })
+			rec, ap := sp.coldStart(func(u int, score []float64) { sp.contentScores(proj, u, opt.Aggregate, score) })
 			say("split %d/%d %s: neighbour MAP %.4f P@10 %.4f, cold REC@10 %.4f MAP %.4f (%.1fs)",
 				s+1, opt.Splits, method, nbMAP, nbP10, rec, ap, time.Since(t0).Seconds())
 			add(vals[method], KeyNbMAP, nbMAP)
@@ -252,7 +267,7 @@ func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) 
 	}
 	rep := &api.Report{
 		Kind: "retrieval-coldstart", Dataset: in.Name, Splits: opt.Splits, Seed: opt.Seed,
-		Protocol: fmt.Sprintf("%.0f%% of %s", 100*opt.HoldOut, coldStartDescription),
+		Protocol: fmt.Sprintf("%.0f%% of %s; cold items scored by %s distance to the %d latest positives", 100*opt.HoldOut, coldStartDescription, opt.Aggregate, opt.History),
 		Seconds:  time.Since(start).Seconds(),
 	}
 	for _, r := range rows {
@@ -492,15 +507,22 @@ func precisionOf(rel []bool, k int) float64 {
 	return float64(h) / float64(k)
 }
 
-// contentScores: a cold item's score is its smallest distance to the
-// user's history (lower is better), as the service's cold slots.
-func (sp *coldSplit) contentScores(proj [][]float64, ui int, score []float64) {
+// contentScores: a cold item's score (lower is better) is its smallest
+// distance to the user's history, as the service's cold slots, or with
+// AggregateSumExp −Σ_h exp(−d_h).
+func (sp *coldSplit) contentScores(proj [][]float64, ui int, agg string, score []float64) {
 	for k, c := range sp.cold {
-		best := math.Inf(1)
+		best, sum := math.Inf(1), 0.0
 		for _, h := range sp.hist[ui] {
-			best = min(best, sqDist(proj[c], proj[h]))
+			d := sqDist(proj[c], proj[h])
+			best = min(best, d)
+			sum += math.Exp(-d)
 		}
-		score[k] = best
+		if agg == AggregateSumExp {
+			score[k] = -sum
+		} else {
+			score[k] = best
+		}
 	}
 }
 

@@ -177,3 +177,22 @@ func fmtVec(v []float64) string {
 	}
 	return sb.String()
 }
+
+// TestContentScores_handComputed: history items at squared distances 1 and
+// 4 from a cold item give min = 1 and sum-exp = −(e⁻¹ + e⁻⁴).
+func TestContentScores_handComputed(t *testing.T) {
+	sp := &coldSplit{cold: []int{0}, hist: [][]int{{1, 2}}}
+	proj := [][]float64{{0, 0}, {1, 0}, {0, 2}}
+	score := make([]float64, 1)
+	sp.contentScores(proj, 0, AggregateMin, score)
+	if score[0] != 1 {
+		t.Errorf("min = %v, want 1", score[0])
+	}
+	sp.contentScores(proj, 0, AggregateSumExp, score)
+	if want := -(math.Exp(-1) + math.Exp(-4)); math.Abs(score[0]-want) > 1e-15 {
+		t.Errorf("sum-exp = %v, want %v", score[0], want)
+	}
+	if _, err := EvalColdStart(context.Background(), groupedInteractions(20, 40, 4, 1), ColdStartOptions{Aggregate: "max"}); err == nil {
+		t.Error("unknown aggregate: want an error")
+	}
+}
