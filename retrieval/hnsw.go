@@ -380,10 +380,12 @@ func (h *HNSW) search(q []float64, k int, exclude func(int) bool, self int) []Ne
 				return out
 			}
 		}
-		if len(out) == want || ef >= h.n {
+		if len(out) == want {
 			return out
 		}
-		if ef >= maxFilteredEf {
+		if ef >= h.n || ef >= maxFilteredEf {
+			// Exclusions left too few, or the graph does not reach
+			// every item: scan.
 			return h.exact(q, k, exclude, self)
 		}
 	}
