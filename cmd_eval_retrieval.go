@@ -114,6 +114,12 @@ func runColdStart(ctx context.Context, data, format, methods, jsonOut string, op
 	if opt.HoldOut <= 0 || opt.HoldOut >= 0.9 {
 		return fmt.Errorf("eval-retrieval: --holdout must be in (0, 0.9), got %g", opt.HoldOut)
 	}
+	if opt.Aggregate != retrieval.AggregateMin && opt.Aggregate != retrieval.AggregateSumExp {
+		return fmt.Errorf("eval-retrieval: --aggregate must be %s or %s, got %q", retrieval.AggregateMin, retrieval.AggregateSumExp, opt.Aggregate)
+	}
+	if opt.History <= 0 {
+		return fmt.Errorf("eval-retrieval: --history must be positive, got %d", opt.History)
+	}
 	if methods != "all" && methods != "" {
 		for _, m := range strings.Split(methods, ",") {
 			if m = strings.TrimSpace(m); m == "" {
