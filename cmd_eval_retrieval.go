@@ -32,6 +32,8 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 		frmlIter = fs.Int("frml-iterations", 0, "FRML queries drawn per fit (default max(20000, 20·n))")
 		rounds   = fs.Int("mlr-rounds", 0, "cap on MLR/R-MLR cutting-plane rounds (default 100)")
 		cGrid    = fs.String("c-grid", "", "comma-separated MLR/R-MLR C values (default 0.1,1,10,100,1000)")
+		rankGrid = fs.String("rank-grid", "", "comma-separated FRML ranks m (default ⌈d/2⌉,d)")
+		kapGrid  = fs.String("kappa-grid", "", "comma-separated FRML-WARP κ values (default 1,0.1)")
 		workers  = fs.Int("workers", 0, "splits evaluated in parallel (default GOMAXPROCS)")
 		cold     = fs.Bool("coldstart", false, "instead: content vs collaborative neighbours and cold-start REC@10 on an interaction data set (--data is its folder)")
 		format   = fs.String("format", "movielens", "with --coldstart: data format (movielens, lastfm, csv)")
@@ -80,6 +82,24 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 				return fmt.Errorf("eval-retrieval: --c-grid: bad value %q", f)
 			}
 			opt.Grid.C = append(opt.Grid.C, c)
+		}
+	}
+	if *rankGrid != "" {
+		for _, f := range strings.Split(*rankGrid, ",") {
+			m, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || m <= 0 {
+				return fmt.Errorf("eval-retrieval: --rank-grid: bad value %q", f)
+			}
+			opt.Grid.Rank = append(opt.Grid.Rank, m)
+		}
+	}
+	if *kapGrid != "" {
+		for _, f := range strings.Split(*kapGrid, ",") {
+			k, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || k <= 0 || k > 1 {
+				return fmt.Errorf("eval-retrieval: --kappa-grid: bad value %q (want 0 < κ ≤ 1)", f)
+			}
+			opt.Grid.Kappa = append(opt.Grid.Kappa, k)
 		}
 	}
 	ds, err := retrieval.ReadCSV(*data, *label)
