@@ -20,6 +20,7 @@ import (
 	"recsys/api"
 	"recsys/handlers"
 	"recsys/jobs"
+	"recsys/retrieval"
 	"recsys/storage"
 	"recsys/web"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	// PprofAddr, when set, serves net/http/pprof on this loopback address,
 	// apart from the API so that profiles never pass its auth or metrics.
 	PprofAddr string
+	// ContentApproxAbove: content search goes through HNSW above this many
+	// items (negative: always exact).
+	ContentApproxAbove int
 }
 
 // ServerTimeouts are the http.Server's connection timeouts. They cut off
@@ -108,6 +112,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.DurationVar(&c.Jobs.Interval, "retrain-interval", envDuration("RECSYS_RETRAIN_INTERVAL", jobs.DefaultInterval), "retrain on this schedule; 0 turns it off (env RECSYS_RETRAIN_INTERVAL)")
 	fs.Int64Var(&c.Jobs.NewEvents, "retrain-after", envInt("RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents), "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
 	fs.StringVar(&c.PprofAddr, "pprof", envOr("RECSYS_PPROF", ""), "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (env RECSYS_PPROF)")
+	fs.IntVar(&c.ContentApproxAbove, "content-approx-above", int(envInt("RECSYS_CONTENT_APPROX_ABOVE", retrieval.DefaultApproxAbove)), "content search uses an approximate (HNSW) index above this many items; 0 = the default, -1 = always exact (env RECSYS_CONTENT_APPROX_ABOVE)")
 	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
 	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
 	if err := fs.Parse(args); err != nil {
@@ -206,7 +211,7 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 			return nil, err
 		}
 	}
-	eng := jobs.NewEngine(st, jobs.EngineOptions{})
+	eng := jobs.NewEngine(st, jobs.EngineOptions{ContentApproxAbove: c.ContentApproxAbove})
 	// A persisted model that cannot be read (a damaged record) is logged,
 	// counted in recsys_model_load_errors and named by /readyz; the service
 	// starts anyway on the rest, an older version, or popularity.

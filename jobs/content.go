@@ -31,17 +31,18 @@ func Trainable(name string) bool { return slices.Contains(TrainableNames(), name
 // the content metric learns to rank first (dissertation §3.2).
 const contentNeighbours = 10
 
-// content is a learned metric over item features and the exact index of the
-// catalogue projected by it. The index is rebuilt when the catalogue
+// content is a learned metric over item features and the index of the
+// catalogue projected by it (exact, or HNSW above approxAbove items). The index is rebuilt when the catalogue
 // changes, so items added after training (cold items) are searchable.
 type content struct {
 	info   api.ModelInfo
 	metric *retrieval.Metric
 	names  []string // the feature names the metric was learned on, in order
 
-	mu       sync.Mutex // serialises rebuilds
-	built    atomic.Pointer[contentIndex]
-	features func(ctx context.Context) ([]string, [][]float64, error)
+	mu          sync.Mutex // serialises rebuilds
+	built       atomic.Pointer[contentIndex]
+	features    func(ctx context.Context) ([]string, [][]float64, error)
+	approxAbove int // see EngineOptions.ContentApproxAbove
 }
 
 // contentIndex is one build of the projected catalogue.
@@ -169,7 +170,9 @@ func (c *content) index(ctx context.Context, itemsVersion uint64) (*contentIndex
 		ix.items = append(ix.items, uint32(i))
 		vecs = append(vecs, v)
 	}
-	if ix.searcher, err = retrieval.NewSearcher(c.metric, vecs); err != nil {
+	// Exact below the threshold, HNSW above it (retrieval.DefaultApproxAbove).
+	opt := retrieval.SearchOptions{ApproxAbove: c.approxAbove, HNSW: retrieval.HNSWOptions{Seed: 1}}
+	if ix.searcher, err = retrieval.NewSearcherWith(c.metric, vecs, opt); err != nil {
 		return nil, err
 	}
 	c.built.Store(ix)
@@ -452,7 +455,7 @@ func sqDist(q, row []float64) float64 {
 
 // InstallContent serves a content metric.
 func (e *Engine) InstallContent(info api.ModelInfo, names []string, m *retrieval.Metric) {
-	e.content.Store(&content{info: info, metric: m, names: names, features: e.src.ItemFeatures})
+	e.content.Store(&content{info: info, metric: m, names: names, features: e.src.ItemFeatures, approxAbove: e.opts.ContentApproxAbove})
 }
 
 // coldShare is the share of a recommendation list offered to cold items.

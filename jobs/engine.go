@@ -32,6 +32,10 @@ type EngineOptions struct {
 	// PopularityTTL bounds how stale the cached popularity may be after new
 	// interactions; catalogue writes invalidate the cache at once.
 	PopularityTTL time.Duration
+	// ContentApproxAbove: a content catalogue with more items than this is
+	// searched through an HNSW index instead of exactly (0 =
+	// retrieval.DefaultApproxAbove, negative = always exact).
+	ContentApproxAbove int
 }
 
 // Engine answers recommendation requests from the active model, falling

@@ -27,14 +27,15 @@
 // # Exact search and when to go approximate
 //
 // Index.Search scans all n items at O(m) each, with an early exit on partial
-// distances. BenchmarkSearchExact (numbers in README.md in this folder)
-// measures a top-10 query at about 1.1 ns per stored coordinate on one core
-// of the 2-core reference machine: 0.33 ms for 10,000 items and 3.5 ms for
-// 100,000 items at m = 32. That fits the SPEC's 10 ms request budget up to
-// roughly n·m ≈ 3·10⁶ (100,000 items at m = 32, 200,000 at m = 16) with
-// headroom for concurrent requests on two cores; above that catalogue size
-// an approximate index (HNSW or IVF over the projected vectors, validated by
-// its recall@k against Index) is needed. None is implemented yet.
+// distances: about 1.1 ns per stored coordinate on one core of the 2-core
+// reference machine, so 100,000 items at m = 32 take a few milliseconds per
+// query (BenchmarkSimilar; numbers in the repository README, Performance).
+// That is DefaultApproxAbove = 100,000 items: above it NewSearcherWith (and
+// the service, flag --content-approx-above) also builds an HNSW graph
+// (Malkov & Yashunin 2018) over the same projected vectors and answers from
+// it. HNSW's recall@10 against Index is tested (TestHNSW_recall) and
+// reported by BenchmarkSimilar; a filtered query that the graph cannot
+// satisfy (e.g. cold items only) falls back to the exact scan.
 //
 // # Evaluation
 //
@@ -42,4 +43,8 @@
 // random 80/20 train/test splits, z-scoring with training statistics,
 // hyper-parameters chosen on a validation part of the training set, kNN
 // error, MAP, AUC, P@1 and P@10 of test queries against the training set.
+// EvalColdStart (`recsys eval-retrieval --coldstart`) holds out items of an
+// interaction data set, learns the metric from the collaborative
+// neighbours of the rest and measures how content recovers collaborative
+// neighbours and how cold items reach their users (REC@10).
 package retrieval

@@ -20,8 +20,9 @@ type Neighbour struct {
 // it with an atomic.Pointer.
 //
 // Exact search is the right choice up to roughly n·m ≈ 3·10⁶ (e.g. 100,000
-// items at m = 32) for a few-millisecond budget on one core; see
-// BenchmarkSearchExact and the package documentation.
+// items at m = 32) for a few-millisecond budget on one core; above that
+// Searcher adds an HNSW index (see BenchmarkSimilar and the package
+// documentation).
 type Index struct {
 	mu   sync.RWMutex
 	dim  int
