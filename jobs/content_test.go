@@ -204,6 +204,16 @@ func TestEngine_contentApproximateAboveThreshold(t *testing.T) {
 	exact.InstallContent(info, names, met)
 	approx.InstallContent(info, names, met)
 
+	// The first content request builds the exact index and starts the
+	// HNSW build in the background; searches are exact until it is done.
+	if _, err := approx.Similar(ctx, api.SimilarRequest{ItemID: items[0].ID, N: 10, By: "content"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !approx.content.Load().built.Load().searcher.Approximate(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the HNSW index was not swapped in within a minute")
+		}
+	}
 	agree, total := 0, 0
 	for i := 0; i < 300; i += 7 {
 		req := api.SimilarRequest{ItemID: items[i].ID, N: 10, By: "content"}
