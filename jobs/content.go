@@ -42,7 +42,8 @@ type content struct {
 	mu          sync.Mutex // serialises rebuilds
 	built       atomic.Pointer[contentIndex]
 	features    func(ctx context.Context) ([]string, [][]float64, error)
-	approxAbove int // see EngineOptions.ContentApproxAbove
+	approxAbove int         // see EngineOptions.ContentApproxAbove
+	building    atomic.Bool // a background HNSW build is running
 }
 
 // contentIndex is one build of the projected catalogue.
@@ -177,24 +178,48 @@ func (c *content) index(ctx context.Context, itemsVersion uint64) (*contentIndex
 		return nil, err
 	}
 	c.built.Store(ix)
-	if limit := c.approxAbove; limit >= 0 && ix.searcher.Index.Len() > cmp.Or(limit, retrieval.DefaultApproxAbove) {
-		go c.buildApprox(ix)
-	}
+	c.startApprox()
 	return ix, nil
 }
 
-// buildApprox builds the HNSW graph of ix and swaps in a copy of ix that
-// searches through it, unless a newer catalogue replaced ix meanwhile.
-func (c *content) buildApprox(ix *contentIndex) {
-	h, err := retrieval.BuildHNSW(ix.searcher.Index, retrieval.HNSWOptions{Seed: 1})
-	if err != nil {
-		return // the exact index keeps serving
+// wantsApprox reports whether ix is past the threshold without its graph.
+func (c *content) wantsApprox(ix *contentIndex) bool {
+	limit := c.approxAbove
+	return ix != nil && limit >= 0 && !ix.searcher.Approximate() &&
+		ix.searcher.Index.Len() > cmp.Or(limit, retrieval.DefaultApproxAbove)
+}
+
+// startApprox starts the background HNSW build unless one is running: one
+// build at a time, always of the newest index, so a catalogue changing
+// faster than a build takes costs one core, not a pile of builds.
+func (c *content) startApprox() {
+	if !c.wantsApprox(c.built.Load()) || !c.building.CompareAndSwap(false, true) {
+		return
 	}
-	s := *ix.searcher
-	s.Approx = h
-	approx := *ix
-	approx.searcher = &s
-	c.built.CompareAndSwap(ix, &approx)
+	go func() {
+		for {
+			ix := c.built.Load()
+			if c.wantsApprox(ix) {
+				if h, err := retrieval.BuildHNSW(ix.searcher.Index, retrieval.HNSWOptions{Seed: 1}); err == nil {
+					s := *ix.searcher
+					s.Approx = h
+					approx := *ix
+					approx.searcher = &s
+					c.built.CompareAndSwap(ix, &approx) // fails when a newer catalogue came
+				} else {
+					c.building.Store(false)
+					return // the exact index keeps serving
+				}
+				continue
+			}
+			c.building.Store(false)
+			// An index stored after the check above found building set
+			// and left it to this loop.
+			if !c.wantsApprox(c.built.Load()) || !c.building.CompareAndSwap(false, true) {
+				return
+			}
+		}
+	}()
 }
 
 // vector orders a name → value map as the metric's features.
