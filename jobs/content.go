@@ -357,7 +357,7 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 			near = near[:0]
 			for _, k := range eligible {
 				if cid := cs.ids[k]; cid != id {
-					near = keepNearest(near, retrieval.Neighbour{ID: cid, Distance: sqDist(q, cs.vecs[k])}, slots)
+					near = keepNearest(near, retrieval.Neighbour{ID: cid, Distance: retrieval.SquaredDistance(q, cs.vecs[k])}, slots)
 				}
 			}
 		}
@@ -424,7 +424,7 @@ func (cs *coldItems) nearestTo(ix *contentIndex, id int) *coldList {
 		if len(l.nbs) == coldListLen {
 			l.all = false
 		}
-		l.nbs = keepNearest(l.nbs, retrieval.Neighbour{ID: cid, Distance: sqDist(q, cs.vecs[k])}, coldListLen)
+		l.nbs = keepNearest(l.nbs, retrieval.Neighbour{ID: cid, Distance: retrieval.SquaredDistance(q, cs.vecs[k])}, coldListLen)
 	}
 	cs.nearest[id].Store(l)
 	return l
@@ -476,24 +476,6 @@ func keepNearest(near []retrieval.Neighbour, nb retrieval.Neighbour, k int) []re
 	}
 	near[p] = nb
 	return near
-}
-
-// sqDist is the squared distance of two projected vectors, summed in the
-// same order as retrieval.Index's exact search so that the distances, and
-// so the ties, are the same as a search of the whole index would give.
-func sqDist(q, row []float64) float64 {
-	m := len(q)
-	d := 0.0
-	j := 0
-	for ; j+4 <= m; j += 4 {
-		a, b, c, e := q[j]-row[j], q[j+1]-row[j+1], q[j+2]-row[j+2], q[j+3]-row[j+3]
-		d += a*a + b*b + c*c + e*e
-	}
-	for ; j < m; j++ {
-		t := q[j] - row[j]
-		d += t * t
-	}
-	return d
 }
 
 // InstallContent serves a content metric.

@@ -115,23 +115,9 @@ func (h *HNSW) vec(i int32) []float64 {
 	return h.data[int(i)*h.dim : (int(i)+1)*h.dim : (int(i)+1)*h.dim]
 }
 
-// dist is the squared distance summed in the same order as Index.search,
+// dist is the squared distance as Index.search sums it (SquaredDistance),
 // so both indexes report bit-identical distances.
-func (h *HNSW) dist(q []float64, i int32) float64 {
-	row := h.vec(i)
-	m := len(q)
-	d := 0.0
-	j := 0
-	for ; j+4 <= m; j += 4 {
-		a, b, c, e := q[j]-row[j], q[j+1]-row[j+1], q[j+2]-row[j+2], q[j+3]-row[j+3]
-		d += a*a + b*b + c*c + e*e
-	}
-	for ; j < m; j++ {
-		t := q[j] - row[j]
-		d += t * t
-	}
-	return d
-}
+func (h *HNSW) dist(q []float64, i int32) float64 { return SquaredDistance(q, h.vec(i)) }
 
 func (h *HNSW) links(i int32, l int) []int32 {
 	if l == 0 {

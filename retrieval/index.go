@@ -124,6 +124,24 @@ func (ix *Index) SearchID(id, k int, exclude func(id int) bool) []Neighbour {
 	return ix.search(q, k, exclude, id)
 }
 
+// SquaredDistance is ‖q − row‖², summed four coordinates at a time in the
+// order of the exact search, so that every index and cache that uses it
+// reports bit-identical distances, and so the same ties.
+func SquaredDistance(q, row []float64) float64 {
+	m := len(q)
+	d := 0.0
+	j := 0
+	for ; j+4 <= m; j += 4 {
+		a, b, c, e := q[j]-row[j], q[j+1]-row[j+1], q[j+2]-row[j+2], q[j+3]-row[j+3]
+		d += a*a + b*b + c*c + e*e
+	}
+	for ; j < m; j++ {
+		t := q[j] - row[j]
+		d += t * t
+	}
+	return d
+}
+
 func (ix *Index) search(q []float64, k int, exclude func(int) bool, self int) []Neighbour {
 	n, m := ix.len(), ix.dim
 	h := make(maxHeap, 0, min(k, n))
