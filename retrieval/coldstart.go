@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"recsys/retrieval/rank"
 	"slices"
 	"sort"
 	"strings"
@@ -473,38 +474,14 @@ func (sp *coldSplit) neighbourRecovery(proj [][]float64) (mapV, p10 float64) {
 		for p, w := range order {
 			rel[p] = slices.Contains(sp.truth[k], sp.warm[w])
 		}
-		mapV += apOf(rel)
-		p10 += precisionOf(rel, 10)
+		mapV += rank.AveragePrecision(rel)
+		p10 += rank.PrecisionAt(rel, 10)
 		n++
 	}
 	if n == 0 {
 		return 0, 0
 	}
 	return mapV / float64(n), p10 / float64(n)
-}
-
-func apOf(rel []bool) float64 {
-	hits, s := 0, 0.0
-	for i, r := range rel {
-		if r {
-			hits++
-			s += float64(hits) / float64(i+1)
-		}
-	}
-	if hits == 0 {
-		return 0
-	}
-	return s / float64(hits)
-}
-
-func precisionOf(rel []bool, k int) float64 {
-	h := 0
-	for _, r := range rel[:min(k, len(rel))] {
-		if r {
-			h++
-		}
-	}
-	return float64(h) / float64(k)
 }
 
 // contentScores: a cold item's score (lower is better) is its smallest
