@@ -123,10 +123,10 @@ func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if busy := s.pendingTrainLocked(); busy != nil && !req.Queue {
+	if id, state := s.pendingTrainLocked(); id != "" && !req.Queue {
 		return api.Job{}, &api.Error{Code: api.CodeConflict,
-			Message: fmt.Sprintf("training job %s is already %s; retry later or ask to queue", busy.ID, busy.State),
-			Details: []api.ErrorDetail{{Field: "job_id", Problem: busy.ID}}}
+			Message: fmt.Sprintf("training job %s is already %s; retry later or ask to queue", id, state),
+			Details: []api.ErrorDetail{{Field: "job_id", Problem: id}}}
 	}
 	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: req.Trigger, Auto: req.Auto})
 }
@@ -154,16 +154,21 @@ func (s *Scheduler) SubmitEvaluation(ctx context.Context, req api.EvaluationRequ
 		Protocol: req.Protocol, Folds: req.Folds, Seed: req.Seed})
 }
 
-func (s *Scheduler) pendingTrainLocked() *api.Job {
+// pendingTrainLocked names the training job that is running or queued, if
+// any, and its state. The running job's record belongs to its recorder,
+// which changes its state under its own lock, so only the fields fixed
+// before it started (kind, id) are read here: while s.running is set, the
+// job is running.
+func (s *Scheduler) pendingTrainLocked() (id, state string) {
 	if s.running != nil && s.running.Kind == api.JobTrain {
-		return s.running
+		return s.running.ID, api.JobRunning
 	}
 	for k := range s.queue {
 		if s.queue[k].Kind == api.JobTrain {
-			return &s.queue[k]
+			return s.queue[k].ID, api.JobQueued
 		}
 	}
-	return nil
+	return "", ""
 }
 
 func (s *Scheduler) enqueueLocked(ctx context.Context, j api.Job) (api.Job, error) {
