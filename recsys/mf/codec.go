@@ -20,10 +20,13 @@ var errCorrupt = errors.New("mf: corrupt model data")
 
 type encoder struct{ b []byte }
 
-func newEncoder(name string, nParams int) *encoder {
+func newEncoder(name string, params []float64) *encoder {
 	e := &encoder{b: recsys.AppendHeader(nil, name)}
 	e.b = append(e.b, codecVersion)
-	e.uint(uint64(nParams))
+	e.uint(uint64(len(params)))
+	for _, v := range params {
+		e.float(v)
+	}
 	return e
 }
 

@@ -291,11 +291,7 @@ func (m *MFAUC) ScoreUser(self int, history []uint32, scores []float64) {
 }
 
 func (m *MFAUC) MarshalBinary() ([]byte, error) {
-	ps := m.cfg.params(m.foldSteps)
-	e := newEncoder(m.Name(), len(ps))
-	for _, v := range ps {
-		e.float(v)
-	}
+	e := newEncoder(m.Name(), m.cfg.params(m.foldSteps))
 	e.uint(uint64(len(m.phat)))
 	for _, v := range m.phat {
 		e.float(v)

@@ -246,11 +246,7 @@ func (m *WRMF) ScoreUser(self int, history []uint32, scores []float64) {
 }
 
 func (m *WRMF) MarshalBinary() ([]byte, error) {
-	ps := m.cfg.params()
-	e := newEncoder(m.Name(), len(ps))
-	for _, v := range ps {
-		e.float(v)
-	}
+	e := newEncoder(m.Name(), m.cfg.params())
 	e.factors(&m.f)
 	return e.b, nil
 }
