@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,11 +110,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	printBench(stdout, res)
 	if jsonOut != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(jsonOut, append(b, '\n'), 0o644)
+		return writeJSONFile(jsonOut, res)
 	}
 	return nil
 }

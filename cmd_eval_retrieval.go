@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -117,11 +115,7 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	if *jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := writeJSONFile(*jsonOut, rep); err != nil {
 			return fmt.Errorf("eval-retrieval: %w", err)
 		}
 	}
@@ -166,11 +160,7 @@ func runColdStart(ctx context.Context, data, format, methods, jsonOut string, op
 		return err
 	}
 	if jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+		if err := writeJSONFile(jsonOut, rep); err != nil {
 			return fmt.Errorf("eval-retrieval: %w", err)
 		}
 	}

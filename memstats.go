@@ -61,6 +61,8 @@ func (m *stageMemory) next(stage string) {
 	}
 }
 
+// writeJSONFile writes v to name as indented JSON ending in a newline: the
+// --json output of eval, eval-retrieval, bench and train --stats.
 func writeJSONFile(name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
