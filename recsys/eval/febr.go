@@ -153,17 +153,8 @@ func searchFEBR(ctx context.Context, name string, s *Split, cache *recsys.Neighb
 		params: recsys.ParamsOf(m), valADG: best.Info().ValidationADG,
 		trainSeconds: time.Since(start).Seconds(),
 	}
-	top := 0
-	if dump {
-		top = 100
-	}
-	ranks, tops, err := rankSets(ctx, m, s.Train, s.Train.Popularity(), [][][]uint32{s.Validation, s.Test}, top)
-	if err != nil {
+	if err := res.measure(ctx, m, s, dump); err != nil {
 		return nil, err
-	}
-	res.test, _ = meanValues(ranks[1], s.Train)
-	if dump {
-		res.ranks, res.tops = ranks, tops
 	}
 	step()
 	return res, nil

@@ -186,18 +186,28 @@ func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourC
 		return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 	}
 	res := &foldResult{grid: describeGrid(cfgs), params: recsys.ParamsOf(m), valADG: bestADG, trainSeconds: time.Since(start).Seconds()}
+	if err := res.measure(ctx, m, s, dump); err != nil {
+		return nil, err
+	}
+	step()
+	return res, nil
+}
+
+// measure ranks the validation and test items with the fitted model m, ties
+// broken by training popularity, and keeps the test measures (and, with
+// dump, every rank and the top-100 lists).
+func (res *foldResult) measure(ctx context.Context, m recsys.Model, s *Split, dump bool) error {
 	top := 0
 	if dump {
 		top = 100
 	}
-	ranks, tops, err := rankSets(ctx, m, s.Train, pop, [][][]uint32{s.Validation, s.Test}, top)
+	ranks, tops, err := rankSets(ctx, m, s.Train, s.Train.Popularity(), [][][]uint32{s.Validation, s.Test}, top)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.test, _ = meanValues(ranks[1], s.Train)
 	if dump {
 		res.ranks, res.tops = ranks, tops
 	}
-	step()
-	return res, nil
+	return nil
 }
