@@ -112,7 +112,7 @@ func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][
 	}
 	var used atomic.Int64
 	var over atomic.Bool
-	err := parallelFor(ctx, nu, 16, "febr features", progress, func() func(lo, hi int) {
+	err := ParallelFor(ctx, nu, 16, "febr features", progress, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for u := lo; u < hi; u++ {
 				s := newFeatureStats(ext.dim)
@@ -165,7 +165,7 @@ func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][
 	if blocks == nil || over.Load() {
 		return ts, nil
 	}
-	err = parallelFor(ctx, nu, 64, "", nil, func() func(lo, hi int) {
+	err = ParallelFor(ctx, nu, 64, "", nil, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for u := lo; u < hi; u++ {
 				f := blocks[u].feat
@@ -405,7 +405,7 @@ func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val 
 	}
 	sMiss := dot(theta, ts.zMiss)
 	per := make([]float64, len(users))
-	err := parallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
+	err := ParallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
 		var (
 			own febrUserBlock
 			rk  blockRanker

@@ -240,7 +240,7 @@ func modelValidationADG(ctx context.Context, m Model, x *Matrix, val [][]uint32)
 	}
 	ranker := NewRanker(x.Popularity(), x.Items())
 	per := make([]float64, len(users))
-	err := parallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
+	err := ParallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
 		scores := make([]float64, x.Items())
 		return func(lo, hi int) {
 			for k := lo; k < hi; k++ {

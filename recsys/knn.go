@@ -174,7 +174,7 @@ func (t *topK) sorted() []Neighbour {
 func knn(ctx context.Context, fwd, back csr, weight []float64, kmax int, stage string, progress ProgressFunc) (*Neighbours, error) {
 	n := fwd.rows()
 	rows := make([][]Neighbour, n)
-	err := parallelFor(ctx, n, 64, stage, progress, func() func(lo, hi int) {
+	err := ParallelFor(ctx, n, 64, stage, progress, func() func(lo, hi int) {
 		acc := make([]float64, n)
 		touched := make([]uint32, 0, 1024)
 		var best topK

@@ -11,11 +11,11 @@ import (
 // Calls are serialised; it may be called from any goroutine.
 type ProgressFunc func(stage string, done, total int)
 
-// parallelFor runs the rows [0, n) in chunks on runtime.GOMAXPROCS(0)
+// ParallelFor runs the rows [0, n) in chunks on runtime.GOMAXPROCS(0)
 // goroutines. newWorker is called once per goroutine to build its scratch
 // space and returns the function that processes rows [lo, hi). It stops
 // taking new chunks once ctx is done and returns ctx.Err() then.
-func parallelFor(ctx context.Context, n, chunk int, stage string, progress ProgressFunc, newWorker func() func(lo, hi int)) error {
+func ParallelFor(ctx context.Context, n, chunk int, stage string, progress ProgressFunc, newWorker func() func(lo, hi int)) error {
 	if n == 0 {
 		return ctx.Err()
 	}

@@ -24,7 +24,7 @@ import (
 func fitSLIM(ctx context.Context, x *Matrix, nb, init *Neighbours, p Params) (*Neighbours, error) {
 	n, lambda, beta := x.Items(), p.L1, p.L2
 	rows := make([][]Neighbour, n)
-	err := parallelFor(ctx, n, 16, "slim", p.Progress, func() func(lo, hi int) {
+	err := ParallelFor(ctx, n, 16, "slim", p.Progress, func() func(lo, hi int) {
 		s := newSLIMSolver(x)
 		return func(lo, hi int) {
 			for j := lo; j < hi; j++ {

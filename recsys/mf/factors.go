@@ -2,14 +2,10 @@ package mf
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -236,33 +232,6 @@ func numFactors(p recsys.Params) (int, error) {
 		return 0, fmt.Errorf("mf: %d factors outside [1, %d]", p.K, maxFactors)
 	}
 	return p.K, nil
-}
-
-// parallelRows runs fn over [0, n) in chunks on GOMAXPROCS goroutines;
-// newWorker builds each goroutine's scratch space and returns its function
-// for rows [lo, hi). It stops taking chunks once ctx is done.
-func parallelRows(ctx context.Context, n, chunk int, newWorker func() func(lo, hi int)) error {
-	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
-	var (
-		next int64
-		wg   sync.WaitGroup
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			run := newWorker()
-			for ctx.Err() == nil {
-				lo := int(atomic.AddInt64(&next, int64(chunk))) - chunk
-				if lo >= n {
-					return
-				}
-				run(lo, min(lo+chunk, n))
-			}
-		}()
-	}
-	wg.Wait()
-	return ctx.Err()
 }
 
 // foldRNG derives the seed of a user's fold-in from the model seed and the

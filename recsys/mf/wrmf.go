@@ -179,7 +179,7 @@ func (t *wrmfTrainer) sweep(ctx context.Context, users, exact bool) error {
 		n, rowsOf, mine, other = t.f.nItems, t.x.Col, t.f.item, t.f.user
 	}
 	g := gram(other, k)
-	return parallelRows(ctx, n, 32, func() func(lo, hi int) {
+	return recsys.ParallelFor(ctx, n, 32, "", nil, func() func(lo, hi int) {
 		s := newALSSolver(t.c)
 		return func(lo, hi int) {
 			for r := lo; r < hi; r++ {
