@@ -94,7 +94,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	fs.Float64Var(&c.Rate, "rate", 0, "pace the clients to this many requests/s in all, latency from the scheduled send time (0: as fast as they can)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	var err error

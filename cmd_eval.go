@@ -47,7 +47,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		febrEach = fs.Int("febr-eval-every", 0, "FEBR early stopping: iterations between validation evaluations (default 20000)")
 		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
 	)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *data == "" || *format == "" {

@@ -39,7 +39,7 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 		agg      = fs.String("aggregate", "min", "with --coldstart: a cold item's score from its distances to the history: min (the service) or sum-exp")
 		history  = fs.Int("history", 20, "with --coldstart: latest positives per user that seed the cold-start search")
 	)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *data == "" || *label == "" {

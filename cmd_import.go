@@ -27,7 +27,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
 	format := fs.String("format", "", "data format: movielens, lastfm or csv")
 	minValue := fs.String("min-value", "", "smallest value that counts as relevant (default: 4 for movielens ratings, none otherwise)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

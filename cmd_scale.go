@@ -88,7 +88,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "clients of the serving load")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	fs.BoolVar(&generateOnly, "generate-only", false, "write events.csv and stop")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if c.Interactions < 1000 || c.PerUser < 1 || c.ItemExponent < 0 || c.UserExponent <= 1 {

@@ -115,7 +115,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.ContentApproxAbove, "content-approx-above", int(envInt("RECSYS_CONTENT_APPROX_ABOVE", retrieval.DefaultApproxAbove)), "content search uses an approximate (HNSW) index above this many items; 0 = the default, -1 = always exact (env RECSYS_CONTENT_APPROX_ABOVE)")
 	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
 	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -131,6 +131,11 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	c.Policy = p
 	if c.Limits.MaxBatch < 1 || c.Limits.MaxBatch > api.MaxBatch {
 		return c, fmt.Errorf("--max-batch must be between 1 and %d", api.MaxBatch)
+	}
+	if c.PprofAddr != "" {
+		if err := checkAddr(context.Background(), c.PprofAddr); err != nil {
+			return c, fmt.Errorf("--pprof: %w", err)
+		}
 	}
 	if c.PprofAddr != "" && !isLoopback(c.PprofAddr) {
 		return c, fmt.Errorf("--pprof %s: profiles are served on a loopback address only", c.PprofAddr)
@@ -185,8 +190,11 @@ type App struct {
 	store  *storage.Store
 	engine *jobs.Engine
 	sched  *jobs.Scheduler
-	ln     net.Listener
-	srv    *http.Server
+	// deps built the server's handler; the auth tests build variants of
+	// it (an exposed address) on the same services.
+	deps handlers.Deps
+	ln   net.Listener
+	srv  *http.Server
 	// pprof is the profiling server, nil unless Config.PprofAddr is set.
 	pprofLn  net.Listener
 	pprofSrv *http.Server
@@ -197,6 +205,9 @@ type App struct {
 func NewApp(ctx context.Context, c Config) (*App, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := checkAddr(ctx, c.Addr); err != nil {
+		return nil, fmt.Errorf("--addr: %w", err)
 	}
 	if err := checkExposure(c); err != nil {
 		return nil, err
@@ -243,17 +254,22 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
 			Help: "Persisted models (or the active model) that could not be loaded at start."},
 			func() float64 { return float64(len(loadErrs)) }))
-	h := handlers.New(handlers.Deps{
+	deps := handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
 		Jobs: sched, JobRecords: st, Models: st, Reports: st,
 		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(),
-		Keys: handlers.Keys{App: c.AppKey, Admin: c.AdminKey}, Limits: c.Limits,
+		Keys:   handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
+		Limits: c.Limits,
 		Logger: c.Logger, Registry: reg,
-	})
+	}
+	h := handlers.New(deps)
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		st.Close()
-		return nil, err
+		return nil, fmt.Errorf("--addr: %w", err)
+	}
+	for _, w := range exposureWarnings(c) {
+		c.Logger.Warn(w, "addr", ln.Addr().String())
 	}
 	to := c.Server.withDefaults()
 	srv := &http.Server{
@@ -264,7 +280,7 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		IdleTimeout:       to.Idle,
 		ErrorLog:          slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
 	}
-	a := &App{cfg: c, store: st, engine: eng, sched: sched, ln: ln, srv: srv}
+	a := &App{cfg: c, store: st, engine: eng, sched: sched, deps: deps, ln: ln, srv: srv}
 	if c.PprofAddr != "" {
 		if a.pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
 			ln.Close()
@@ -287,6 +303,23 @@ func pprofMux() http.Handler {
 	return mux
 }
 
+// exposureWarnings are the start-up warnings about what the keys leave
+// open or shut (the rule is handlers' authorize).
+func exposureWarnings(c Config) []string {
+	var out []string
+	exposed := !isLoopback(c.Addr)
+	switch {
+	case c.AppKey == "" && c.AdminKey == "" && !exposed:
+		out = append(out, "no API keys set: every route is open; listening on loopback only")
+	case c.AppKey == "" && c.AdminKey == "":
+		out = append(out, "no API keys set and --insecure: every data route is open to the network")
+	}
+	if c.AdminKey == "" && (c.AppKey != "" || exposed) {
+		out = append(out, "admin routes and deletes are disabled (they answer 403 admin_disabled): start the server with --admin-key (or RECSYS_ADMIN_KEY) to enable them")
+	}
+	return out
+}
+
 // checkExposure refuses a non-loopback address without keys.
 func checkExposure(c Config) error {
 	if c.AppKey != "" || c.AdminKey != "" || c.Insecure {
@@ -295,7 +328,27 @@ func checkExposure(c Config) error {
 	if isLoopback(c.Addr) {
 		return nil
 	}
-	return fmt.Errorf("refusing to listen on %s with no API keys: set --app-key and --admin-key (or RECSYS_APP_KEY, RECSYS_ADMIN_KEY), or pass --insecure", c.Addr)
+	return fmt.Errorf("refusing to listen on %s with no API keys: set --app-key and --admin-key (or RECSYS_APP_KEY, RECSYS_ADMIN_KEY), or pass --insecure to open the data routes to anyone (the admin routes stay disabled)", c.Addr)
+}
+
+// checkAddr tells what is wrong with a listen address before anything
+// else reads it, so that a typo is reported as one and not as a missing
+// key (a non-loopback address needs keys).
+func checkAddr(ctx context.Context, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not HOST:PORT (e.g. 127.0.0.1:8080, or :8080 for every interface): %v", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%q: port %q is not a port number", addr, port)
+	}
+	if host == "" || net.ParseIP(host) != nil {
+		return nil
+	}
+	if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
+		return fmt.Errorf("%q: host %q does not resolve: %v", addr, host, err)
+	}
+	return nil
 }
 
 func isLoopback(addr string) bool {
@@ -317,9 +370,6 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 // and finish in-flight requests, then (in Close) the store.
 func (a *App) Run(ctx context.Context) error {
 	log := a.cfg.Logger
-	if a.cfg.AppKey == "" && a.cfg.AdminKey == "" {
-		log.Warn("no API keys set: every route is open; listening on loopback only", "addr", a.Addr())
-	}
 	log.Info("serving", "addr", a.Addr(), "db", a.cfg.DB)
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan struct{})

@@ -24,7 +24,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models, every FEBR variant and the matrix factorisations")
 	statsOut := fs.String("stats", "", "write the time and peak memory of every stage as JSON to this file")
 	valUsers := fs.Int("validation-users", 0, "validate each grid point on at most this many users, evenly spaced (0: all)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	modelsSet := false
@@ -35,6 +35,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	names, err := parseModels(*models)
 	if err != nil {
 		return fmt.Errorf("--models: %w", err)
+	}
+	if err := checkDatabase(*db); err != nil {
+		return err
 	}
 	st, err := storage.Open(*db, storage.Options{})
 	if err != nil {

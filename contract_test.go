@@ -375,6 +375,7 @@ func TestContract(t *testing.T) {
 		{"jobs_models_evaluations", testContractLifecycle},
 		{"unrouted", testContractUnrouted},
 		{"auth", testContractAuth},
+		{"auth_admin_disabled", testContractAdminDisabled},
 		{"body_limit", testContractBodyLimit},
 		{"store_closed", testContractStoreClosed},
 		{"timeout", testContractTimeout},
@@ -1208,6 +1209,42 @@ func testContractAuth(t *testing.T) {
 		admin.header = map[string]string{"X-API-Key": adminKey}
 		notAuthError(t, admin)
 	})
+}
+
+// testContractAdminDisabled sends every admin operation of the contract to
+// a server with an application key and no admin key: each answers 403
+// admin_disabled, with no key and with the application key, as its
+// documented 403 response says; the app operations still take the key.
+func testContractAdminDisabled(t *testing.T) {
+	c := loadContract(t)
+	const appKey = "app-secret"
+	s := startContractServer(t, func(cfg *Config) { cfg.AppKey = appKey })
+	s.auth = ""
+	admin := 0
+	forEachOperation(t, c, func(t *testing.T, method, path string, op *openapi3.Operation) {
+		ex := exampleExchange(t, c, method, path, op)
+		ex.header = map[string]string{"Authorization": "Bearer " + appKey}
+		if level, _ := op.Extensions["x-recsys-key"].(string); level != "admin" {
+			if a := s.do(t, ex); a.status == 401 || a.status == 403 {
+				t.Errorf("%s %s with the app key: %d, want the route's own answer", method, path, a.status)
+			}
+			return
+		}
+		admin++
+		none := ex
+		none.header, none.noAuth, none.invalid = nil, true, true
+		for _, ex := range []contractCase{ex, none} {
+			ex.want = 403
+			var out api.ErrorOut
+			s.do(t, ex).decode(t, &out)
+			if out.Error.Code != api.CodeAdminDisabled {
+				t.Errorf("%s %s (no key: %v): code %q, want %q", method, path, ex.noAuth, out.Error.Code, api.CodeAdminDisabled)
+			}
+		}
+	})
+	if admin < 9 {
+		t.Fatalf("only %d admin operations in the contract", admin)
+	}
 }
 
 // forEachOperation runs f in a subtest for every operation, in a stable order.

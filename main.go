@@ -35,15 +35,20 @@ Run "recsys <command> --help" for the flags of one command.
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := runMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
+	os.Exit(code)
+}
+
+// runMain runs a command and returns the exit status, printing its error
+// as the last line of stderr.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := run(ctx, args, stdout, stderr)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "recsys:", err)
-		os.Exit(1)
-	}
+	fmt.Fprintln(stderr, "recsys:", err)
+	return 1
 }
 
 // run dispatches a subcommand; it is main without the process around it.

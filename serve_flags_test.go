@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +64,116 @@ func TestMinValue_finite(t *testing.T) {
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Errorf("a refused import created the database: %v", err)
+	}
+}
+
+// TestCLI_badAddr: a malformed --addr is reported as one, naming --addr,
+// before the keys are looked at and before the database is opened (it used
+// to be refused as a non-loopback address with no keys).
+func TestCLI_badAddr(t *testing.T) {
+	for _, addr := range []string{"bogus", "127.0.0.1", "127.0.0.1:notaport", "127.0.0.1:99999", "[::1"} {
+		db := filepath.Join(t.TempDir(), "x.db")
+		var stderr strings.Builder
+		code := runMain(t.Context(), []string{"serve", "--addr", addr, "--db", db}, io.Discard, &stderr)
+		last := lastLine(stderr.String())
+		if code != 1 || !strings.HasPrefix(last, "recsys: --addr: ") || strings.Contains(last, "key") {
+			t.Errorf("serve --addr %q: exit %d, last line %q; want 1 and an --addr error", addr, code, last)
+		}
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Errorf("serve --addr %q created the database: %v", addr, err)
+		}
+	}
+	if _, err := parseServeFlags([]string{"--pprof", "bogus"}, io.Discard); err == nil || !strings.HasPrefix(err.Error(), "--pprof: ") || strings.Contains(err.Error(), "loopback") {
+		t.Errorf("--pprof bogus: %v, want an address error naming --pprof", err)
+	}
+}
+
+// TestCLI_missingDatabase: train on a --db where there is no database fails
+// naming the path and leaves no file behind (bbolt used to create an empty
+// one and training then failed on it); eval on a missing --data likewise.
+func TestCLI_missingDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "mistyped.db")
+	var stderr strings.Builder
+	code := runMain(t.Context(), []string{"train", "--db", db}, io.Discard, &stderr)
+	if last := lastLine(stderr.String()); code != 1 || !strings.Contains(last, "no database at "+db) {
+		t.Errorf("train --db %s: exit %d, last line %q; want 1 naming the path", db, code, last)
+	}
+	stderr.Reset()
+	data := filepath.Join(dir, "mistyped.csv")
+	code = runMain(t.Context(), []string{"eval", "--data", data, "--format", "csv"}, io.Discard, &stderr)
+	if last := lastLine(stderr.String()); code != 1 || !strings.Contains(last, data) {
+		t.Errorf("eval --data %s: exit %d, last line %q; want 1 naming the path", data, code, last)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("the failed commands left %v behind (%v)", entries, err)
+	}
+	if err := checkDatabase(dir); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("checkDatabase(a directory) = %v", err)
+	}
+}
+
+// TestCLI_badFlag: a flag a command does not know is one line, the last,
+// naming the flag and the command, with a hint; not the error above the
+// command's whole usage. -h still prints the usage and exits 0.
+func TestCLI_badFlag(t *testing.T) {
+	for _, cmd := range []string{"serve", "import", "train", "eval", "eval-retrieval", "bench", "scale"} {
+		var stdout, stderr strings.Builder
+		code := runMain(t.Context(), []string{cmd, "--no-such-flag"}, &stdout, &stderr)
+		want := "recsys: " + cmd + ": flag provided but not defined: -no-such-flag (run 'recsys " + cmd + " -h' for the flags)\n"
+		if code != 1 || stderr.String() != want || stdout.Len() != 0 {
+			t.Errorf("%s --no-such-flag: exit %d, stderr %q, stdout %q; want 1 and stderr %q", cmd, code, stderr.String(), stdout.String(), want)
+		}
+		stderr.Reset()
+		code = runMain(t.Context(), []string{cmd, "-h"}, &stdout, &stderr)
+		if code != 0 || !strings.HasPrefix(stderr.String(), "Usage of recsys "+cmd+":\n") || !strings.Contains(stderr.String(), "\n  -") {
+			t.Errorf("%s -h: exit %d, stderr %q", cmd, code, stderr.String())
+		}
+	}
+	var stderr strings.Builder
+	code := runMain(t.Context(), []string{"serve", "--max-n", "many"}, io.Discard, &stderr)
+	if last := lastLine(stderr.String()); code != 1 || !strings.Contains(last, `invalid value "many" for flag -max-n`) || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("serve --max-n many: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestServe_adminDisabledWarning: a server that has keys (or listens beyond
+// loopback) but no admin key says at start that its admin routes are
+// disabled and how to enable them.
+func TestServe_adminDisabledWarning(t *testing.T) {
+	const disabled = "admin routes and deletes are disabled"
+	for _, c := range []struct {
+		cfg  Config
+		want []string // substrings, one per warning, in order
+	}{
+		{Config{Addr: "0.0.0.0:8080", AppKey: "k"}, []string{disabled}},
+		{Config{Addr: "10.1.2.3:8080", AppKey: "k"}, []string{disabled}},
+		{Config{Addr: "127.0.0.1:8080", AppKey: "k"}, []string{disabled}},
+		{Config{Addr: "0.0.0.0:8080", Insecure: true}, []string{"every data route is open", disabled}},
+		{Config{Addr: "127.0.0.1:8080"}, []string{"every route is open"}},
+		{Config{Addr: "0.0.0.0:8080", AppKey: "k", AdminKey: "a"}, nil},
+		{Config{Addr: "0.0.0.0:8080", AdminKey: "a"}, nil},
+	} {
+		got := exposureWarnings(c.cfg)
+		ok := len(got) == len(c.want)
+		for k := 0; ok && k < len(got); k++ {
+			ok = strings.Contains(got[k], c.want[k])
+		}
+		if ok && len(got) > 0 && strings.Contains(got[len(got)-1], disabled) {
+			ok = strings.Contains(got[len(got)-1], "--admin-key")
+		}
+		if !ok {
+			t.Errorf("addr %s app %q admin %q insecure %v: warnings %q, want %q", c.cfg.Addr, c.cfg.AppKey, c.cfg.AdminKey, c.cfg.Insecure, got, c.want)
+		}
+	}
+	var log strings.Builder
+	a := startApp(t, func(c *Config) {
+		c.AppKey = "k"
+		c.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	})
+	a.stopNow(t) // Run logs too; read the log once it has returned
+	if !strings.Contains(log.String(), "level=WARN msg=\""+disabled) {
+		t.Errorf("NewApp with only an app key logged %q, want the warning", log.String())
 	}
 }

@@ -14,6 +14,7 @@ const (
 	CodeInvalid          = "invalid"            // 400
 	CodeUnauthorized     = "unauthorized"       // 401
 	CodeForbidden        = "forbidden"          // 403
+	CodeAdminDisabled    = "admin_disabled"     // 403: no admin key configured
 	CodeNotFound         = "not_found"          // 404
 	CodeMethodNotAllowed = "method_not_allowed" // 405
 	CodeConflict         = "conflict"           // 409

@@ -33,16 +33,29 @@ func keyEqual(got, want string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// authorize checks the key for a route of the given level. With no key
-// configured at all, everything is open (the server then listens on
-// loopback only, see main); with only an admin key, every guarded route
-// needs it.
+// adminDisabledMessage says how to enable the admin routes.
+const adminDisabledMessage = "admin routes and deletes are disabled on this server: it has no admin key; " +
+	"restart it with --admin-key KEY (or RECSYS_ADMIN_KEY) to enable them"
+
+// authorize checks the key for a route of the given level.
+//
+// With no key configured on loopback, everything is open: the local
+// development default. Once any key is configured or the server listens
+// beyond loopback, the admin routes (deletes, /admin/*) need the admin key,
+// and with none configured they are disabled for everyone: an application
+// key must not quietly grant them, nor must an exposed --insecure server.
+// Data routes need a key only when one is configured; with only an admin
+// key, every guarded route needs it.
 func (h *handler) authorize(r *http.Request, need level) error {
 	adminKey, appKey := h.Keys.Admin, h.Keys.App
-	if need == levelApp && appKey == "" && adminKey == "" {
+	guarded := appKey != "" || adminKey != "" || h.Keys.Exposed
+	if need == levelAdmin && adminKey == "" {
+		if guarded {
+			return &api.Error{Code: api.CodeAdminDisabled, Message: adminDisabledMessage}
+		}
 		return nil
 	}
-	if need == levelAdmin && adminKey == "" {
+	if need == levelApp && appKey == "" && adminKey == "" {
 		return nil
 	}
 	key := presentedKey(r)

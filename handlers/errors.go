@@ -19,7 +19,7 @@ func statusOf(code string) int {
 		return http.StatusBadRequest
 	case api.CodeUnauthorized:
 		return http.StatusUnauthorized
-	case api.CodeForbidden:
+	case api.CodeForbidden, api.CodeAdminDisabled:
 		return http.StatusForbidden
 	case api.CodeNotFound:
 		return http.StatusNotFound

@@ -34,10 +34,17 @@ type Limits struct {
 // DefaultLimits are used for zero fields of Limits.
 var DefaultLimits = Limits{MaxBodyBytes: 32 << 20, MaxBatch: api.MaxBatch, MaxN: 1000, RequestTimeout: 10 * time.Second}
 
-// Keys are the shared secrets. An empty key disables that check.
+// Keys are the shared secrets and what decides whether the admin routes
+// may be open. An empty key disables that check, except that the admin
+// routes are never open to anyone once the server is guarded (see
+// authorize).
 type Keys struct {
 	App   string // guards writes and reads of user data
 	Admin string // guards /admin/* and deletes; accepted wherever App is
+	// Exposed is set when the server listens on a non-loopback address.
+	// The zero value is the loopback server of local development and of the
+	// handler tests; main sets it from the listen address.
+	Exposed bool
 }
 
 // Deps are everything the handlers call.

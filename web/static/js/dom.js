@@ -79,6 +79,8 @@ function defaultHint(err) {
       return 'Enter the admin key with the “Key” button at the top of the page.';
     case 'forbidden':
       return 'The key in use is not accepted here; admin routes need the admin key.';
+    case 'admin_disabled':
+      return 'This server has no admin key, so retraining, evaluations, activation and deletes are off: restart it with --admin-key.';
     case 'network':
       return 'Check that the service is running.';
     case 'model_not_ready':
