@@ -46,7 +46,7 @@ func (h *handler) handleSearchSimilar(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.SearchOut{By: res.By, Model: res.Model, ModelVersion: res.ModelVersion, Items: res.Items})
+	h.writeJSON(w, r, http.StatusOK, api.SearchOut{By: res.By, Model: res.Model, ModelVersion: res.ModelVersion, Items: res.Items})
 }
 
 func (h *handler) handleItemGet(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +60,7 @@ func (h *handler) handleItemGet(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.NewItemOut(it))
+	h.writeJSON(w, r, http.StatusOK, api.NewItemOut(it))
 }
 
 // handleItemPut creates or replaces one item and answers with it as stored.
@@ -93,7 +93,7 @@ func (h *handler) handleItemPut(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.NewItemOut(it))
+	h.writeJSON(w, r, http.StatusOK, api.NewItemOut(it))
 }
 
 // handleItemsPost stores a batch of items, all or nothing.
@@ -129,7 +129,7 @@ func (h *handler) handleItemsPost(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, api.ItemsPutOut{Stored: len(items)})
+	h.writeJSON(w, r, http.StatusCreated, api.ItemsPutOut{Stored: len(items)})
 }
 
 func (h *handler) handleItemList(w http.ResponseWriter, r *http.Request) {
@@ -152,7 +152,7 @@ func (h *handler) handleItemList(w http.ResponseWriter, r *http.Request) {
 	for k, it := range items {
 		out.Items[k] = api.NewItemOut(it)
 	}
-	writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, r, http.StatusOK, out)
 }
 
 func (h *handler) handleItemDelete(w http.ResponseWriter, r *http.Request) {
@@ -193,6 +193,6 @@ func (h *handler) handleItemSimilar(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.SimilarOut{ItemID: sim.ItemID, By: sim.By, Model: sim.Model,
+	h.writeJSON(w, r, http.StatusOK, api.SimilarOut{ItemID: sim.ItemID, By: sim.By, Model: sim.Model,
 		ModelVersion: sim.ModelVersion, Items: sim.Items})
 }
