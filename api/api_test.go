@@ -88,3 +88,37 @@ func TestFeatures_UnmarshalJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestMergePatch_rfc7396 runs the examples of RFC 7396 Appendix A.
+func TestMergePatch_rfc7396(t *testing.T) {
+	cases := []struct{ target, patch, want string }{
+		{`{"a":"b"}`, `{"a":"c"}`, `{"a":"c"}`},
+		{`{"a":"b"}`, `{"b":"c"}`, `{"a":"b","b":"c"}`},
+		{`{"a":"b"}`, `{"a":null}`, `{}`},
+		{`{"a":"b","b":"c"}`, `{"a":null}`, `{"b":"c"}`},
+		{`{"a":["b"]}`, `{"a":"c"}`, `{"a":"c"}`},
+		{`{"a":"c"}`, `{"a":["b"]}`, `{"a":["b"]}`},
+		{`{"a":{"b":"c"}}`, `{"a":{"b":"d","c":null}}`, `{"a":{"b":"d"}}`},
+		{`{"a":[{"b":"c"}]}`, `{"a":[1]}`, `{"a":[1]}`},
+		{`["a","b"]`, `["c","d"]`, `["c","d"]`},
+		{`{"a":"b"}`, `["c"]`, `["c"]`},
+		{`{"a":"foo"}`, `null`, `null`},
+		{`{"a":"foo"}`, `"bar"`, `"bar"`},
+		{`{"e":null}`, `{"a":1}`, `{"a":1,"e":null}`},
+		{`[1,2]`, `{"a":"b","c":null}`, `{"a":"b"}`},
+		{`{}`, `{"a":{"bb":{"ccc":null}}}`, `{"a":{"bb":{}}}`},
+	}
+	for _, c := range cases {
+		var target, patch, want any
+		for k, s := range []string{c.target, c.patch, c.want} {
+			if err := json.Unmarshal([]byte(s), []*any{&target, &patch, &want}[k]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, _ := json.Marshal(MergePatch(target, patch))
+		wantJSON, _ := json.Marshal(want)
+		if string(got) != string(wantJSON) {
+			t.Errorf("MergePatch(%s, %s) = %s, want %s", c.target, c.patch, got, wantJSON)
+		}
+	}
+}

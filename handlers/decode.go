@@ -47,10 +47,18 @@ func must(err error) {
 	}
 }
 
-// Media types a body may be sent as.
+// bodySpec says how a request body is read.
+type bodySpec struct {
+	types []string     // the media types it may be sent as
+	names reflect.Type // the type that names fields in errors; nil: the destination's
+}
+
 var (
-	jsonTypes       = []string{"application/json"}
-	mergePatchTypes = []string{"application/merge-patch+json", "application/json"}
+	jsonBody = bodySpec{types: []string{"application/json"}}
+	// itemPatchBody is a merge patch of an item, decoded generically but
+	// shaped like api.ItemIn.
+	itemPatchBody = bodySpec{types: []string{"application/merge-patch+json", "application/json"},
+		names: reflect.TypeFor[api.ItemIn]()}
 )
 
 // strictJSON are the rules every request body is read with, beyond RFC 8259
@@ -69,19 +77,23 @@ var strictJSON = json.JoinOptions(
 // decodeJSON reads one JSON value into dst: Content-Type application/json,
 // a bounded body, the strictJSON rules, nothing after the value.
 func (h *handler) decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
-	return h.decodeBody(w, r, dst, jsonTypes)
+	return h.decodeBody(w, r, dst, jsonBody)
 }
 
-// decodeBody is decodeJSON for a body that may be sent as any of types.
-func (h *handler) decodeBody(w http.ResponseWriter, r *http.Request, dst any, types []string) error {
+// decodeBody is decodeJSON for a body read as spec says.
+func (h *handler) decodeBody(w http.ResponseWriter, r *http.Request, dst any, spec bodySpec) error {
 	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || !slices.Contains(types, mt) {
-		return api.Errorf(api.CodeUnsupportedMedia, "Content-Type must be %s, got %q", strings.Join(types, " or "), ct)
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || !slices.Contains(spec.types, mt) {
+		return api.Errorf(api.CodeUnsupportedMedia, "Content-Type must be %s, got %q", strings.Join(spec.types, " or "), ct)
+	}
+	names := spec.names
+	if names == nil {
+		names = reflect.TypeOf(dst)
 	}
 	body := http.MaxBytesReader(w, r.Body, h.limits.MaxBodyBytes)
 	dec := jsontext.NewDecoder(body, strictJSON)
 	if err := json.UnmarshalDecode(dec, dst); err != nil {
-		return jsonError(err, reflect.TypeOf(dst))
+		return jsonError(err, names)
 	}
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
@@ -91,6 +103,27 @@ func (h *handler) decodeBody(w http.ResponseWriter, r *http.Request, dst any, ty
 		return api.Errorf(api.CodeInvalid, "the body must hold exactly one JSON value")
 	}
 	return nil
+}
+
+// patchItem applies a merge patch to an item as PUT would take it and
+// decodes the result with the rules of a PUT body.
+func patchItem(cur api.Item, patch any) (api.ItemIn, error) {
+	var doc any
+	b, err := json.Marshal(api.ItemIn{Features: cur.Features, Categories: cur.Categories, Labels: cur.Labels, Hidden: cur.Hidden})
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if err == nil {
+		b, err = json.Marshal(api.MergePatch(doc, patch))
+	}
+	if err != nil {
+		return api.ItemIn{}, err
+	}
+	var in api.ItemIn
+	if err := json.Unmarshal(b, &in, strictJSON); err != nil {
+		return api.ItemIn{}, jsonError(err, reflect.TypeOf(in))
+	}
+	return in, nil
 }
 
 // jsonError turns a decoding failure into a client error naming the field
@@ -138,6 +171,8 @@ func jsonError(err error, t reflect.Type) error {
 			return api.FieldError(field, "unknown field")
 		case sem.GoType == reflect.TypeFor[time.Time]():
 			return api.FieldError(field, "must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
+		case sem.JSONKind == '0' && sem.GoType != nil && (sem.GoType.Kind() == reflect.Float64 || sem.GoType.Kind() == reflect.Interface):
+			return api.FieldError(field, fmt.Sprintf("must be a number within the range of a 64-bit float, not %s", jsonKind(sem)))
 		case sem.GoType != nil:
 			return api.FieldError(field, fmt.Sprintf("must be %s, not %s", article(sem.GoType.Kind()), jsonKind(sem)))
 		}

@@ -15,6 +15,7 @@ func (h *handler) registerItemRoutes(r chi.Router) {
 	r.Route("/items/{id}", func(r chi.Router) {
 		r.With(h.requireApp).Get("/", h.handleItemGet)
 		r.With(h.requireApp).Put("/", h.handleItemPut)
+		r.With(h.requireApp).Patch("/", h.handleItemPatch)
 		r.With(h.requireAdmin).Delete("/", h.handleItemDelete)
 		r.With(h.requireApp).Get("/similar", h.handleItemSimilar)
 	})
@@ -89,6 +90,47 @@ func (h *handler) handleItemPut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	it, err := h.Items.Item(r.Context(), id)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.writeJSON(w, r, http.StatusOK, api.NewItemOut(it))
+}
+
+// handleItemPatch changes part of an item: the body is a JSON merge patch
+// (RFC 7396) of the item as PUT takes it, so {"hidden":true} hides it and
+// keeps everything else. The merged item is validated as PUT validates, and
+// read, merged and stored in one transaction. An unknown item is 404:
+// PATCH never creates.
+func (h *handler) handleItemPatch(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	var patch any
+	if err := h.decodeBody(w, r, &patch, itemPatchBody); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if _, ok := patch.(map[string]any); !ok {
+		h.writeError(w, r, api.Errorf(api.CodeInvalid, "a merge patch of an item must be a JSON object, such as {\"hidden\":true}"))
+		return
+	}
+	it, err := h.Items.UpdateItem(r.Context(), id, func(cur api.Item) (api.Item, error) {
+		in, err := patchItem(cur, patch)
+		if err != nil {
+			return api.Item{}, err
+		}
+		if in.ID != "" && in.ID != id {
+			return api.Item{}, api.FieldError("id", "must match the id in the path or be left out")
+		}
+		in.ID = id
+		if err := h.validate(in); err != nil {
+			return api.Item{}, err
+		}
+		return in.ToItem(), nil
+	})
 	if err != nil {
 		h.writeError(w, r, err)
 		return
