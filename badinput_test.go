@@ -101,6 +101,10 @@ func TestAPI_badInput(t *testing.T) {
 		// A timestamp is an RFC 3339 string, never a number.
 		{"numeric timestamp", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","timestamp":1700000000}`, 400, "invalid", "timestamp"},
 		{"numeric timestamp in a batch", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"u","item_id":"i","timestamp":1700000000}]}`, 400, "invalid", "interactions[0].timestamp"},
+		// A type with a threshold (rating>=4) needs the value it is judged by.
+		{"rating without a value", "POST", "/interactions", "application/json", `{"user_id":"u1","item_id":"i1","type":"rating"}`, 400, "invalid", "value"},
+		{"rating with a null value", "POST", "/interactions", "application/json", `{"user_id":"u1","item_id":"i1","type":"rating","value":null}`, 400, "invalid", "value"},
+		{"rating without a value in a batch", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"u1","item_id":"i1","type":"rating","value":5},{"user_id":"u1","item_id":"i2","type":"rating"}]}`, 400, "invalid", "interactions[1].value"},
 		{"features not numbers in a batch", "POST", "/items", "application/json", `{"items":[{"id":"a"},{"id":"b","features":"x"}]}`, 400, "invalid", "items[1].features"},
 	}
 	for _, c := range cases {

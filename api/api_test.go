@@ -51,7 +51,7 @@ func TestParsePolicy(t *testing.T) {
 		{Interaction{Type: "view"}, true, false, false},
 		{Interaction{Type: "play", Value: 2, HasValue: true}, false, false, false},
 		{Interaction{Type: "play", Value: 3, HasValue: true}, true, false, false},
-		{Interaction{Type: "play"}, true, false, false},
+		{Interaction{Type: "play"}, false, false, true}, // a thresholded type needs a value
 		{Interaction{Type: "dislike"}, false, true, false},
 		{Interaction{Type: "teleport"}, false, false, true},
 	}
