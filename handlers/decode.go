@@ -105,27 +105,6 @@ func (h *handler) decodeBody(w http.ResponseWriter, r *http.Request, dst any, sp
 	return nil
 }
 
-// patchItem applies a merge patch to an item as PUT would take it and
-// decodes the result with the rules of a PUT body.
-func patchItem(cur api.Item, patch any) (api.ItemIn, error) {
-	var doc any
-	b, err := json.Marshal(api.ItemIn{Features: cur.Features, Categories: cur.Categories, Labels: cur.Labels, Hidden: cur.Hidden})
-	if err == nil {
-		err = json.Unmarshal(b, &doc)
-	}
-	if err == nil {
-		b, err = json.Marshal(api.MergePatch(doc, patch))
-	}
-	if err != nil {
-		return api.ItemIn{}, err
-	}
-	var in api.ItemIn
-	if err := json.Unmarshal(b, &in, strictJSON); err != nil {
-		return api.ItemIn{}, jsonError(err, reflect.TypeOf(in))
-	}
-	return in, nil
-}
-
 // jsonError turns a decoding failure into a client error naming the field
 // where it can; t is the type decoded into, to name fields by (see
 // fieldPath).

@@ -3,8 +3,10 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-json-experiment/json"
 
 	"recsys/api"
 )
@@ -136,6 +138,27 @@ func (h *handler) handleItemPatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.writeJSON(w, r, http.StatusOK, api.NewItemOut(it))
+}
+
+// patchItem applies a merge patch to an item as PUT would take it and
+// decodes the result with the rules of a PUT body.
+func patchItem(cur api.Item, patch any) (api.ItemIn, error) {
+	var doc any
+	b, err := json.Marshal(api.ItemIn{Features: cur.Features, Categories: cur.Categories, Labels: cur.Labels, Hidden: cur.Hidden})
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if err == nil {
+		b, err = json.Marshal(api.MergePatch(doc, patch))
+	}
+	if err != nil {
+		return api.ItemIn{}, err
+	}
+	var in api.ItemIn
+	if err := json.Unmarshal(b, &in, strictJSON); err != nil {
+		return api.ItemIn{}, jsonError(err, reflect.TypeOf(in))
+	}
+	return in, nil
 }
 
 // handleItemsPost stores a batch of items, all or nothing.
