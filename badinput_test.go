@@ -52,7 +52,7 @@ func TestAPI_badInput(t *testing.T) {
 		{"timestamp before 1970", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","timestamp":"1969-07-20T20:17:00Z"}`, 400, "invalid", "timestamp"},
 		{"timestamp in a batch after 2262", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"u","item_id":"i","timestamp":"3000-01-01T00:00:00Z"}]}`, 400, "invalid", "interactions[0].timestamp"},
 		{"features not a vector", "PUT", "/items/i1", "application/json", `{"features":"big"}`, 400, "invalid", "features"},
-		{"method not allowed", "PATCH", "/items/i1", "application/json", `{}`, 405, "method_not_allowed", ""},
+		{"method not allowed", "PATCH", "/items", "application/json", `{}`, 405, "method_not_allowed", ""},
 		{"unknown event type", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","type":"teleport"}`, 400, "invalid", "type"},
 		{"bad event in a batch", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"ok","item_id":"i"},{"user_id":"","item_id":"i"}]}`, 400, "invalid", "interactions[1].user_id"},
 		{"empty batch", "POST", "/interactions", "application/json", `{"interactions":[]}`, 400, "invalid", "interactions"},
@@ -82,6 +82,30 @@ func TestAPI_badInput(t *testing.T) {
 		{"item batch duplicate id", "POST", "/items", "application/json", `{"items":[{"id":"d"},{"id":"d"}]}`, 400, "invalid", "items[1].id"},
 		{"item empty category", "PUT", "/items/i9", "application/json", `{"categories":[""]}`, 400, "invalid", "categories[0]"},
 		{"unknown route", "GET", "/nowhere", "", "", 404, "not_found", ""},
+		// Strings must be valid UTF-8: distinct ids must not merge into U+FFFD.
+		{"invalid UTF-8 in user_id", "POST", "/interactions", "application/json", "{\"user_id\":\"a\xff\",\"item_id\":\"i1\"}", 400, "invalid", "user_id"},
+		{"lone surrogate in item_id", "POST", "/interactions", "application/json", `{"user_id":"u1","item_id":"a\ud800"}`, 400, "invalid", "item_id"},
+		{"lone low surrogate in a batch", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"u1","item_id":"i1"},{"user_id":"\udc00","item_id":"i1"}]}`, 400, "invalid", "interactions[1].user_id"},
+		{"invalid UTF-8 in an item id", "POST", "/items", "application/json", "{\"items\":[{\"id\":\"\xc3\"}]}", 400, "invalid", "items[0].id"},
+		{"lone surrogate in a category", "PUT", "/items/i1", "application/json", `{"categories":["\ud83d"]}`, 400, "invalid", "categories[0]"},
+		{"lone surrogate in a feature name", "PUT", "/items/i1", "application/json", `{"features":{"a\ud800":1}}`, 400, "invalid", "features"},
+		{"invalid UTF-8 in a label name", "PUT", "/items/i1", "application/json", "{\"labels\":{\"t\xff\":\"x\"}}", 400, "invalid", "labels"},
+		{"lone surrogate in a label value", "PUT", "/items/i1", "application/json", `{"labels":{"title":"\ud800"}}`, 400, "invalid", "labels[title]"},
+		{"lone surrogate in search features", "POST", "/search/similar", "application/json", `{"features":{"\udfff":1}}`, 400, "invalid", "features"},
+		// Member names match exactly and once.
+		{"upper-case member name", "POST", "/interactions", "application/json", `{"USER_ID":"u1","item_id":"i1"}`, 400, "invalid", "USER_ID"},
+		{"mixed-case member name in a batch", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"u1","Item_Id":"i1"}]}`, 400, "invalid", "interactions[0].Item_Id"},
+		{"mixed-case item member", "PUT", "/items/i1", "application/json", `{"Hidden":true}`, 400, "invalid", "Hidden"},
+		{"repeated member name", "POST", "/interactions", "application/json", `{"user_id":"u1","item_id":"i1","user_id":"u2"}`, 400, "invalid", "user_id"},
+		{"repeated feature name", "PUT", "/items/i1", "application/json", `{"features":{"a":1,"a":2}}`, 400, "invalid", "features[a]"},
+		// A timestamp is an RFC 3339 string, never a number.
+		{"numeric timestamp", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","timestamp":1700000000}`, 400, "invalid", "timestamp"},
+		{"numeric timestamp in a batch", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"u","item_id":"i","timestamp":1700000000}]}`, 400, "invalid", "interactions[0].timestamp"},
+		// A type with a threshold (rating>=4) needs the value it is judged by.
+		{"rating without a value", "POST", "/interactions", "application/json", `{"user_id":"u1","item_id":"i1","type":"rating"}`, 400, "invalid", "value"},
+		{"rating with a null value", "POST", "/interactions", "application/json", `{"user_id":"u1","item_id":"i1","type":"rating","value":null}`, 400, "invalid", "value"},
+		{"rating without a value in a batch", "POST", "/interactions", "application/json", `{"interactions":[{"user_id":"u1","item_id":"i1","type":"rating","value":5},{"user_id":"u1","item_id":"i2","type":"rating"}]}`, 400, "invalid", "interactions[1].value"},
+		{"features not numbers in a batch", "POST", "/items", "application/json", `{"items":[{"id":"a"},{"id":"b","features":"x"}]}`, 400, "invalid", "items[1].features"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -162,5 +186,22 @@ func TestNewApp_refusesOpenNonLoopback(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "refusing") {
 			t.Errorf("NewApp(%s) err = %v, want a refusal", addr, err)
 		}
+	}
+}
+
+// TestAPI_numericTimestamp checks that a Unix-seconds timestamp is refused
+// with a message that names the field and the format to use.
+func TestAPI_numericTimestamp(t *testing.T) {
+	a := startApp(t, nil)
+	status, body := a.do(t, http.MethodPost, "/interactions", "application/json", []byte(`{"user_id":"u","item_id":"i","timestamp":1700000000}`))
+	var out api.ErrorOut
+	if err := json.Unmarshal(body, &out); err != nil || status != http.StatusBadRequest {
+		t.Fatalf("status %d body %s, want 400 with the envelope", status, body)
+	}
+	if len(out.Error.Details) != 1 || out.Error.Details[0].Field != "timestamp" || !strings.Contains(out.Error.Details[0].Problem, "RFC 3339") {
+		t.Fatalf("error %+v, want field timestamp with a problem naming RFC 3339", out.Error)
+	}
+	if c := a.counts(t); c.Events != 0 {
+		t.Fatalf("events = %d after a rejected body", c.Events)
 	}
 }

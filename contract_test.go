@@ -501,9 +501,25 @@ func testContractItems(t *testing.T) {
 		{name: "post duplicate ids", method: "POST", path: "/items", body: `{"items":[{"id":"d"},{"id":"d"}]}`, want: 400, field: "items[1].id"},
 		{name: "post too many", method: "POST", path: "/items", want: 400, invalid: true, field: "items",
 			body: `{"items":[` + many(api.MaxBatch+1, func(i int) string { return fmt.Sprintf(`{"id":"i%d"}`, i) }) + `]}`},
-		{name: "post unknown field in item", method: "POST", path: "/items", body: `{"items":[{"id":"z","colour":1}]}`, want: 400, invalid: true, field: "colour"},
+		{name: "post unknown field in item", method: "POST", path: "/items", body: `{"items":[{"id":"z","colour":1}]}`, want: 400, invalid: true, field: "items[0].colour"},
 		{name: "post array body", method: "POST", path: "/items", body: `[]`, want: 400, invalid: true},
 		{name: "post text/plain", method: "POST", path: "/items", body: `{"items":[{"id":"t"}]}`, ctype: "text/plain", want: 415, invalid: true},
+
+		{name: "patch hides, merge-patch type", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", want: 200,
+			body: `{"hidden":true,"labels":{"title":null,"year":"1999"}}`},
+		{name: "patch as application/json", method: "PATCH", path: "/items/item-1", want: 200,
+			body: `{"features":{"0":null,"extra":2},"categories":null,"hidden":null}`},
+		{name: "patch vector and matching id", method: "PATCH", path: "/items/item-2", ctype: "application/merge-patch+json", want: 200,
+			body: `{"id":"item-2","features":[1,2]}`},
+		{name: "patch empty", method: "PATCH", path: "/items/item-2", ctype: "application/merge-patch+json", body: `{}`, want: 200},
+		{name: "patch unknown item", method: "PATCH", path: "/items/nope", ctype: "application/merge-patch+json", body: `{"hidden":true}`, want: 404},
+		{name: "patch unknown field", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", body: `{"colour":"red"}`, want: 400, invalid: true, field: "colour"},
+		{name: "patch not an object", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", body: `[]`, want: 400, invalid: true},
+		{name: "patch id mismatch", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", body: `{"id":"other"}`, want: 400, field: "id"},
+		{name: "patch label not a string", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", body: `{"labels":{"t":1}}`, want: 400, invalid: true, field: "labels[t]"},
+		{name: "patch empty category", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", body: `{"categories":[""]}`, want: 400, invalid: true, field: "categories[0]"},
+		{name: "patch text/plain", method: "PATCH", path: "/items/item-1", ctype: "text/plain", body: `{}`, want: 415, invalid: true},
+		{name: "patch json-patch", method: "PATCH", path: "/items/item-1", ctype: "application/json-patch+json", body: `[]`, want: 415, invalid: true},
 
 		{name: "list limit 0", method: "GET", path: "/items?limit=0", want: 400, invalid: true, field: "limit"},
 		{name: "list limit 1001", method: "GET", path: "/items?limit=1001", want: 400, invalid: true, field: "limit"},
@@ -1146,7 +1162,7 @@ func testContractUnrouted(t *testing.T) {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}
 	for _, ex := range []contractCase{
-		{name: "PATCH item", method: "PATCH", path: "/items/item-1", want: 405, unrouted: true},
+		{name: "PATCH items", method: "PATCH", path: "/items", want: 405, unrouted: true},
 		{name: "POST healthz", method: "POST", path: "/healthz", want: 405, unrouted: true},
 		{name: "DELETE recommendations", method: "DELETE", path: "/users/u/recommendations", want: 405, unrouted: true},
 		{name: "GET pair", method: "GET", path: "/users/u/interactions/i", want: 405, unrouted: true},
@@ -1322,6 +1338,7 @@ func testContractBodyLimit(t *testing.T) {
 		{name: "interactions", method: "POST", path: "/interactions", body: `{"interactions":[` + events + `{"user_id":"u","item_id":"i"}]}`, want: 413},
 		{name: "items", method: "POST", path: "/items", body: `{"items":[` + items + `{"id":"i"}]}`, want: 413},
 		{name: "item", method: "PUT", path: "/items/item-1", body: `{"features":[` + features + `1]}`, want: 413},
+		{name: "item patch", method: "PATCH", path: "/items/item-1", body: `{"features":[` + features + `1]}`, want: 413},
 		{name: "search", method: "POST", path: "/search/similar", body: `{"features":[` + features + `1]}`, want: 413},
 		{name: "retrain", method: "POST", path: "/admin/retrain", body: `{"models":` + models + `}`, want: 413},
 		{name: "evaluation", method: "POST", path: "/admin/evaluations", body: `{"models":` + models + `,"folds":1}`, want: 413},
@@ -1335,6 +1352,7 @@ func testContractBodyLimit(t *testing.T) {
 // more room answer 507 storage_unwritable and store nothing.
 func testContractStorageFull(t *testing.T) {
 	s := startContractServer(t, func(cfg *Config) { cfg.MaxDBSize = 96 << 10 })
+	s.do(t, contractCase{name: "small item fits", method: "PUT", path: "/items/item-0", body: `{}`, want: 200})
 	before, err := s.app.store.Counts(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -1351,6 +1369,7 @@ func testContractStorageFull(t *testing.T) {
 		{name: "interactions", method: "POST", path: "/interactions", body: `{"interactions":[` + strings.Join(events, ",") + `]}`, want: 507},
 		{name: "items", method: "POST", path: "/items", body: `{"items":[` + strings.Join(items, ",") + `]}`, want: 507},
 		{name: "item", method: "PUT", path: "/items/item-1", body: `{"labels":{` + strings.Join(labels, ",") + `}}`, want: 507},
+		{name: "item patch", method: "PATCH", path: "/items/item-0", ctype: "application/merge-patch+json", body: `{"labels":{` + strings.Join(labels, ",") + `}}`, want: 507},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}

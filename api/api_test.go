@@ -51,7 +51,7 @@ func TestParsePolicy(t *testing.T) {
 		{Interaction{Type: "view"}, true, false, false},
 		{Interaction{Type: "play", Value: 2, HasValue: true}, false, false, false},
 		{Interaction{Type: "play", Value: 3, HasValue: true}, true, false, false},
-		{Interaction{Type: "play"}, true, false, false},
+		{Interaction{Type: "play"}, false, false, true}, // a thresholded type needs a value
 		{Interaction{Type: "dislike"}, false, true, false},
 		{Interaction{Type: "teleport"}, false, false, true},
 	}
@@ -85,6 +85,40 @@ func TestFeatures_UnmarshalJSON(t *testing.T) {
 	for _, bad := range []string{`"x"`, `[true]`, `{"a":"b"}`} {
 		if err := json.Unmarshal([]byte(bad), &f); err == nil {
 			t.Errorf("features %s accepted", bad)
+		}
+	}
+}
+
+// TestMergePatch_rfc7396 runs the examples of RFC 7396 Appendix A.
+func TestMergePatch_rfc7396(t *testing.T) {
+	cases := []struct{ target, patch, want string }{
+		{`{"a":"b"}`, `{"a":"c"}`, `{"a":"c"}`},
+		{`{"a":"b"}`, `{"b":"c"}`, `{"a":"b","b":"c"}`},
+		{`{"a":"b"}`, `{"a":null}`, `{}`},
+		{`{"a":"b","b":"c"}`, `{"a":null}`, `{"b":"c"}`},
+		{`{"a":["b"]}`, `{"a":"c"}`, `{"a":"c"}`},
+		{`{"a":"c"}`, `{"a":["b"]}`, `{"a":["b"]}`},
+		{`{"a":{"b":"c"}}`, `{"a":{"b":"d","c":null}}`, `{"a":{"b":"d"}}`},
+		{`{"a":[{"b":"c"}]}`, `{"a":[1]}`, `{"a":[1]}`},
+		{`["a","b"]`, `["c","d"]`, `["c","d"]`},
+		{`{"a":"b"}`, `["c"]`, `["c"]`},
+		{`{"a":"foo"}`, `null`, `null`},
+		{`{"a":"foo"}`, `"bar"`, `"bar"`},
+		{`{"e":null}`, `{"a":1}`, `{"a":1,"e":null}`},
+		{`[1,2]`, `{"a":"b","c":null}`, `{"a":"b"}`},
+		{`{}`, `{"a":{"bb":{"ccc":null}}}`, `{"a":{"bb":{}}}`},
+	}
+	for _, c := range cases {
+		var target, patch, want any
+		for k, s := range []string{c.target, c.patch, c.want} {
+			if err := json.Unmarshal([]byte(s), []*any{&target, &patch, &want}[k]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, _ := json.Marshal(MergePatch(target, patch))
+		wantJSON, _ := json.Marshal(want)
+		if string(got) != string(wantJSON) {
+			t.Errorf("MergePatch(%s, %s) = %s, want %s", c.target, c.patch, got, wantJSON)
 		}
 	}
 }

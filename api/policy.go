@@ -37,8 +37,8 @@ func DefaultPolicy() Policy {
 }
 
 // ParsePolicy reads a comma-separated list of types: "name" (positive),
-// "name>=X" (positive when the value is at least X, or when no value is
-// given), "!name" (negative).
+// "name>=X" (positive when the value is at least X; an event of that type
+// must carry a value), "!name" (negative).
 func ParsePolicy(spec string) (Policy, error) {
 	p := Policy{Types: map[string]EventType{}}
 	for _, f := range strings.Split(spec, ",") {
@@ -99,8 +99,10 @@ func (p Policy) WithMin(typ string, min float64) Policy {
 	return q
 }
 
-// Judge tells whether ev makes its pair relevant or negative. An unknown
-// type is an error naming the accepted ones.
+// Judge tells whether ev makes its pair relevant or negative. The error,
+// an invalid-input *Error, names the field at fault: "type" for an unknown
+// type (listing the accepted ones), "value" for an event of a thresholded
+// type without a value, which could only be guessed relevant or not.
 func (p Policy) Judge(ev Interaction) (positive, negative bool, err error) {
 	t, ok := p.Types[ev.Type]
 	if !ok {
@@ -109,12 +111,16 @@ func (p Policy) Judge(ev Interaction) (positive, negative bool, err error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return false, false, fmt.Errorf("unknown type %q (accepted: %s)", ev.Type, strings.Join(names, ", "))
+		return false, false, FieldError("type", fmt.Sprintf("unknown type %q (accepted: %s)", ev.Type, strings.Join(names, ", ")))
 	}
 	if t.Negative {
 		return false, true, nil
 	}
-	if t.HasMin && ev.HasValue && ev.Value < t.MinValue {
+	if t.HasMin && !ev.HasValue {
+		return false, false, FieldError("value", fmt.Sprintf("type %s needs a value (it is relevant when the value is at least %s)",
+			ev.Type, strconv.FormatFloat(t.MinValue, 'g', -1, 64)))
+	}
+	if t.HasMin && ev.Value < t.MinValue {
 		return false, false, nil
 	}
 	return true, false, nil

@@ -112,6 +112,8 @@ type UserService interface {
 // ItemService manages the catalogue.
 type ItemService interface {
 	PutItems(ctx context.Context, items []Item) error
+	// UpdateItem applies change to the stored item atomically (PATCH).
+	UpdateItem(ctx context.Context, id string, change func(Item) (Item, error)) (Item, error)
 	Item(ctx context.Context, id string) (Item, error)
 	Items(ctx context.Context, p Page) ([]Item, string, error)
 	DeleteItem(ctx context.Context, id string) error

@@ -76,7 +76,7 @@ func (h *handler) handleRetrain(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/admin/jobs/"+j.ID)
-	writeJSON(w, http.StatusAccepted, api.JobAccepted{JobID: j.ID, State: j.State})
+	h.writeJSON(w, r, http.StatusAccepted, api.JobAccepted{JobID: j.ID, State: j.State})
 }
 
 func (h *handler) handleEvaluationPost(w http.ResponseWriter, r *http.Request) {
@@ -95,7 +95,7 @@ func (h *handler) handleEvaluationPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/admin/jobs/"+j.ID)
-	writeJSON(w, http.StatusAccepted, api.JobAccepted{JobID: j.ID, State: j.State})
+	h.writeJSON(w, r, http.StatusAccepted, api.JobAccepted{JobID: j.ID, State: j.State})
 }
 
 func (h *handler) handleJobList(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +112,7 @@ func (h *handler) handleJobList(w http.ResponseWriter, r *http.Request) {
 	if jobs == nil {
 		jobs = []api.Job{}
 	}
-	writeJSON(w, http.StatusOK, api.JobsOut{Jobs: jobs})
+	h.writeJSON(w, r, http.StatusOK, api.JobsOut{Jobs: jobs})
 }
 
 // jobID reads and checks a job id from the path.
@@ -135,7 +135,7 @@ func (h *handler) handleJobGet(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, j)
+	h.writeJSON(w, r, http.StatusOK, j)
 }
 
 // handleJobCancel cancels a running or queued job and answers with its
@@ -151,7 +151,7 @@ func (h *handler) handleJobCancel(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, j)
+	h.writeJSON(w, r, http.StatusAccepted, j)
 }
 
 func (h *handler) handleModelList(w http.ResponseWriter, r *http.Request) {
@@ -163,7 +163,7 @@ func (h *handler) handleModelList(w http.ResponseWriter, r *http.Request) {
 	if ms == nil {
 		ms = []api.ModelInfo{}
 	}
-	writeJSON(w, http.StatusOK, api.ModelsOut{Models: ms})
+	h.writeJSON(w, r, http.StatusOK, api.ModelsOut{Models: ms})
 }
 
 func (h *handler) handleModelActivate(w http.ResponseWriter, r *http.Request) {
@@ -183,7 +183,7 @@ func (h *handler) handleModelActivate(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, m := range ms {
 		if m.Name == name && m.Active {
-			writeJSON(w, http.StatusOK, m)
+			h.writeJSON(w, r, http.StatusOK, m)
 			return
 		}
 	}
@@ -209,7 +209,7 @@ func (h *handler) handleEvaluationList(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Evaluations = append(out.Evaluations, s)
 	}
-	writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, r, http.StatusOK, out)
 }
 
 func (h *handler) handleEvaluationGet(w http.ResponseWriter, r *http.Request) {
@@ -223,5 +223,5 @@ func (h *handler) handleEvaluationGet(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	h.writeJSON(w, r, http.StatusOK, rep)
 }

@@ -1,7 +1,7 @@
 package handlers
 
 import (
-	"encoding/json"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,9 +9,13 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/go-playground/validator/v10"
 
 	"recsys/api"
@@ -43,23 +47,58 @@ func must(err error) {
 	}
 }
 
-// decodeJSON reads one JSON value into dst: the right content type, a
-// bounded body, no unknown fields, nothing after the value.
+// bodySpec says how a request body is read.
+type bodySpec struct {
+	types []string     // the media types it may be sent as
+	names reflect.Type // the type that names fields in errors; nil: the destination's
+}
+
+var (
+	jsonBody = bodySpec{types: []string{"application/json"}}
+	// itemPatchBody is a merge patch of an item, decoded generically but
+	// shaped like api.ItemIn.
+	itemPatchBody = bodySpec{types: []string{"application/merge-patch+json", "application/json"},
+		names: reflect.TypeFor[api.ItemIn]()}
+)
+
+// strictJSON are the rules every request body is read with, beyond RFC 8259
+// syntax: member names match the documented ones exactly (USER_ID is not
+// user_id) and an unknown one is an error; a string with invalid UTF-8 or an
+// unpaired surrogate escape is an error instead of becoming U+FFFD, so two
+// distinct ids cannot merge; a repeated name is an error instead of the
+// last one winning.
+var strictJSON = json.JoinOptions(
+	json.MatchCaseInsensitiveNames(false),
+	json.RejectUnknownMembers(true),
+	jsontext.AllowInvalidUTF8(false),
+	jsontext.AllowDuplicateNames(false),
+)
+
+// decodeJSON reads one JSON value into dst: Content-Type application/json,
+// a bounded body, the strictJSON rules, nothing after the value.
 func (h *handler) decodeJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+	return h.decodeBody(w, r, dst, jsonBody)
+}
+
+// decodeBody is decodeJSON for a body read as spec says.
+func (h *handler) decodeBody(w http.ResponseWriter, r *http.Request, dst any, spec bodySpec) error {
 	ct := r.Header.Get("Content-Type")
-	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return api.Errorf(api.CodeUnsupportedMedia, "Content-Type must be application/json, got %q", ct)
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || !slices.Contains(spec.types, mt) {
+		return api.Errorf(api.CodeUnsupportedMedia, "Content-Type must be %s, got %q", strings.Join(spec.types, " or "), ct)
+	}
+	names := spec.names
+	if names == nil {
+		names = reflect.TypeOf(dst)
 	}
 	body := http.MaxBytesReader(w, r.Body, h.limits.MaxBodyBytes)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
+	dec := jsontext.NewDecoder(body, strictJSON)
+	if err := json.UnmarshalDecode(dec, dst); err != nil {
+		return jsonError(err, names)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return jsonError(err)
+		if errors.As(err, &mbe) || errors.Is(err, os.ErrDeadlineExceeded) {
+			return jsonError(err, nil)
 		}
 		return api.Errorf(api.CodeInvalid, "the body must hold exactly one JSON value")
 	}
@@ -67,15 +106,13 @@ func (h *handler) decodeJSON(w http.ResponseWriter, r *http.Request, dst any) er
 }
 
 // jsonError turns a decoding failure into a client error naming the field
-// where it can.
-func jsonError(err error) error {
-	var ae *api.Error
-	if errors.As(err, &ae) {
-		return ae
-	}
+// where it can; t is the type decoded into, to name fields by (see
+// fieldPath).
+func jsonError(err error, t reflect.Type) error {
 	var (
-		syn *json.SyntaxError
-		typ *json.UnmarshalTypeError
+		syn *jsontext.SyntacticError
+		sem *json.SemanticError
+		ae  *api.Error
 		mbe *http.MaxBytesError
 	)
 	switch {
@@ -85,29 +122,117 @@ func jsonError(err error) error {
 		return api.Errorf(api.CodeTimeout, "the request body did not arrive within the server's read timeout")
 	case errors.As(err, &mbe):
 		return api.Errorf(api.CodeTooLarge, "the body is larger than the limit of %d bytes", mbe.Limit)
-	case errors.As(err, &syn):
-		return api.Errorf(api.CodeInvalid, "malformed JSON at byte %d: %v", syn.Offset, syn)
-	case errors.As(err, &typ):
-		// Fields of an embedded struct carry its Go name as a prefix.
-		field := strings.TrimPrefix(typ.Field, "InteractionIn.")
-		if field == "" {
-			field = "body"
-		}
-		return api.FieldError(field, fmt.Sprintf("must be %s, not %s", article(typ.Type.Kind()), strings.TrimPrefix(typ.Value, "number ")))
-	case errors.Is(err, io.EOF):
+	case err == io.EOF:
 		return api.Errorf(api.CodeInvalid, "the body is empty; send a JSON value")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return api.Errorf(api.CodeInvalid, "malformed JSON: the body ends too early")
+	case errors.As(err, &syn):
+		field := fieldPath(t, syn.JSONPointer)
+		switch msg := syn.Err.Error(); {
+		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			return api.FieldError(field, "appears more than once")
+		case strings.Contains(msg, "UTF-8") || strings.Contains(msg, "surrogate"):
+			// In a member name the pointer names the object holding it.
+			return api.FieldError(cmp.Or(field, "body"), "must be valid UTF-8: no invalid bytes and no unpaired surrogate escape such as \\ud800")
+		}
+		return api.Errorf(api.CodeInvalid, "malformed JSON at byte %d: %v", syn.ByteOffset, syn.Err)
+	case errors.As(err, &sem):
+		field := cmp.Or(fieldPath(t, sem.JSONPointer), "body")
+		switch {
+		case errors.As(sem.Err, &ae):
+			// A type's own decoder (api.Features) knows the problem but
+			// not where the value sits: name it by its place.
+			if len(ae.Details) == 1 {
+				return api.FieldError(field, ae.Details[0].Problem)
+			}
+			return ae
+		case errors.Is(sem.Err, json.ErrUnknownName):
+			return api.FieldError(field, "unknown field")
+		case sem.GoType == reflect.TypeFor[time.Time]():
+			return api.FieldError(field, "must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
+		case sem.JSONKind == '0' && sem.GoType != nil && (sem.GoType.Kind() == reflect.Float64 || sem.GoType.Kind() == reflect.Interface):
+			return api.FieldError(field, fmt.Sprintf("must be a number within the range of a 64-bit float, not %s", jsonKind(sem)))
+		case sem.GoType != nil:
+			return api.FieldError(field, fmt.Sprintf("must be %s, not %s", article(sem.GoType.Kind()), jsonKind(sem)))
+		}
 	}
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		name = strings.Trim(name, `"`)
-		return api.FieldError(name, "unknown field")
+	return api.Errorf(api.CodeInvalid, "invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// jsonKind describes the value a semantic error met: the number itself, or
+// the kind of anything else.
+func jsonKind(sem *json.SemanticError) string {
+	switch sem.JSONKind {
+	case '0':
+		if len(sem.JSONValue) > 0 && len(sem.JSONValue) <= 32 {
+			return string(sem.JSONValue)
+		}
+		return "a number"
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
 	}
-	if strings.Contains(msg, "parsing time") {
-		return api.FieldError("timestamp", "must be an RFC 3339 time such as 2026-01-02T15:04:05Z")
+	return "that value"
+}
+
+// fieldPath names the member at ptr as the validator names fields: struct
+// members joined by ".", array indices and map keys in brackets
+// (interactions[0].user_id, labels[title]). t is the type the body was
+// decoded into; where it says nothing (an unknown member), numeric tokens
+// are taken as indices.
+func fieldPath(t reflect.Type, ptr jsontext.Pointer) string {
+	var b strings.Builder
+	for tok := range ptr.Tokens() {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		kind := reflect.Invalid
+		if t != nil {
+			kind = t.Kind()
+		}
+		switch {
+		case kind == reflect.Slice || kind == reflect.Array || kind == reflect.Map:
+			b.WriteString("[" + tok + "]")
+			t = t.Elem()
+		case kind == reflect.Invalid && tok != "" && strings.Trim(tok, "0123456789") == "":
+			b.WriteString("[" + tok + "]")
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(tok)
+			t = memberType(t, tok)
+		}
 	}
-	return api.Errorf(api.CodeInvalid, "invalid JSON: %s", strings.TrimPrefix(msg, "json: "))
+	return b.String()
+}
+
+// memberType is the type of the struct member named name in JSON, looking
+// through embedded structs; nil when there is none.
+func memberType(t reflect.Type, name string) reflect.Type {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == name:
+			return f.Type
+		case f.Anonymous && tag == "":
+			if ft := memberType(f.Type, name); ft != nil {
+				return ft
+			}
+		}
+	}
+	return nil
 }
 
 func article(k reflect.Kind) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -61,14 +62,34 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		h.log.Error("internal error", "request_id", reqID, "route", routePattern(r), "err", err)
 		h.metrics.internalErrors.Inc()
 	}
-	writeJSON(w, statusOf(code), body)
+	b, encErr := json.Marshal(body)
+	if encErr != nil {
+		// The envelope holds only strings, so this cannot happen; were it
+		// to, the client still gets a body it can parse.
+		b = []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+	}
+	writeBody(w, statusOf(code), b)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON answers v as JSON with status. The whole body is encoded before
+// the status goes out: a value that cannot be encoded (a NaN or infinite
+// float) becomes a logged and counted 500 with the error envelope, never a
+// 2xx with an empty or cut-off body.
+func (h *handler) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		h.writeError(w, r, fmt.Errorf("encoding the %d response: %w", status, err))
+		return
+	}
+	writeBody(w, status, b)
+}
+
+// writeBody sends an encoded JSON body, ending in a newline as
+// json.Encoder's output did.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	if err := enc.Encode(v); err != nil {
+	if _, err := w.Write(append(b, '\n')); err != nil {
 		slog.Debug("writing response", "err", err)
 	}
 }

@@ -38,6 +38,13 @@ func (f *recorder) PutItems(_ context.Context, its []api.Item) error {
 	f.items = append(f.items, its...)
 	return nil
 }
+func (f *recorder) UpdateItem(_ context.Context, id string, change func(api.Item) (api.Item, error)) (api.Item, error) {
+	it, err := change(api.Item{ID: id, Labels: map[string]string{"title": "T"}, Categories: []string{"c"}})
+	if err == nil {
+		f.items = append(f.items, it)
+	}
+	return it, err
+}
 func (f *recorder) Item(_ context.Context, id string) (api.Item, error) { return api.Item{ID: id}, nil }
 func (f *recorder) Items(_ context.Context, p api.Page) ([]api.Item, string, error) {
 	f.pages = append(f.pages, p)
@@ -149,8 +156,8 @@ func checkItem(t *testing.T, it api.Item) {
 	}
 }
 
-// FuzzDecodeItems feeds arbitrary bodies to POST /items (a batch) and
-// PUT /items/{id}: 2xx or a 4xx that stores nothing, never a 5xx; an
+// FuzzDecodeItems feeds arbitrary bodies to POST /items (a batch),
+// PUT /items/{id} and PATCH /items/{id}: 2xx or a 4xx that stores nothing, never a 5xx; an
 // accepted item has a valid id, finite features and bounded lists, and a
 // batch is stored whole with no repeated id.
 func FuzzDecodeItems(f *testing.F) {
@@ -162,6 +169,7 @@ func FuzzDecodeItems(f *testing.F) {
 		`{"items":[{"id":"i","features":[1e309]}]}`, `{"items":[{"id":"i","features":"x"}]}`,
 		`{"items":[{"id":"i","categories":[""]}]}`, `{"items":[{"id":"i","labels":{"":"x"}}]}`,
 		`{"id":"i1","features":[0.5]}`, `{"id":"other"}`, `{}`, `[]`, `{"items":[{"id":"i"}]} x`,
+		`{"labels":{"title":null}}`, `{"features":null,"hidden":true}`, `{"categories":[""]}`, `{"features":{"a":1e400}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -176,12 +184,14 @@ func FuzzDecodeItems(f *testing.F) {
 			}
 			seen[it.ID] = true
 		}
-		fs = &recorder{}
-		serveFuzz(t, fs, jsonRequest(http.MethodPut, "/items/i1", body), http.StatusOK)
-		for _, it := range fs.items {
-			checkItem(t, it)
-			if it.ID != "i1" {
-				t.Fatalf("PUT /items/i1 stored item %q", it.ID)
+		for _, method := range []string{http.MethodPut, http.MethodPatch} {
+			fs = &recorder{}
+			serveFuzz(t, fs, jsonRequest(method, "/items/i1", body), http.StatusOK)
+			for _, it := range fs.items {
+				checkItem(t, it)
+				if it.ID != "i1" {
+					t.Fatalf("%s /items/i1 stored item %q", method, it.ID)
+				}
 			}
 		}
 	})

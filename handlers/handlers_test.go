@@ -9,7 +9,7 @@ import (
 func TestMethodNotAllowed_allowHeader(t *testing.T) {
 	h := New(Deps{Interactions: &fakeStore{}, Users: &fakeStore{}})
 	cases := []struct{ method, path, allow string }{
-		{http.MethodPatch, "/items/x", "DELETE, GET, PUT"},
+		{http.MethodPost, "/items/x", "DELETE, GET, PATCH, PUT"},
 		{http.MethodGet, "/interactions", "POST"},
 		{http.MethodPost, "/users/u/recommendations", "GET"},
 		{http.MethodPut, "/items", "GET, POST"},

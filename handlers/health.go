@@ -19,7 +19,7 @@ func (h *handler) registerHealthRoutes(r chi.Router) {
 
 // handleHealthz answers liveness: the process serves HTTP.
 func (h *handler) handleHealthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	h.writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // handleReadyz answers readiness: the store reads and the recommender can
@@ -35,7 +35,7 @@ func (h *handler) handleReadyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	h.writeJSON(w, r, http.StatusOK, map[string]string{"status": "ready"})
 }
 
 func (h *handler) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
@@ -63,7 +63,7 @@ func (h *handler) handleStats(w http.ResponseWriter, r *http.Request) {
 	if act == nil {
 		act = []api.DayCount{}
 	}
-	writeJSON(w, http.StatusOK, api.StatsOut{Counts: c, EventsByDay: act})
+	h.writeJSON(w, r, http.StatusOK, api.StatsOut{Counts: c, EventsByDay: act})
 }
 
 func (h *handler) registerWebRoutes(r chi.Router) {

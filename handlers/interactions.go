@@ -31,7 +31,7 @@ func (h *handler) handleInteractionsPost(w http.ResponseWriter, r *http.Request)
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, api.InteractionsOut{Stored: n})
+	h.writeJSON(w, r, http.StatusCreated, api.InteractionsOut{Stored: n})
 }
 
 // batchIn is validated on its own so that failing fields are named

@@ -3,8 +3,10 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-json-experiment/json"
 
 	"recsys/api"
 )
@@ -15,6 +17,7 @@ func (h *handler) registerItemRoutes(r chi.Router) {
 	r.Route("/items/{id}", func(r chi.Router) {
 		r.With(h.requireApp).Get("/", h.handleItemGet)
 		r.With(h.requireApp).Put("/", h.handleItemPut)
+		r.With(h.requireApp).Patch("/", h.handleItemPatch)
 		r.With(h.requireAdmin).Delete("/", h.handleItemDelete)
 		r.With(h.requireApp).Get("/similar", h.handleItemSimilar)
 	})
@@ -46,7 +49,7 @@ func (h *handler) handleSearchSimilar(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.SearchOut{By: res.By, Model: res.Model, ModelVersion: res.ModelVersion, Items: res.Items})
+	h.writeJSON(w, r, http.StatusOK, api.SearchOut{By: res.By, Model: res.Model, ModelVersion: res.ModelVersion, Items: res.Items})
 }
 
 func (h *handler) handleItemGet(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +63,7 @@ func (h *handler) handleItemGet(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.NewItemOut(it))
+	h.writeJSON(w, r, http.StatusOK, api.NewItemOut(it))
 }
 
 // handleItemPut creates or replaces one item and answers with it as stored.
@@ -93,7 +96,69 @@ func (h *handler) handleItemPut(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.NewItemOut(it))
+	h.writeJSON(w, r, http.StatusOK, api.NewItemOut(it))
+}
+
+// handleItemPatch changes part of an item: the body is a JSON merge patch
+// (RFC 7396) of the item as PUT takes it, so {"hidden":true} hides it and
+// keeps everything else. The merged item is validated as PUT validates, and
+// read, merged and stored in one transaction. An unknown item is 404:
+// PATCH never creates.
+func (h *handler) handleItemPatch(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	var patch any
+	if err := h.decodeBody(w, r, &patch, itemPatchBody); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if _, ok := patch.(map[string]any); !ok {
+		h.writeError(w, r, api.Errorf(api.CodeInvalid, "a merge patch of an item must be a JSON object, such as {\"hidden\":true}"))
+		return
+	}
+	it, err := h.Items.UpdateItem(r.Context(), id, func(cur api.Item) (api.Item, error) {
+		in, err := patchItem(cur, patch)
+		if err != nil {
+			return api.Item{}, err
+		}
+		if in.ID != "" && in.ID != id {
+			return api.Item{}, api.FieldError("id", "must match the id in the path or be left out")
+		}
+		in.ID = id
+		if err := h.validate(in); err != nil {
+			return api.Item{}, err
+		}
+		return in.ToItem(), nil
+	})
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	h.writeJSON(w, r, http.StatusOK, api.NewItemOut(it))
+}
+
+// patchItem applies a merge patch to an item as PUT would take it and
+// decodes the result with the rules of a PUT body.
+func patchItem(cur api.Item, patch any) (api.ItemIn, error) {
+	var doc any
+	b, err := json.Marshal(api.ItemIn{Features: cur.Features, Categories: cur.Categories, Labels: cur.Labels, Hidden: cur.Hidden})
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
+	}
+	if err == nil {
+		b, err = json.Marshal(api.MergePatch(doc, patch))
+	}
+	if err != nil {
+		return api.ItemIn{}, err
+	}
+	var in api.ItemIn
+	if err := json.Unmarshal(b, &in, strictJSON); err != nil {
+		return api.ItemIn{}, jsonError(err, reflect.TypeOf(in))
+	}
+	return in, nil
 }
 
 // handleItemsPost stores a batch of items, all or nothing.
@@ -129,7 +194,7 @@ func (h *handler) handleItemsPost(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, api.ItemsPutOut{Stored: len(items)})
+	h.writeJSON(w, r, http.StatusCreated, api.ItemsPutOut{Stored: len(items)})
 }
 
 func (h *handler) handleItemList(w http.ResponseWriter, r *http.Request) {
@@ -152,7 +217,7 @@ func (h *handler) handleItemList(w http.ResponseWriter, r *http.Request) {
 	for k, it := range items {
 		out.Items[k] = api.NewItemOut(it)
 	}
-	writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, r, http.StatusOK, out)
 }
 
 func (h *handler) handleItemDelete(w http.ResponseWriter, r *http.Request) {
@@ -193,6 +258,6 @@ func (h *handler) handleItemSimilar(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.SimilarOut{ItemID: sim.ItemID, By: sim.By, Model: sim.Model,
+	h.writeJSON(w, r, http.StatusOK, api.SimilarOut{ItemID: sim.ItemID, By: sim.By, Model: sim.Model,
 		ModelVersion: sim.ModelVersion, Items: sim.Items})
 }

@@ -29,7 +29,7 @@ func (h *handler) handleUserGet(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.UserOut{ID: u.ID, CreatedAt: u.CreatedAt, LastSeen: u.LastSeen,
+	h.writeJSON(w, r, http.StatusOK, api.UserOut{ID: u.ID, CreatedAt: u.CreatedAt, LastSeen: u.LastSeen,
 		Items: u.Items, Positives: u.Positives, Events: u.Events})
 }
 
@@ -76,7 +76,7 @@ func (h *handler) handleUserInteractions(w http.ResponseWriter, r *http.Request)
 		}
 		out.Interactions[k] = o
 	}
-	writeJSON(w, http.StatusOK, out)
+	h.writeJSON(w, r, http.StatusOK, out)
 }
 
 func (h *handler) handleInteractionDelete(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +109,7 @@ func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) 
 		h.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, api.RecommendationsOut{UserID: rec.UserID, Model: rec.Model,
+	h.writeJSON(w, r, http.StatusOK, api.RecommendationsOut{UserID: rec.UserID, Model: rec.Model,
 		ModelVersion: rec.ModelVersion, Items: rec.Items, Fallback: rec.Fallback})
 }
 

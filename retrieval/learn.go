@@ -143,6 +143,16 @@ func Learn(ctx context.Context, X [][]float64, sup *Supervision, opt LearnOption
 	if err != nil {
 		return nil, err
 	}
+	// Standardised inputs are bounded, so a non-finite factor is a learner
+	// fault; a metric with one would answer NaN distances.
+	rows, _ := l.Dims()
+	for i := range rows {
+		for _, v := range l.RawRowView(i) {
+			if !isFinite(v) {
+				return nil, fmt.Errorf("retrieval: %s learned a metric with a non-finite entry", opt.Method)
+			}
+		}
+	}
 	return &Metric{Method: opt.Method, Mean: mean, Scale: scale, L: l}, nil
 }
 

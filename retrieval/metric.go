@@ -65,7 +65,7 @@ func (m *Metric) ProjectTo(dst, x []float64) error {
 		if math.IsInf(v, 0) {
 			return errors.New("retrieval: infinite feature value")
 		}
-		z := (v - m.Mean[i]) / m.Scale[i]
+		z := zscore(v, m.Mean[i], m.Scale[i])
 		if z == 0 {
 			continue
 		}
@@ -113,7 +113,9 @@ func sqDist(a, b []float64) float64 {
 }
 
 // Standardization returns per-feature mean and standard deviation of xs
-// (a constant feature gets scale 1), skipping NaNs.
+// (a constant feature gets scale 1), skipping NaNs and infinities. Both are
+// finite for any finite input: a feature whose sums overflow (values near
+// ±1e308) is measured again in units of its largest magnitude.
 func Standardization(xs [][]float64) (mean, scale []float64, err error) {
 	if len(xs) == 0 {
 		return nil, nil, errors.New("retrieval: no vectors")
@@ -126,7 +128,7 @@ func Standardization(xs [][]float64) (mean, scale []float64, err error) {
 			return nil, nil, fmt.Errorf("retrieval: vector %d has length %d, want %d", i, len(x), d)
 		}
 		for j, v := range x {
-			if !math.IsNaN(v) {
+			if isFinite(v) {
 				mean[j] += v
 				count[j]++
 			}
@@ -139,7 +141,7 @@ func Standardization(xs [][]float64) (mean, scale []float64, err error) {
 	}
 	for _, x := range xs {
 		for j, v := range x {
-			if !math.IsNaN(v) {
+			if isFinite(v) {
 				scale[j] += (v - mean[j]) * (v - mean[j])
 			}
 		}
@@ -148,11 +150,66 @@ func Standardization(xs [][]float64) (mean, scale []float64, err error) {
 		if count[j] > 1 {
 			scale[j] = math.Sqrt(scale[j] / (count[j] - 1))
 		}
+		if !isFinite(mean[j]) || math.IsInf(scale[j], 0) {
+			mean[j], scale[j] = rescaledMoments(xs, j)
+		}
 		if scale[j] == 0 || math.IsNaN(scale[j]) {
 			scale[j] = 1
 		}
 	}
 	return mean, scale, nil
+}
+
+// rescaledMoments is the mean and standard deviation of feature j computed
+// on v/M, M its largest magnitude, so no sum overflows; the standard
+// deviation is capped at MaxFloat64 (it can exceed it by up to √2 when the
+// values span ±MaxFloat64).
+func rescaledMoments(xs [][]float64, j int) (mean, sd float64) {
+	var top, count float64
+	for _, x := range xs {
+		if v := x[j]; isFinite(v) {
+			top = max(top, math.Abs(v))
+			count++
+		}
+	}
+	if top == 0 {
+		return 0, 0
+	}
+	for _, x := range xs {
+		if v := x[j]; isFinite(v) {
+			mean += v / top
+		}
+	}
+	mean /= count
+	for _, x := range xs {
+		if v := x[j]; isFinite(v) {
+			sd += (v/top - mean) * (v/top - mean)
+		}
+	}
+	if count > 1 {
+		sd = math.Sqrt(sd / (count - 1))
+	}
+	return mean * top, min(sd*top, math.MaxFloat64)
+}
+
+func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// zMax bounds a standardised value. A training row lies within √n standard
+// deviations of the mean, so the bound only ever touches a query or a later
+// item far outside the training range, and it keeps every projection and
+// distance finite: |Lᵀz|ᵢ ≤ d·zMax·max|L|.
+const zMax = 1e12
+
+// zscore is (v − mean)/scale clamped to ±zMax, without overflow: when
+// v − mean leaves the float range (v and mean near ±MaxFloat64 with
+// opposite signs) it is computed as v/scale − mean/scale.
+func zscore(v, mean, scale float64) float64 {
+	d := v - mean
+	z := d / scale
+	if math.IsInf(d, 0) && !math.IsInf(v, 0) {
+		z = v/scale - mean/scale
+	}
+	return max(-zMax, min(zMax, z))
 }
 
 // standardize returns the n×d matrix of z-scored rows (NaN → 0).
@@ -163,7 +220,7 @@ func standardize(xs [][]float64, mean, scale []float64) *mat.Dense {
 		row := out.RawRowView(i)
 		for j, v := range x {
 			if !math.IsNaN(v) {
-				row[j] = (v - mean[j]) / scale[j]
+				row[j] = zscore(v, mean[j], scale[j])
 			}
 		}
 	}

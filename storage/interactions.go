@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -22,11 +23,11 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 	for k, ev := range evs {
 		pos, neg, err := s.policy.Judge(ev)
 		if err != nil {
-			field := "type"
-			if len(evs) > 1 {
-				field = fmt.Sprintf("interactions[%d].type", k)
+			var fe *api.Error
+			if len(evs) > 1 && errors.As(err, &fe) && len(fe.Details) == 1 {
+				err = api.FieldError(fmt.Sprintf("interactions[%d].%s", k, fe.Details[0].Field), fe.Details[0].Problem)
 			}
-			return 0, api.FieldError(field, err.Error())
+			return 0, err
 		}
 		js[k] = judged{pos, neg}
 	}

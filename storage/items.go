@@ -53,6 +53,44 @@ func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 	return err
 }
 
+// UpdateItem reads item id, applies change to it and stores the result in
+// one write transaction, so that two concurrent updates of an item cannot
+// lose each other's change. The item keeps its dense index, creation time
+// and interactions. A missing item is not_found; an error from change
+// aborts the update and is returned as is. change runs inside the
+// transaction: it must be quick and must not call the store.
+func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item) (api.Item, error)) (api.Item, error) {
+	var out api.Item
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		items := tx.Bucket(bucketItems)
+		b := items.Get([]byte(id))
+		if b == nil {
+			return notFound("item", id)
+		}
+		old, err := decodeItem(b)
+		if err != nil {
+			return err
+		}
+		positives := int64(getU64(tx.Bucket(bucketItemPop).Get(u64(old.Idx))))
+		it, err := change(old.toAPI(id, positives))
+		if err != nil {
+			return err
+		}
+		rec := itemRecord{Idx: old.Idx, Features: it.Features, Categories: it.Categories, Labels: it.Labels,
+			Hidden: it.Hidden, Created: old.Created, Updated: s.now().UnixNano()}
+		if b, err = rec.encode(); err != nil {
+			return err
+		}
+		out = rec.toAPI(id, positives)
+		return items.Put([]byte(id), b)
+	})
+	if err != nil {
+		return api.Item{}, err
+	}
+	s.itemsVersion.Add(1)
+	return out, nil
+}
+
 // Item reads one item.
 func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 	var it api.Item
