@@ -125,6 +125,7 @@ func importItems(ctx context.Context, st *storage.Store, format, path string) (i
 }
 
 func importEvents(ctx context.Context, st *storage.Store, format, path string, bar *progress) (int, error) {
+	policy := st.Policy()
 	batch := make([]api.Interaction, 0, importBatch)
 	n := 0
 	flush := func() error {
@@ -138,14 +139,22 @@ func importEvents(ctx context.Context, st *storage.Store, format, path string, b
 		batch = batch[:0]
 		return nil
 	}
+	read := 0
 	err := dataset.ReadEvents(format, path, func(ev dataset.Event) error {
+		read++
 		for _, id := range []string{ev.User, ev.Item} {
 			if p := api.ValidateID(id); p != "" {
-				return fmt.Errorf("id %q %s", id, p)
+				return fmt.Errorf("event %d: id %q %s", read, id, p)
 			}
 		}
-		batch = append(batch, api.Interaction{UserID: ev.User, ItemID: ev.Item, Type: ev.Type,
-			Value: ev.Value, HasValue: ev.HasValue, Timestamp: ev.Time})
+		in := api.Interaction{UserID: ev.User, ItemID: ev.Item, Type: ev.Type,
+			Value: ev.Value, HasValue: ev.HasValue, Timestamp: ev.Time}
+		// Checked here so that the error names the event, not its place
+		// in a batch (a --min-value needs every event to carry a value).
+		if _, _, err := policy.Judge(in); err != nil {
+			return fmt.Errorf("event %d (user %q, item %q): %s", read, ev.User, ev.Item, api.ErrorMessage(err))
+		}
+		batch = append(batch, in)
 		bar.add(len(ev.User) + len(ev.Item) + 12)
 		if len(batch) == importBatch {
 			return flush()

@@ -67,6 +67,22 @@ func TestMinValue_finite(t *testing.T) {
 	}
 }
 
+// TestImport_minValueNeedsValues: under --min-value every event must carry
+// a value (the rule POST /interactions applies); an event without one is
+// reported by its number and ids, not by its place in an internal batch.
+func TestImport_minValueNeedsValues(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "e.csv")
+	if err := os.WriteFile(csv, []byte("u1,i1,5\nu2,i2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := runImport(t.Context(), []string{"--db", filepath.Join(dir, "x.db"), "--format", "csv", "--min-value", "3", csv}, io.Discard, io.Discard)
+	want := `event 2 (user "u2", item "i2"): value: type view needs a value`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("import: %v, want an error containing %q", err, want)
+	}
+}
+
 // TestCLI_badAddr: a malformed --addr is reported as one, naming --addr,
 // before the keys are looked at and before the database is opened (it used
 // to be refused as a non-loopback address with no keys).
