@@ -166,3 +166,22 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 	}
 	return err
 }
+
+// ItemsInteracted reports, for each dense item index, whether any user has
+// an event of any type with it (a pair, positive or not): what tells a
+// cold item (no events at all) from a known-unpopular one (events, no
+// positives), which popularity alone cannot. One seek per item in the
+// per-item pair index.
+func (s *Store) ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error) {
+	out := make([]bool, len(idx))
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketItemUsers).Cursor()
+		for k, i := range idx {
+			prefix := u64(uint64(i))
+			key, _ := c.Seek(prefix)
+			out[k] = key != nil && bytes.HasPrefix(key, prefix)
+		}
+		return nil
+	})
+	return out, err
+}
