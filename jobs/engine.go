@@ -261,6 +261,11 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 	if req.By == "hybrid" {
 		return e.hybridSimilar(ctx, c, idx, req)
 	}
+	return e.collaborativeSimilar(c, idx, req)
+}
+
+// collaborativeSimilar answers by=collaborative from catalogue c.
+func (e *Engine) collaborativeSimilar(c *catalogueCache, idx uint32, req api.SimilarRequest) (*api.SimilarItems, error) {
 	m, nb := e.neighbourModel()
 	if nb == nil {
 		return nil, api.Errorf(api.CodeModelNotReady, "no collaborative similarity model is trained yet; POST /admin/retrain or run `recsys train`")
