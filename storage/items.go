@@ -139,7 +139,9 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 			if err != nil {
 				return err
 			}
-			w.forgetPair(u, it.Idx, p)
+			if err := w.forgetPair(u, it.Idx, p); err != nil {
+				return err
+			}
 			if err := w.pairs.Delete(key); err != nil {
 				return err
 			}
