@@ -193,3 +193,31 @@ func TestServe_adminDisabledWarning(t *testing.T) {
 		t.Errorf("NewApp with only an app key logged %q, want the warning", log.String())
 	}
 }
+
+// TestServeFlags_coldSlots: --cold-slots-per-10 defaults to 1, 0 turns the
+// cold slots off (Config's zero value means the default, so "off" is
+// negative there), and values outside 0..10 are refused.
+func TestServeFlags_coldSlots(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 1},
+		{[]string{"--cold-slots-per-10", "3"}, 3},
+		{[]string{"--cold-slots-per-10", "0"}, -1},
+	} {
+		c, err := parseServeFlags(tc.args, io.Discard)
+		if err != nil || c.ColdSlotsPer10 != tc.want {
+			t.Errorf("%v: ColdSlotsPer10 %d (err %v), want %d", tc.args, c.ColdSlotsPer10, err, tc.want)
+		}
+	}
+	t.Setenv("RECSYS_COLD_SLOTS_PER_10", "2")
+	if c, err := parseServeFlags(nil, io.Discard); err != nil || c.ColdSlotsPer10 != 2 {
+		t.Errorf("env 2: ColdSlotsPer10 %d (err %v)", c.ColdSlotsPer10, err)
+	}
+	for _, bad := range []string{"-1", "11"} {
+		if _, err := parseServeFlags([]string{"--cold-slots-per-10", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "--cold-slots-per-10") {
+			t.Errorf("--cold-slots-per-10 %s: err %v, want one naming the flag", bad, err)
+		}
+	}
+}

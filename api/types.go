@@ -146,6 +146,9 @@ type ScoredItem struct {
 	ItemID  string   `json:"item_id"`
 	Score   float64  `json:"score"`
 	Reasons []Reason `json:"reasons,omitempty"`
+	// Cold marks a recommended item with no events yet, let in on content
+	// alone; its Score is then its content similarity, not a model score.
+	Cold bool `json:"cold,omitempty"`
 }
 
 // Reason is one of the largest terms of a recommended item's score: a

@@ -297,35 +297,46 @@ func scored(cat *api.Catalogue, ix *contentIndex, nbs []retrieval.Neighbour) []a
 	return out
 }
 
-// coldStart fills up to slots of a recommendation list with cold items
-// (features, no interactions) nearest in content to the user's history, so
-// they reach users before anyone has consumed them. Each carries as reason
-// the history item it is closest to.
-func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Profile, skip func(uint32) bool, slots int) []api.ScoredItem {
-	cm := e.content.Load()
-	if cm == nil || slots <= 0 || len(prof.Positive) == 0 {
-		return nil
-	}
-	ix, err := cm.index(ctx, c.itemsVersion)
-	if err != nil {
-		return nil
-	}
-	cs := e.coldSet(c, ix)
-	if len(cs.ids) == 0 {
-		return nil
-	}
-	type cand struct {
-		item, reason uint32
-		dist         float64
-	}
-	best := map[uint32]cand{}
+// coldPick is a cold item offered to one user: its squared distance,
+// under the learned metric, to the nearest item of the user's recent
+// positive history, and that item.
+type coldPick struct {
+	item, reason uint32
+	dist         float64
+}
+
+// recentHistory is the part of a user's positive history that cold items
+// are measured against: at most 20 positives, those of the highest dense
+// index (Profile.Positive is in index order), the items most recently
+// added to the catalogue; it bounds a request's work.
+func recentHistory(prof api.Profile) []uint32 {
 	hist := prof.Positive
 	if len(hist) > 20 {
 		hist = hist[len(hist)-20:]
 	}
+	return hist
+}
+
+// coldStart returns up to slots cold items (features, no events of any
+// kind) nearest in content to the user's recent history, nearest first,
+// and the content index they were measured in (nil when there is none).
+func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Profile, skip func(uint32) bool, slots int) ([]coldPick, *contentIndex, error) {
+	cm := e.content.Load()
+	if cm == nil || slots <= 0 || len(prof.Positive) == 0 {
+		return nil, nil, nil
+	}
+	ix, err := cm.index(ctx, c.itemsVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs, err := e.coldSet(ctx, c, ix)
+	if err != nil || len(cs.ids) == 0 {
+		return nil, ix, err
+	}
+	best := map[uint32]coldPick{}
 	var eligible []int // positions in cs.ids of the cold items this request may get
 	near := make([]retrieval.Neighbour, 0, slots)
-	for _, j := range hist {
+	for _, j := range recentHistory(prof) {
 		id, ok := ix.byItem[j]
 		if !ok {
 			continue
@@ -364,29 +375,42 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 		for _, nb := range near {
 			i := ix.items[nb.ID]
 			if b, ok := best[i]; !ok || nb.Distance < b.dist {
-				best[i] = cand{item: i, reason: j, dist: nb.Distance}
+				best[i] = coldPick{item: i, reason: j, dist: nb.Distance}
 			}
 		}
 	}
-	cands := make([]cand, 0, len(best))
+	picks := make([]coldPick, 0, len(best))
 	for _, b := range best {
-		cands = append(cands, b)
+		picks = append(picks, b)
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
+	slices.SortFunc(picks, func(a, b coldPick) int {
 		if a.dist != b.dist {
-			return int(math.Copysign(1, a.dist-b.dist))
+			return cmp.Compare(a.dist, b.dist)
 		}
-		return int(a.item) - int(b.item)
+		return cmp.Compare(a.item, b.item)
 	})
-	var out []api.ScoredItem
-	for _, cd := range cands[:min(slots, len(cands))] {
-		out = append(out, api.ScoredItem{ItemID: c.cat.ItemIDs[cd.item], Score: 0,
-			Reasons: []api.Reason{{Kind: "item", ID: c.cat.ItemIDs[cd.reason], Weight: 1 / (1 + cd.dist)}}})
-	}
-	return out
+	return picks[:min(slots, len(picks))], ix, nil
 }
 
-// coldItems are the indexed items with no interactions in one catalogue,
+// historyDistance is coldPick.dist for any indexed item: its squared
+// distance to the nearest other item of the recent history. ok is false
+// for an item without features, which has no place in content space.
+func historyDistance(ix *contentIndex, hist []uint32, item uint32) (d float64, ok bool) {
+	id, ok := ix.byItem[item]
+	if !ok {
+		return 0, false
+	}
+	q := ix.searcher.Index.Vector(id)
+	d = math.Inf(1)
+	for _, j := range hist {
+		if h, ok := ix.byItem[j]; ok && h != id {
+			d = min(d, retrieval.SquaredDistance(q, ix.searcher.Index.Vector(h)))
+		}
+	}
+	return d, !math.IsInf(d, 1)
+}
+
+// coldItems are the indexed items with no events in one catalogue,
 // with their projected vectors: the only candidates of coldStart. Building
 // it once per catalogue and content index spares every request a scan of
 // the whole index per history item, and each item's nearest cold items are
@@ -406,8 +430,9 @@ type coldList struct {
 	all bool
 }
 
-// coldListLen bounds each cached list: enough for the one slot per ten of
-// a list of up to 100 items after the request's filter.
+// coldListLen bounds each cached list: enough for the default one slot per
+// ten of a list of up to 100 items after the request's filter; a request
+// that needs more scans the cold items.
 const coldListLen = 32
 
 // nearestTo returns the cached cold list of index id, computing it first.
@@ -430,18 +455,34 @@ func (cs *coldItems) nearestTo(ix *contentIndex, id int) *coldList {
 	return l
 }
 
-// coldSet returns the cold items of catalogue c under index ix. A new
-// catalogue with the same cold items (popularity is rebuilt every few
-// seconds under ingest) keeps the cached lists. Two requests may build it
-// at once after a change; both builds are equal.
-func (e *Engine) coldSet(c *catalogueCache, ix *contentIndex) *coldItems {
+// coldSet returns the cold items of catalogue c under index ix: indexed,
+// live, and with no event of any kind. An item with events but no positive
+// one (rated, all ratings low) has popularity 0 too, but it is known and
+// unwanted, not unknown: the store's per-item pair index tells them apart,
+// asked only for the indexed items of popularity 0. A new catalogue with
+// the same cold items (popularity is rebuilt every few seconds under
+// ingest) keeps the cached lists. Two requests may build it at once after
+// a change; both builds are equal.
+func (e *Engine) coldSet(ctx context.Context, c *catalogueCache, ix *contentIndex) (*coldItems, error) {
 	old := e.cold.Load()
 	if old != nil && old.cat == c && old.ix == ix {
-		return old
+		return old, nil
 	}
-	var ids []int
+	var ks []int
+	var unpopular []uint32
 	for k, i := range ix.items {
 		if int(i) < len(c.cat.Popularity) && c.cat.Popularity[i] == 0 && !hiddenOrGone(c.cat, i) {
+			ks = append(ks, k)
+			unpopular = append(unpopular, i)
+		}
+	}
+	seen, err := e.src.ItemsInteracted(ctx, unpopular)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	for n, k := range ks {
+		if !seen[n] {
 			ids = append(ids, k)
 		}
 	}
@@ -455,7 +496,7 @@ func (e *Engine) coldSet(c *catalogueCache, ix *contentIndex) *coldItems {
 		}
 	}
 	e.cold.Store(cs)
-	return cs
+	return cs, nil
 }
 
 // keepNearest inserts nb into near, the at most k nearest so far in
@@ -483,71 +524,139 @@ func (e *Engine) InstallContent(info api.ModelInfo, names []string, m *retrieval
 	e.content.Store(&content{info: info, metric: m, names: names, features: e.src.ItemFeatures, approxAbove: e.opts.ContentApproxAbove})
 }
 
-// coldShare is the share of a recommendation list offered to cold items.
-const coldShare = 10
+// DefaultColdSlotsPer10 is how many slots in ten of a recommendation list
+// may go to cold items unless EngineOptions.ColdSlotsPer10 says otherwise.
+const DefaultColdSlotsPer10 = 1
 
-// withColdItems lets cold items (features, no interactions) into the last
-// slots of a list of at least 5: one slot per 10 (SPEC.md §5 cold start).
-func (e *Engine) withColdItems(ctx context.Context, c *catalogueCache, prof api.Profile, req api.RecommendRequest, items []api.ScoredItem) []api.ScoredItem {
-	if req.N < 5 || e.content.Load() == nil {
-		return items
+// coldSlots is how many of a list of n items may go to cold items: per10
+// in ten, at least one, and none in a list shorter than 5 (SPEC.md §5 cold
+// start).
+func (e *Engine) coldSlots(n int) int {
+	per10 := cmp.Or(e.opts.ColdSlotsPer10, DefaultColdSlotsPer10)
+	if per10 < 0 || n < 5 {
+		return 0
 	}
-	slots := max(1, req.N/coldShare)
-	skip := newFilter(c.cat, prof, req)
-	cold := e.coldStart(ctx, c, prof, skip, slots)
-	if len(cold) == 0 {
-		return items
-	}
-	keep := min(len(items), req.N-len(cold))
-	out := append(items[:keep:keep], cold...)
-	last := 0.0
-	if keep > 0 {
-		last = out[keep-1].Score
-	}
-	for k := keep; k < len(out); k++ {
-		out[k].Score = last // keeps the list non-increasing
-	}
-	return out
+	return min(n, max(1, n*min(per10, 10)/10))
 }
 
-// hybridSimilar merges the collaborative and content neighbours: each list's
-// scores are divided by its best, and an item's score is the mean of the two
-// (0 where a list lacks it).
+// withColdItems lets cold items (features, no events) into the last slots
+// of a list, so that they reach users before anyone has consumed them.
+//
+// A cold item has no model score, only a content one, so it has to earn
+// its slot on the content scale: the k-th cold item (nearest first) takes
+// the place of the warm item it would push out (the lowest one still in
+// the list) only if its distance to the user's recent history under the
+// learned metric is at most that warm item's distance to the same
+// history. Both numbers measure the one thing both items have, closeness
+// in features to what the user liked; a warm item the model ranked there
+// for reasons content cannot see is displaced only by a cold item at
+// least as close to the user's taste, and a warm item without features
+// (no place in content space to compare) is never displaced. Once a cold
+// item fails, the next ones (no nearer) would face the same warm item and
+// fail too. Empty slots, when the model found fewer than n items, go to
+// cold items freely: they displace nothing.
+//
+// A cold item's score is its content similarity 1/(1+d), d the squared
+// distance to the nearest history item, as by=content reports it; it is
+// flagged cold so that nobody compares it with the model scores above it.
+// Its reason (that history item) is attached only with explain=true.
+func (e *Engine) withColdItems(ctx context.Context, c *catalogueCache, prof api.Profile, req api.RecommendRequest, items []api.ScoredItem) ([]api.ScoredItem, error) {
+	slots := e.coldSlots(req.N)
+	if slots == 0 || e.content.Load() == nil {
+		return items, nil
+	}
+	// An item the model already listed (a zero score pads a short list)
+	// is not offered again.
+	listed := make(map[uint32]bool, len(items))
+	for _, it := range items {
+		listed[c.cat.Index[it.ItemID]] = true
+	}
+	skip := newFilter(c.cat, prof, req)
+	picks, ix, err := e.coldStart(ctx, c, prof, func(i uint32) bool { return listed[i] || skip(i) }, slots)
+	if err != nil || len(picks) == 0 {
+		return items, err
+	}
+	hist := recentHistory(prof)
+	taken := 0
+	for _, p := range picks {
+		if len(items)+taken >= req.N {
+			warm := items[req.N-taken-1]
+			d, ok := historyDistance(ix, hist, c.cat.Index[warm.ItemID])
+			if !ok || p.dist > d {
+				break
+			}
+		}
+		taken++
+	}
+	keep := min(len(items), req.N-taken)
+	out := items[:keep:keep]
+	for _, p := range picks[:taken] {
+		sim := 1 / (1 + p.dist)
+		it := api.ScoredItem{ItemID: c.cat.ItemIDs[p.item], Score: sim, Cold: true}
+		if req.Explain {
+			it.Reasons = []api.Reason{{Kind: "item", ID: c.cat.ItemIDs[p.reason], Weight: sim}}
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// hybridDepth is how deep into each source's neighbour list by=hybrid
+// looks. It is fixed, not derived from n, so that the merged ranking is
+// the same for every n and each answer is a prefix of any longer one; a
+// hybrid list therefore holds at most the items of two such lists.
+const hybridDepth = 200
+
+// hybridSimilar merges the collaborative and content neighbours, each taken
+// to hybridDepth. Scores of the two sources are on unrelated scales, so
+// each source votes with its rank instead: an item r places below the top
+// of a list (r = how many items that list scores strictly higher, so tied
+// items get the same vote) gets 1 − r/hybridDepth from it, 0 from a list
+// that lacks it, and its score is the mean vote of the sources that
+// answered. Equal scores are broken as every ranking here: by popularity,
+// then by dense index (recsys.TopN).
 func (e *Engine) hybridSimilar(ctx context.Context, c *catalogueCache, idx uint32, req api.SimilarRequest) (*api.SimilarItems, error) {
-	collab, errC := e.Similar(ctx, api.SimilarRequest{ItemID: req.ItemID, N: req.N * 2, By: "collaborative"})
-	cont, cm, errT := e.contentSimilar(ctx, c, idx, req.N*2)
+	collab, errC := e.collaborativeSimilar(c, idx, api.SimilarRequest{ItemID: req.ItemID, N: hybridDepth, By: "collaborative"})
+	cont, cm, errT := e.contentSimilar(ctx, c, idx, hybridDepth)
 	if errC != nil && errT != nil {
 		return nil, errT
 	}
-	merged := map[string]float64{}
-	add := func(items []api.ScoredItem) {
-		if len(items) == 0 || items[0].Score <= 0 {
-			return
-		}
-		for _, it := range items {
-			merged[it.ItemID] += 0.5 * it.Score / items[0].Score
+	votes := map[string]float64{}
+	sources := 0.0
+	vote := func(items []api.ScoredItem) {
+		sources++
+		r := 0
+		for k, it := range items {
+			if k > 0 && it.Score != items[k-1].Score {
+				r = k
+			}
+			votes[it.ItemID] += 1 - float64(r)/hybridDepth
 		}
 	}
 	out := &api.SimilarItems{ItemID: req.ItemID, By: "hybrid", Items: []api.ScoredItem{}}
 	if errC == nil {
-		add(collab.Items)
+		vote(collab.Items)
 		out.Model, out.ModelVersion = collab.Model, collab.ModelVersion
 	}
 	if errT == nil {
-		add(cont)
+		vote(cont)
 		out.Model += "+" + ContentModelName
 		out.ModelVersion += "+" + cm.info.Version
 		out.Model = strings.TrimPrefix(out.Model, "+")
 		out.ModelVersion = strings.TrimPrefix(out.ModelVersion, "+")
 	}
-	for id, sc := range merged {
-		out.Items = append(out.Items, api.ScoredItem{ItemID: id, Score: sc})
+	for id, v := range votes {
+		out.Items = append(out.Items, api.ScoredItem{ItemID: id, Score: v / sources})
 	}
 	slices.SortFunc(out.Items, func(a, b api.ScoredItem) int {
 		if a.Score != b.Score {
 			return cmp.Compare(b.Score, a.Score)
 		}
-		return strings.Compare(a.ItemID, b.ItemID)
+		ia, ib := c.cat.Index[a.ItemID], c.cat.Index[b.ItemID]
+		if pa, pb := c.cat.Popularity[ia], c.cat.Popularity[ib]; pa != pb {
+			return cmp.Compare(pb, pa)
+		}
+		return cmp.Compare(ia, ib)
 	})
 	out.Items = out.Items[:min(req.N, len(out.Items))]
 	return out, nil

@@ -25,6 +25,7 @@ type Source interface {
 	Versions() (items, events uint64)
 	UserIDs(ctx context.Context, idx []uint32) ([]string, error)
 	ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
+	ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error)
 }
 
 // EngineOptions configure an Engine.
@@ -36,6 +37,10 @@ type EngineOptions struct {
 	// searched through an HNSW index instead of exactly (0 =
 	// retrieval.DefaultApproxAbove, negative = always exact).
 	ContentApproxAbove int
+	// ColdSlotsPer10 is how many slots in ten of a recommendation list may
+	// go to cold items, 0..10 (0 = DefaultColdSlotsPer10, negative = none);
+	// see withColdItems for when a cold item earns one.
+	ColdSlotsPer10 int
 }
 
 // Engine answers recommendation requests from the active model, falling
@@ -168,7 +173,9 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 				return nil, err
 			}
 		}
-		out.Items = e.withColdItems(ctx, c, prof, req, out.Items)
+		if out.Items, err = e.withColdItems(ctx, c, prof, req, out.Items); err != nil {
+			return nil, err
+		}
 		return out, nil
 	}
 	out.Model, out.Fallback = "popular", "popular"
@@ -254,6 +261,11 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 	if req.By == "hybrid" {
 		return e.hybridSimilar(ctx, c, idx, req)
 	}
+	return e.collaborativeSimilar(c, idx, req)
+}
+
+// collaborativeSimilar answers by=collaborative from catalogue c.
+func (e *Engine) collaborativeSimilar(c *catalogueCache, idx uint32, req api.SimilarRequest) (*api.SimilarItems, error) {
 	m, nb := e.neighbourModel()
 	if nb == nil {
 		return nil, api.Errorf(api.CodeModelNotReady, "no collaborative similarity model is trained yet; POST /admin/retrain or run `recsys train`")

@@ -70,20 +70,21 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 type writer struct {
 	tx                                  *bolt.Tx
 	meta, users, userIDs, items, itemID *bolt.Bucket
-	pop, pairs, itemUsers               *bolt.Bucket
+	pop, pairs, itemUsers, pairDays     *bolt.Bucket
 	userCache                           map[string]*userRecord
 	popDelta                            map[uint64]int64
 	counters                            map[string]int64
 	days                                map[string]int64
+	pairDayDelta                        map[string]int64 // by pairDayKey
 }
 
 func newWriter(tx *bolt.Tx) *writer {
 	return &writer{tx: tx,
 		meta: tx.Bucket(bucketMeta), users: tx.Bucket(bucketUsers), userIDs: tx.Bucket(bucketUserIDs),
 		items: tx.Bucket(bucketItems), itemID: tx.Bucket(bucketItemIDs), pop: tx.Bucket(bucketItemPop),
-		pairs: tx.Bucket(bucketPairs), itemUsers: tx.Bucket(bucketItemUsers),
+		pairs: tx.Bucket(bucketPairs), itemUsers: tx.Bucket(bucketItemUsers), pairDays: tx.Bucket(bucketPairDays),
 		userCache: map[string]*userRecord{}, popDelta: map[uint64]int64{}, counters: map[string]int64{},
-		days: map[string]int64{}}
+		days: map[string]int64{}, pairDayDelta: map[string]int64{}}
 }
 
 // user returns the cached record of id, creating the user if needed.
@@ -186,7 +187,11 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 		u.lastSeen = ts
 	}
 	w.counters[counterEvents]++
-	w.days[fromNano(ts).Format("20060102")]++
+	day := dayOf(ts)
+	w.days[day]++
+	if day != dayOf(p.first) {
+		w.pairDayDelta[pairDayKey(key, day)]++
+	}
 	if err := w.pairs.Put(key, p.encode()); err != nil {
 		return err
 	}
@@ -216,7 +221,13 @@ func (w *writer) flush() error {
 		}
 	}
 	for day, d := range w.days {
-		if err := addCounter(w.meta, "d/"+day, d); err != nil {
+		if err := addDay(w.meta, day, d); err != nil {
+			return err
+		}
+	}
+	for k, d := range w.pairDayDelta {
+		v := int64(getU64(w.pairDays.Get([]byte(k)))) + d
+		if err := w.pairDays.Put([]byte(k), u64(uint64(v))); err != nil {
 			return err
 		}
 	}
@@ -264,7 +275,9 @@ func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) er
 		}
 		w := newWriter(tx)
 		w.userCache[userID] = &u
-		w.forgetPair(&u, itemIdx, p)
+		if err := w.forgetPair(&u, itemIdx, p); err != nil {
+			return err
+		}
 		if err := w.pairs.Delete(key); err != nil {
 			return err
 		}
@@ -279,8 +292,9 @@ func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) er
 	return err
 }
 
-// forgetPair updates the counts for a pair about to be deleted.
-func (w *writer) forgetPair(u *userRecord, item uint64, p pairRecord) {
+// forgetPair updates the counts for a pair about to be deleted, the
+// per-day counters included.
+func (w *writer) forgetPair(u *userRecord, item uint64, p pairRecord) error {
 	u.items--
 	u.events -= p.count
 	w.counters[counterPairs]--
@@ -290,6 +304,7 @@ func (w *writer) forgetPair(u *userRecord, item uint64, p pairRecord) {
 		w.popDelta[item]--
 		w.counters[counterPositives]--
 	}
+	return w.forgetPairDays(pairKey(u.idx, item), p)
 }
 
 // History returns one page of a user's pairs in item-index order.

@@ -177,7 +177,9 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 			if err != nil {
 				return err
 			}
-			w.forgetPair(u, it.Idx, p)
+			if err := w.forgetPair(u, it.Idx, p); err != nil {
+				return err
+			}
 			if err := w.pairs.Delete(key); err != nil {
 				return err
 			}
@@ -203,4 +205,23 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 		s.eventsVersion.Add(1)
 	}
 	return err
+}
+
+// ItemsInteracted reports, for each dense item index, whether any user has
+// an event of any type with it (a pair, positive or not): what tells a
+// cold item (no events at all) from a known-unpopular one (events, no
+// positives), which popularity alone cannot. One seek per item in the
+// per-item pair index.
+func (s *Store) ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error) {
+	out := make([]bool, len(idx))
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketItemUsers).Cursor()
+		for k, i := range idx {
+			prefix := u64(uint64(i))
+			key, _ := c.Seek(prefix)
+			out[k] = key != nil && bytes.HasPrefix(key, prefix)
+		}
+		return nil
+	})
+	return out, err
 }

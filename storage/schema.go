@@ -16,6 +16,10 @@
 //	pairs       user index | item index  → pairRecord (binary: count, first/last seen,
 //	            (16 bytes, BE)             last value, flags, last type)
 //	item_users  item index | user index  → one flags byte (the per-item index of pairs)
+//	pair_days   user index | item index  → uint64 events of the pair on that UTC day, only for
+//	            | "YYYYMMDD"               days other than the day of the pair's first event, whose
+//	                                       count is the rest; so deleting a pair takes its events
+//	                                       off the per-day counters, day by day
 //	models      name | version           → persisted model blob (issue 4)
 //	jobs        job id                   → job record JSON
 //	reports     report id                → evaluation report JSON
@@ -27,8 +31,10 @@
 // bbolt has committed (fsync) it.
 package storage
 
-// SchemaVersion is written at creation and checked at open.
-const SchemaVersion = 2
+// SchemaVersion is written at creation and checked at open. Version 3
+// added pair_days; a version 2 file is migrated when opened for writing
+// (migrateDays) and read as it is when opened read-only.
+const SchemaVersion = 3
 
 var (
 	bucketMeta      = []byte("meta")
@@ -39,12 +45,13 @@ var (
 	bucketItemPop   = []byte("item_pop")
 	bucketPairs     = []byte("pairs")
 	bucketItemUsers = []byte("item_users")
+	bucketPairDays  = []byte("pair_days")
 	bucketModels    = []byte("models")
 	bucketJobs      = []byte("jobs")
 	bucketReports   = []byte("reports")
 
 	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUserIDs, bucketItems, bucketItemIDs,
-		bucketItemPop, bucketPairs, bucketItemUsers, bucketModels, bucketJobs, bucketReports}
+		bucketItemPop, bucketPairs, bucketItemUsers, bucketPairDays, bucketModels, bucketJobs, bucketReports}
 
 	keySchema = []byte("schema")
 )

@@ -98,12 +98,13 @@ func (s *Store) init(readOnly bool) error {
 		if meta == nil {
 			return errors.New("not a recsys database (no meta bucket)")
 		}
-		if v := getU64(meta.Get(keySchema)); v != SchemaVersion {
+		if v := getU64(meta.Get(keySchema)); v != SchemaVersion && !(readOnly && v == 2) {
 			return fmt.Errorf("schema version %d, this binary reads %d", v, SchemaVersion)
 		}
 		return nil
 	}
 	if readOnly {
+		// Version 2 differs only in what deletes need (pair_days).
 		return s.db.View(check)
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
@@ -116,6 +117,11 @@ func (s *Store) init(readOnly bool) error {
 		if fresh {
 			if err := tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion)); err != nil {
 				return err
+			}
+		}
+		if getU64(tx.Bucket(bucketMeta).Get(keySchema)) == 2 {
+			if err := migrateDays(tx); err != nil {
+				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
 			}
 		}
 		return check(tx)
@@ -158,7 +164,7 @@ func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
 func (s *Store) Activity(ctx context.Context, days int) ([]api.DayCount, error) {
 	var out []api.DayCount
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		prefix := []byte("c/d/")
+		prefix := []byte(dayPrefix)
 		c := tx.Bucket(bucketMeta).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			day, err := time.Parse("20060102", string(k[len(prefix):]))

@@ -46,7 +46,9 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 				return err
 			}
 			item := binary.BigEndian.Uint64(k[8:])
-			w.forgetPair(&u, item, p)
+			if err := w.forgetPair(&u, item, p); err != nil {
+				return err
+			}
 			keys = append(keys, append([]byte(nil), k...))
 		}
 		for _, k := range keys {

@@ -1,0 +1,175 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"recsys/api"
+	"recsys/recsys"
+	"recsys/retrieval"
+)
+
+// coldFixture is a catalogue on two features where the distance to the
+// history is known by construction: warm items w0..w7 at (k, 0), all
+// viewed together by six users; "me" viewed w0 only, so itemknn ranks
+// w1..w7 (equal scores, popularity then index order) and each wk lies
+// k² from the history. "flop" sits on w0 but three users disliked it (events,
+// no positive); "near" (0.5, 0) and "far" (50, 50) have no events.
+func coldFixture(t *testing.T, opts EngineOptions) (*Engine, func(hidden ...string)) {
+	t.Helper()
+	st := mustStore(t)
+	ctx := context.Background()
+	var items []api.Item
+	for k := 0; k < 8; k++ {
+		items = append(items, api.Item{ID: fmt.Sprintf("w%d", k), Features: map[string]float64{"x": float64(k), "y": 0}})
+	}
+	items = append(items,
+		api.Item{ID: "flop", Features: map[string]float64{"x": 0, "y": 0}},
+		api.Item{ID: "near", Features: map[string]float64{"x": 0.5, "y": 0}},
+		api.Item{ID: "far", Features: map[string]float64{"x": 50, "y": 50}})
+	if err := st.PutItems(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	for u := 0; u < 6; u++ {
+		add(t, st, fmt.Sprintf("p%d", u), "view", "w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7")
+	}
+	for u := 0; u < 3; u++ {
+		add(t, st, fmt.Sprintf("q%d", u), "dislike", "flop")
+	}
+	add(t, st, "me", "view", "w0")
+	snap, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := make([]recsys.Pair, len(snap.Users))
+	for k := range pairs {
+		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
+	}
+	x, err := recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recsys.New("itemknn")
+	if err := m.Fit(ctx, x, recsys.Params{K: 10}); err != nil {
+		t.Fatal(err)
+	}
+	opts.PopularityTTL = time.Nanosecond
+	eng := NewEngine(st, opts)
+	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)
+	eng.InstallContent(api.ModelInfo{Name: ContentModelName, Version: "c1"}, []string{"x", "y"},
+		retrieval.Euclidean([]float64{0, 0}, []float64{1, 1}))
+	hide := func(ids ...string) {
+		t.Helper()
+		var its []api.Item
+		for _, it := range items {
+			if slices.Contains(ids, it.ID) {
+				it.Hidden = true
+				its = append(its, it)
+			}
+		}
+		if err := st.PutItems(ctx, its); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return eng, hide
+}
+
+func recommend(t *testing.T, eng *Engine, n int, explain bool) []api.ScoredItem {
+	t.Helper()
+	rec, err := eng.Recommend(context.Background(), api.RecommendRequest{UserID: "me", N: n, ExcludeConsumed: true, Explain: explain})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Model != "itemknn" {
+		t.Fatalf("answered by %q, want itemknn", rec.Model)
+	}
+	return rec.Items
+}
+
+// TestEngine_coldSlots: a cold slot goes only to an item with no events at
+// all, and only when it is at least as close in content to the user's
+// history as the warm item it pushes out; it carries its own content score
+// and a reason only with explain=true; --cold-slots-per-10 bounds how many.
+func TestEngine_coldSlots(t *testing.T) {
+	t.Run("known-unpopular is not cold, a near cold item earns the slot", func(t *testing.T) {
+		eng, _ := coldFixture(t, EngineOptions{})
+		got := recommend(t, eng, 5, false)
+		// flop is nearer (d = 0) than near, but it has events: never cold.
+		if want := []string{"w1", "w2", "w3", "w4", "near"}; !slices.Equal(ids(got), want) {
+			t.Fatalf("n=5: %v, want %v", ids(got), want)
+		}
+		last := got[4]
+		if want := 1 / (1 + 0.25); last.Score != want || !last.Cold {
+			t.Errorf("near: score %v cold %v, want its own content similarity %v, flagged cold", last.Score, last.Cold, want)
+		}
+		if last.Score == got[3].Score {
+			t.Errorf("near copies the score %v of the item before it", got[3].Score)
+		}
+		for _, it := range got {
+			if len(it.Reasons) != 0 {
+				t.Errorf("%s has reasons %+v without explain", it.ItemID, it.Reasons)
+			}
+			if it.Cold != (it.ItemID == "near") {
+				t.Errorf("%s: cold = %v", it.ItemID, it.Cold)
+			}
+		}
+		got = recommend(t, eng, 5, true)
+		if r := got[4].Reasons; len(r) != 1 || r[0].Kind != "item" || r[0].ID != "w0" || r[0].Weight != got[4].Score {
+			t.Errorf("near with explain: reasons %+v, want the history item w0 with weight %v", r, got[4].Score)
+		}
+	})
+	t.Run("a far cold item does not earn the slot", func(t *testing.T) {
+		eng, hide := coldFixture(t, EngineOptions{})
+		hide("near") // far (d = 5000) against w5 (d = 25)
+		got := recommend(t, eng, 5, false)
+		if want := []string{"w1", "w2", "w3", "w4", "w5"}; !slices.Equal(ids(got), want) {
+			t.Fatalf("n=5: %v, want %v (the model's own list)", ids(got), want)
+		}
+		// itemknn pads a short list with zero scores, far among them: it
+		// is not offered a second time as a cold item.
+		got = recommend(t, eng, 10, false)
+		if want := []string{"w1", "w2", "w3", "w4", "w5", "w6", "w7", "flop", "far"}; !slices.Equal(ids(got), want) || got[8].Cold {
+			t.Fatalf("n=10: %v (far cold: %v), want %v, far not as a cold item", ids(got), got[8].Cold, want)
+		}
+	})
+	t.Run("the number of cold slots is bounded by ColdSlotsPer10", func(t *testing.T) {
+		for _, tc := range []struct {
+			per10, n int
+			want     []string
+		}{
+			{-1, 5, []string{"w1", "w2", "w3", "w4", "w5"}},  // off
+			{0, 5, []string{"w1", "w2", "w3", "w4", "near"}}, // the default: 1
+			{1, 6, []string{"w1", "w2", "w3", "w4", "w5", "near"}},
+			// Two slots: near beats w5 (d 0.25 ≤ 25); far (5000) does
+			// not beat w4 (16), so only one is taken.
+			{4, 6, []string{"w1", "w2", "w3", "w4", "w5", "near"}},
+		} {
+			eng, _ := coldFixture(t, EngineOptions{ColdSlotsPer10: tc.per10})
+			if got := recommend(t, eng, tc.n, false); !slices.Equal(ids(got), tc.want) {
+				t.Errorf("per10=%d n=%d: %v, want %v", tc.per10, tc.n, ids(got), tc.want)
+			}
+		}
+		// Two cold items that both earn: a second near one.
+		eng, _ := coldFixture(t, EngineOptions{ColdSlotsPer10: 4})
+		for _, per10 := range []int{1, 4} {
+			eng.opts.ColdSlotsPer10 = per10
+			if err := eng.src.(interface {
+				PutItems(context.Context, []api.Item) error
+			}).PutItems(context.Background(), []api.Item{{ID: "near2", Features: map[string]float64{"x": 0, "y": 1.5}}}); err != nil {
+				t.Fatal(err)
+			}
+			got := recommend(t, eng, 6, false)
+			want := []string{"w1", "w2", "w3", "w4", "w5", "near"}
+			if per10 == 4 {
+				// near2 (2.25) beats w4 (16): two slots of 6·4/10 = 2.
+				want = []string{"w1", "w2", "w3", "w4", "near", "near2"}
+			}
+			if !slices.Equal(ids(got), want) {
+				t.Errorf("per10=%d with near2: %v, want %v", per10, ids(got), want)
+			}
+		}
+	})
+}
