@@ -163,7 +163,7 @@ func (h *handler) handleModelList(w http.ResponseWriter, r *http.Request) {
 	if ms == nil {
 		ms = []api.ModelInfo{}
 	}
-	writeJSON(w, http.StatusOK, api.ModelsOut{Models: ms})
+	writeJSON(w, http.StatusOK, api.ModelsOut{Models: ms, ModelNames: h.Jobs.ModelNames()})
 }
 
 func (h *handler) handleModelActivate(w http.ResponseWriter, r *http.Request) {
