@@ -960,6 +960,7 @@ func testContractLifecycle(t *testing.T) {
 		{name: "activate long name", method: "POST", path: "/admin/models/" + long + "/activate", want: 400, invalid: true, field: "name"},
 
 		{name: "retrain unknown model", method: "POST", path: "/admin/retrain", body: `{"models":["popular","no-such-model"]}`, want: 400, field: "models[1]"},
+		{name: "retrain repeated model", method: "POST", path: "/admin/retrain", body: `{"models":["slim","slim"]}`, want: 400, field: "models[1]"},
 		{name: "retrain empty name", method: "POST", path: "/admin/retrain", body: `{"models":[""]}`, want: 400, invalid: true, field: "models[0]"},
 		{name: "retrain long name", method: "POST", path: "/admin/retrain", body: `{"models":["` + long + `"]}`, want: 400, invalid: true, field: "models[0]"},
 		{name: "retrain too many models", method: "POST", path: "/admin/retrain", want: 400, invalid: true, field: "models",
@@ -977,6 +978,9 @@ func testContractLifecycle(t *testing.T) {
 		{name: "retrain no content type", method: "POST", path: "/admin/retrain", body: `{}`, ctype: "-", want: 415, invalid: true},
 
 		{name: "evaluation unknown model", method: "POST", path: "/admin/evaluations", body: `{"models":["no-such-model"]}`, want: 400, field: "models[0]"},
+		{name: "evaluation content metric", method: "POST", path: "/admin/evaluations", body: `{"models":["content"]}`, want: 400, field: "models[0]"},
+		{name: "evaluation repeated model", method: "POST", path: "/admin/evaluations", body: `{"models":["popular","popular"]}`, want: 400, field: "models[1]"},
+		{name: "activate content metric", method: "POST", path: "/admin/models/content/activate", want: 404},
 		{name: "evaluation folds 11", method: "POST", path: "/admin/evaluations", body: `{"folds":11}`, want: 400, invalid: true, field: "folds"},
 		{name: "evaluation folds negative", method: "POST", path: "/admin/evaluations", body: `{"folds":-1}`, want: 400, invalid: true, field: "folds"},
 		{name: "evaluation folds fraction", method: "POST", path: "/admin/evaluations", body: `{"folds":1.5}`, want: 400, invalid: true, field: "folds"},
@@ -1114,6 +1118,18 @@ func testContractLifecycle(t *testing.T) {
 		s.do(t, contractCase{method: "GET", path: "/evaluations/" + reportID, want: 200}).decode(t, &rep)
 		if rep.ID != reportID || rep.Folds != 1 || len(rep.Rows) != 2 || len(rep.Rows[1].Metrics) == 0 {
 			t.Errorf("report %+v, want one fold, two rows with metrics", rep)
+		}
+	})
+
+	t.Run("skipped content metric", func(t *testing.T) {
+		j := s.waitJob(t, s.startJob(t, contractCase{method: "POST", path: "/admin/retrain", body: `{"models":["popular","content"]}`}))
+		if j.State != api.JobSucceeded || len(j.Skipped) != 1 || j.Skipped[0].Model != "content" || !strings.Contains(j.Skipped[0].Reason, "no item has features") {
+			t.Errorf("a retrain of content with no item features: %+v, want it succeeded with content skipped for that reason", j)
+		}
+		var out api.JobsOut
+		s.do(t, contractCase{method: "GET", path: "/admin/jobs?limit=1", want: 200}).decode(t, &out)
+		if len(out.Jobs) != 1 || len(out.Jobs[0].Skipped) != 1 {
+			t.Errorf("the job list shows %+v, want the skipped content metric", out.Jobs)
 		}
 	})
 

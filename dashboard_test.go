@@ -25,6 +25,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"recsys/api"
+	"recsys/jobs"
+	"recsys/recsys"
 )
 
 // The dashboard test drives the embedded dashboard (web/) in headless
@@ -369,6 +371,47 @@ func (d *dash) screenshot(name string, maxHeight float64) {
 	d.step(fmt.Sprintf("screenshot %s.png, %d KB", name, len(raw)>>10))
 }
 
+// pickerOffers waits until the model picker of a form offers exactly want
+// (the names GET /models lists for it), and fails with what it offers.
+func (d *dash) pickerOffers(step, form string, want []string) {
+	d.t.Helper()
+	expr := fmt.Sprintf(`[...document.querySelectorAll('%s .models-pick input[type=checkbox]')].map((i) => i.value)`, form)
+	wantJSON, _ := json.Marshal(want)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := evalJS[[]string](d, step, expr)
+		if slices.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			d.t.Errorf("%s offers %q, want %s", step, got, wantJSON)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// fmtThousands writes n as the dashboard does (en-US grouping).
+func fmtThousands(n int64) string {
+	s := fmt.Sprint(n)
+	for k := len(s) - 3; k > 0; k -= 3 {
+		s = s[:k] + "," + s[k:]
+	}
+	return s
+}
+
+// tableFits checks that a table's scrolling box does not scroll sideways.
+func (d *dash) tableFits(step, selector string) {
+	d.t.Helper()
+	w := evalJS[[]int](d, step, fmt.Sprintf(`(() => { const el = document.querySelector(%q); return el ? [el.scrollWidth, el.clientWidth] : [-1, -1]; })()`, selector))
+	if w[0] < 0 {
+		d.fail(step, fmt.Errorf("no %s", selector))
+	}
+	if w[0] > w[1] {
+		d.t.Errorf("%s: the table is %dpx wide in a %dpx box: it scrolls sideways", step, w[0], w[1])
+	}
+}
+
 // setViewport emulates a window of the given size (a phone when mobile).
 func (d *dash) setViewport(width, height int64, mobile bool) {
 	d.t.Helper()
@@ -444,9 +487,11 @@ func TestDashboard_endToEnd(t *testing.T) {
 	}
 	d.step("the key is entered and the overview loaded")
 
-	// Retrain two models from the Models page and watch the job.
+	// Retrain two models and the content metric from the Models page and
+	// watch the job. The form offers every name a retrain accepts.
 	d.open("#/models", "#retrain-form")
-	evalJS[chromedp.Void](d, "pick models", `for (const m of ['popular', 'itemknn']) document.querySelector('#retrain-form input[value="' + m + '"]').checked = true`)
+	d.pickerOffers("the retrain form", "#retrain-form", jobs.TrainableNames())
+	evalJS[chromedp.Void](d, "pick models", `for (const m of ['popular', 'itemknn', 'content']) document.querySelector('#retrain-form input[value="' + m + '"]').checked = true`)
 	d.click("start retraining", "#retrain-start")
 	d.waitFor("the job panel", "#job-live .job-panel", 20*time.Second)
 	seen := map[string]bool{}
@@ -464,9 +509,35 @@ func TestDashboard_endToEnd(t *testing.T) {
 	}
 	blog.setTrained()
 	t.Logf("retraining from the page: states seen %v", seen)
-	d.step("retrained popular and itemknn from the page")
+	d.step("retrained popular, itemknn and content from the page")
 	d.waitFor("the progress bar at 100%", `#job-live .progress[aria-valuenow="100"]`, 5*time.Second)
 	d.waitFor("the models table", `#models-list tr[data-model="itemknn"]`, 20*time.Second)
+	d.waitFor("the content metric in the models table", `#models-list tr[data-model="content"]`, 20*time.Second)
+
+	// Activate buttons only where activation can succeed: the newest
+	// version of a recommender that is not active (the content metric is
+	// not one; activating it is a 404).
+	offered := evalJS[[]string](d, "activate buttons", `[...document.querySelectorAll('#models-list button.activate')].map((b) => b.dataset.model)`)
+	if slices.Contains(offered, "content") || !slices.Contains(offered, "popular") {
+		t.Errorf("Activate buttons for %q, want popular's and none for content", offered)
+	}
+	for _, m := range offered {
+		if !slices.Contains(recsys.Names(), m) {
+			t.Errorf("an Activate button for %q, which is not a recommender", m)
+		}
+	}
+	// The validation chart draws no bar for the content metric, which has
+	// no validation score, and says so instead.
+	d.waitFor("the validation chart", "#validation-chart svg rect.bar", 10*time.Second)
+	bars := evalJS[[]string](d, "validation bars", `[...document.querySelectorAll('#validation-chart svg rect.bar title')].map((t) => t.textContent)`)
+	for _, b := range bars {
+		if strings.HasPrefix(b, "content") {
+			t.Errorf("the validation chart has a bar %q for the content metric, which has no score", b)
+		}
+	}
+	if n := evalJS[int](d, "no score labels", `[...document.querySelectorAll('#validation-chart svg text.missing')].filter((t) => t.textContent === 'no score').length`); n != 1 {
+		t.Errorf("%d 'no score' labels in the validation chart, want 1 (content)", n)
+	}
 
 	// Activate popular, then itemknn again, from the table.
 	for _, m := range []string{"popular", "itemknn"} {
@@ -489,8 +560,11 @@ func TestDashboard_endToEnd(t *testing.T) {
 	d.step("started and cancelled a retraining")
 	d.screenshot("models", 1500)
 
-	// Start an evaluation of two models with one fold from the page.
+	// Start an evaluation of two models with one fold from the page. The
+	// form offers the recommenders alone: the content metric cannot be
+	// evaluated.
 	d.open("#/evaluations", "#eval-form")
+	d.pickerOffers("the evaluation form", "#eval-form", recsys.Names())
 	evalJS[chromedp.Void](d, "fill the evaluation form", `
 		for (const m of ['popular', 'itemknn']) document.querySelector('#eval-form input[value="' + m + '"]').checked = true;
 		document.querySelector('#eval-folds').value = '1';`)
@@ -593,6 +667,10 @@ func TestDashboard_endToEnd(t *testing.T) {
 		d.open(p.route, p.ready)
 		d.fitsWidth(p.route + " at 1280px")
 	}
+	// The models table, every validation measure included, fits its box:
+	// no sideways scroll inside the page either.
+	d.open("#/models", "#models-list table")
+	d.tableFits("the models table at 1280px", "#models-list .table-wrap")
 	d.step("every page at 1280px")
 	d.open("#/overview", "#chart-events-total svg")
 	d.wait("the service is ready", `document.querySelector('#health-ready .health-state')?.textContent === 'ready'`, 20*time.Second)
@@ -641,6 +719,45 @@ func TestDashboard_endToEnd(t *testing.T) {
 	}
 	d.fitsWidth("a report with several cutoffs at 390px")
 	d.step("a report with several cutoffs")
+
+	// A job whose content metric was skipped says why in the job history.
+	now := time.Now().UTC()
+	skippedJob := api.Job{ID: "j999999999999", Kind: api.JobTrain, Models: []string{"popular", "content"}, State: api.JobSucceeded,
+		Trigger: "api", Progress: 1, Stages: []api.StageTiming{}, CreatedAt: now, StartedAt: &now, FinishedAt: &now,
+		Skipped: []api.SkippedModel{{Model: "content", Reason: "no item has features"}}}
+	if err := a.store.PutJob(context.Background(), skippedJob); err != nil {
+		t.Fatal(err)
+	}
+	d.setViewport(1280, 900, false)
+	d.open("#/models", fmt.Sprintf(`#job-history tr.job-row[data-job=%q]`, skippedJob.ID))
+	evalJS[chromedp.Void](d, "open the job", fmt.Sprintf(`document.querySelector('#job-history tr.job-row[data-job=%q] button.link-btn').click()`, skippedJob.ID))
+	d.waitFor("the job's details", `#job-history tr.job-detail`, 10*time.Second)
+	if got := evalJS[string](d, "skipped text", `document.querySelector('#job-history tr.job-detail').textContent`); !strings.Contains(got, "Skipped content: no item has features") {
+		t.Errorf("the job history says %q, want the skipped content metric and why", got)
+	}
+	d.step("a skipped content metric in the job history")
+
+	// Events of today beside MovieLens' 1997–98: the growth chart still
+	// gives the old span most of its width instead of a sliver.
+	if status, body := a.do(t, http.MethodPost, "/interactions", "application/json", []byte(`{"interactions":[{"user_id":"`+user+`","item_id":"`+item+`"}]}`),
+		"Authorization", "Bearer "+dashAdminKey); status != http.StatusCreated {
+		t.Fatalf("POST /interactions: %d %s", status, body)
+	}
+	d.open("#/users", "#user-id")
+	d.open("#/overview", "#chart-events-per-day svg rect.bar")
+	d.wait("the overview counts today's event", fmt.Sprintf(`document.querySelector('#stat-events')?.textContent === %q`, fmtThousands(counts.Events+1)), 20*time.Second)
+	share := evalJS[float64](d, "the old span's width", `(() => {
+		const svg = document.querySelector('#chart-events-per-day svg');
+		const xs = [...svg.querySelectorAll('rect.bar')].slice(0, -1).map((r) => r.x.baseVal.value + r.width.baseVal.value / 2);
+		return (Math.max(...xs) - Math.min(...xs)) / svg.width.baseVal.value;
+	})()`)
+	if share < 0.5 {
+		t.Errorf("the days before today's event take %.1f%% of the growth chart's width, want at least half", 100*share)
+	}
+	if text := evalJS[string](d, "growth text", `document.querySelector('#growth p').textContent`); !strings.Contains(text, "No events from") {
+		t.Errorf("the growth text %q does not say which stretch the axis skips", text)
+	}
+	d.step("the growth chart with events decades apart")
 
 	// Give late events a moment, then judge.
 	time.Sleep(300 * time.Millisecond)

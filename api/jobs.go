@@ -33,6 +33,10 @@ type Job struct {
 	Error    string        `json:"error,omitempty"`
 	ReportID string        `json:"report_id,omitempty"`
 	Versions []string      `json:"versions,omitempty"` // model versions the job produced
+	// Skipped lists the models a succeeded training job was asked for but
+	// did not fit, each with the reason (the content metric with too few
+	// items that have features); their previous versions keep serving.
+	Skipped []SkippedModel `json:"skipped,omitempty"`
 	// Auto marks a training job that activates the model with the best
 	// validation ADG; Activated names the model a training job made the
 	// default, if it changed it.
@@ -50,6 +54,12 @@ type Job struct {
 // Done reports whether the job has ended.
 func (j Job) Done() bool {
 	return j.State == JobSucceeded || j.State == JobFailed || j.State == JobCancelled
+}
+
+// SkippedModel is a model a job did not produce, and why.
+type SkippedModel struct {
+	Model  string `json:"model"`
+	Reason string `json:"reason"`
 }
 
 // StageTiming is how long one stage of a job took.
@@ -114,6 +124,21 @@ type JobService interface {
 	Cancel(ctx context.Context, id string) (Job, error)
 	// Activate makes a trained model the default, persistently.
 	Activate(ctx context.Context, name string) error
+	// ModelNames lists the model names the requests above accept.
+	ModelNames() ModelNames
+}
+
+// ModelNames are the model names a server accepts, from its registry.
+type ModelNames struct {
+	// Trainable are the names a training job accepts: the recommenders
+	// and the content metric.
+	Trainable []string `json:"trainable"`
+	// Recommenders are the names evaluations, activation and ?model=
+	// accept; the content metric is not one.
+	Recommenders []string `json:"recommenders"`
+	// Defaults are the server's --models, trained by a request that names
+	// none; an evaluation that names none takes the recommenders among them.
+	Defaults []string `json:"defaults"`
 }
 
 // TrainRequest asks for a training job.

@@ -264,9 +264,11 @@ type JobsOut struct {
 	Jobs []Job `json:"jobs"`
 }
 
-// ModelsOut lists trained model versions.
+// ModelsOut lists trained model versions and the names requests accept
+// (the dashboard offers those).
 type ModelsOut struct {
 	Models []ModelInfo `json:"models"`
+	ModelNames
 }
 
 // ReportSummary is one entry of GET /evaluations.

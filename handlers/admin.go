@@ -89,7 +89,7 @@ func (h *handler) handleEvaluationPost(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	j, err := h.Jobs.SubmitEvaluation(r.Context(), api.EvaluationRequest{Models: in.Models, Protocol: in.Protocol, Folds: in.Folds, Seed: in.Seed})
+	j, err := h.Jobs.SubmitEvaluation(r.Context(), api.EvaluationRequest(in))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -163,7 +163,7 @@ func (h *handler) handleModelList(w http.ResponseWriter, r *http.Request) {
 	if ms == nil {
 		ms = []api.ModelInfo{}
 	}
-	h.writeJSON(w, r, http.StatusOK, api.ModelsOut{Models: ms})
+	h.writeJSON(w, r, http.StatusOK, api.ModelsOut{Models: ms, ModelNames: h.Jobs.ModelNames()})
 }
 
 func (h *handler) handleModelActivate(w http.ResponseWriter, r *http.Request) {

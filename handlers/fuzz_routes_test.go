@@ -83,9 +83,12 @@ func (f *recorder) SubmitEvaluation(_ context.Context, req api.EvaluationRequest
 }
 func (f *recorder) Cancel(_ context.Context, id string) (api.Job, error) { return api.Job{ID: id}, nil }
 func (f *recorder) Activate(context.Context, string) error               { return nil }
-func (f *recorder) NewJobID(context.Context) (string, error)             { return "j", nil }
-func (f *recorder) PutJob(context.Context, api.Job) error                { return nil }
-func (f *recorder) Job(_ context.Context, id string) (api.Job, error)    { return api.Job{ID: id}, nil }
+func (f *recorder) ModelNames() api.ModelNames {
+	return api.ModelNames{Trainable: []string{"popular"}, Recommenders: []string{"popular"}, Defaults: []string{"popular"}}
+}
+func (f *recorder) NewJobID(context.Context) (string, error)          { return "j", nil }
+func (f *recorder) PutJob(context.Context, api.Job) error             { return nil }
+func (f *recorder) Job(_ context.Context, id string) (api.Job, error) { return api.Job{ID: id}, nil }
 func (f *recorder) Jobs(_ context.Context, limit int) ([]api.Job, error) {
 	f.jobLimits = append(f.jobLimits, limit)
 	return nil, nil

@@ -95,9 +95,15 @@ func decodeContent(b []byte) ([]string, *retrieval.Metric, error) {
 	return names, m, nil
 }
 
+// minContentItems is the fewest items with both features and
+// collaborative neighbours that the content metric learns from.
+const minContentItems = 20
+
 // learnContent learns a content metric supervised by the collaborative
 // neighbours of the items that have both features and interactions, so
-// that items with features but no interactions get similar items too.
+// that items with features but no interactions get similar items too. With
+// fewer than minContentItems such items it learns nothing and returns
+// their count.
 func learnContent(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, seed uint64) (*retrieval.Metric, int, error) {
 	if len(snap.FeatureNames) == 0 {
 		return nil, 0, nil
@@ -114,8 +120,8 @@ func learnContent(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, see
 			rows = append(rows, i)
 		}
 	}
-	if len(rows) < 20 {
-		return nil, 0, nil // too little supervision to learn from
+	if len(rows) < minContentItems {
+		return nil, len(rows), nil // too little supervision to learn from
 	}
 	X := make([][]float64, len(rows))
 	rel := make([][]int, len(rows))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"recsys/api"
@@ -15,6 +16,22 @@ import (
 type Served struct {
 	Info  api.ModelInfo
 	Model recsys.Model
+}
+
+// Recommender reports whether name is a recommender of the registry: a
+// model that ranks items for a user, which evaluations, activation and
+// ?model= accept. The content metric is not one.
+func Recommender(name string) bool { return slices.Contains(recsys.Names(), name) }
+
+// distinct is names without repeats, in their first order.
+func distinct(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // modelSet is an immutable view of the served models; the engine swaps a

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"recsys/api"
+	"recsys/recsys"
 	"recsys/recsys/eval"
 	"recsys/retrieval"
 )
@@ -83,6 +84,9 @@ func NewScheduler(st Store, eng *Engine, opts Options) *Scheduler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// A name listed twice would be trained twice by every default job,
+	// evicting the previous good version (only two are kept).
+	opts.Models = distinct(opts.Models)
 	return &Scheduler{st: st, eng: eng, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1), lastTrained: -1}
 }
 
@@ -118,7 +122,7 @@ func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.
 			}
 		}
 	}
-	if err := checkModelNames(models); err != nil {
+	if err := checkModelNames(models, TrainableNames(), "trained"); err != nil {
 		return api.Job{}, err
 	}
 	s.mu.Lock()
@@ -131,12 +135,19 @@ func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.
 	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: req.Trigger, Auto: req.Auto})
 }
 
-// SubmitEvaluation queues an offline evaluation of the stored data.
+// SubmitEvaluation queues an offline evaluation of the stored data. Only
+// recommenders can be evaluated (the protocol ranks items for users); a
+// request that names none evaluates the recommenders among the server's
+// models.
 func (s *Scheduler) SubmitEvaluation(ctx context.Context, req api.EvaluationRequest) (api.Job, error) {
 	if len(req.Models) == 0 {
-		req.Models = s.opts.Models
+		req.Models = slices.DeleteFunc(slices.Clone(s.opts.Models), func(n string) bool { return !Recommender(n) })
+		if len(req.Models) == 0 {
+			return api.Job{}, api.FieldError("models", fmt.Sprintf("the server's models (%s) include no recommender to evaluate; name some of: %s",
+				strings.Join(s.opts.Models, ", "), strings.Join(recsys.Names(), ", ")))
+		}
 	}
-	if err := checkModelNames(req.Models); err != nil {
+	if err := checkModelNames(req.Models, recsys.Names(), "evaluated"); err != nil {
 		return api.Job{}, err
 	}
 	if req.Protocol == "" {
@@ -285,21 +296,40 @@ func (s *Scheduler) drain(ctx context.Context) {
 	}
 }
 
-// checkModelNames rejects unknown model names, naming the entry.
-func checkModelNames(names []string) error {
+// checkModelNames rejects, naming the entry, a name that is not in valid
+// (the registry's names for what the job does: "trained", "evaluated")
+// and a name given twice, which would fit the model twice and evict its
+// previous good version.
+func checkModelNames(names, valid []string, done string) error {
 	for k, n := range names {
-		if !Trainable(n) {
-			return api.FieldError(fmt.Sprintf("models[%d]", k), fmt.Sprintf("unknown model %q (known: %s)", n, strings.Join(TrainableNames(), ", ")))
+		field := fmt.Sprintf("models[%d]", k)
+		if !slices.Contains(valid, n) {
+			what := fmt.Sprintf("unknown model %q", n)
+			if Trainable(n) {
+				what = fmt.Sprintf("%q is not a recommender", n)
+			}
+			return api.FieldError(field, fmt.Sprintf("%s; models that can be %s: %s", what, done, strings.Join(valid, ", ")))
+		}
+		if first := slices.Index(names[:k], n); first >= 0 {
+			return api.FieldError(field, fmt.Sprintf("repeats models[%d] (%q); name each model once", first, n))
 		}
 	}
 	return nil
+}
+
+// ModelNames lists the model names the scheduler's requests accept.
+func (s *Scheduler) ModelNames() api.ModelNames {
+	return api.ModelNames{Trainable: TrainableNames(), Recommenders: recsys.Names(), Defaults: slices.Clone(s.opts.Models)}
 }
 
 // Activate makes a served model the default and records it, so a restart
 // serves it too.
 func (s *Scheduler) Activate(ctx context.Context, name string) error {
 	if s.eng.Lookup(name) == nil {
-		if !knownModel(name) {
+		if !Recommender(name) {
+			if Trainable(name) {
+				return api.Errorf(api.CodeNotFound, "%q is not a recommender and cannot answer recommendations", name)
+			}
 			return api.Errorf(api.CodeNotFound, "unknown model %q", name)
 		}
 		return api.Errorf(api.CodeNotFound, "model %q is not trained yet", name)
@@ -348,8 +378,12 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 	}
 	var cont *trainedContent
 	if slices.Contains(j.Models, ContentModelName) {
-		if cont, err = s.trainContent(ctx, snap, rec); err != nil {
+		var skipped string
+		if cont, skipped, err = s.trainContent(ctx, snap, rec); err != nil {
 			return err
+		}
+		if skipped != "" {
+			rec.skip(ContentModelName, skipped)
 		}
 	}
 	rec.stage("persist and swap", 0.9)
@@ -407,31 +441,38 @@ type trainedContent struct {
 	blob   []byte
 }
 
-// trainContent learns the content metric when items have features; it
-// returns nil when there is nothing to learn from.
-func (s *Scheduler) trainContent(ctx context.Context, snap *api.Snapshot, rec *recorder) (*trainedContent, error) {
-	if len(snap.FeatureNames) == 0 || len(snap.Users) == 0 {
-		return nil, nil
+// trainContent learns the content metric when items have features; when
+// there is too little to learn from, it returns no metric and says why.
+func (s *Scheduler) trainContent(ctx context.Context, snap *api.Snapshot, rec *recorder) (_ *trainedContent, skipped string, _ error) {
+	const kept = "; the content model served before, if any, stays"
+	switch {
+	case len(snap.FeatureNames) == 0:
+		return nil, "no item has features (PUT /items with \"features\")" + kept, nil
+	case len(snap.Users) == 0:
+		return nil, "there are no relevant interactions to learn from" + kept, nil
 	}
 	rec.stage("content metric", 0.8)
 	start := time.Now()
 	x, err := snapshotMatrix(snap)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	m, n, err := learnContent(ctx, snap, x, uint64(s.opts.Train.Seed))
-	if err != nil || m == nil {
-		return nil, err
+	if err != nil {
+		return nil, "", err
+	}
+	if m == nil {
+		return nil, fmt.Sprintf("only %d items have both features and collaborative neighbours; learning the metric needs at least %d", n, minContentItems) + kept, nil
 	}
 	blob, err := encodeContent(snap.FeatureNames, m)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	info := api.ModelInfo{Name: ContentModelName, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
 		Items: n, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
 		Params:     map[string]float64{"rank": float64(m.Rank()), "features": float64(m.Dim()), "neighbours": contentNeighbours},
 		Validation: map[string]float64{}}
-	return &trainedContent{info: info, names: snap.FeatureNames, metric: m, blob: blob}, nil
+	return &trainedContent{info: info, names: snap.FeatureNames, metric: m, blob: blob}, "", nil
 }
 
 // chooseActive picks the trained model with the best validation ADG
@@ -514,6 +555,14 @@ func (r *recorder) stage(name string, progress float64) {
 	r.write(true)
 }
 
+// skip records a model the job was asked for but did not produce.
+func (r *recorder) skip(model, reason string) {
+	r.mu.Lock()
+	r.j.Skipped = append(r.j.Skipped, api.SkippedModel{Model: model, Reason: reason})
+	r.mu.Unlock()
+	r.write(true)
+}
+
 // progress moves the progress bar within a stage, named by the caller.
 func (r *recorder) progress(stage string, p float64) {
 	r.mu.Lock()
@@ -531,6 +580,7 @@ func (r *recorder) write(force bool) {
 	r.mu.Lock()
 	j := *r.j
 	j.Stages = slices.Clone(r.j.Stages)
+	j.Skipped = slices.Clone(r.j.Skipped)
 	if r.observe != nil {
 		r.observe(j)
 	}

@@ -61,7 +61,8 @@ function yAxis(g, ticks, y, x0, x1) {
 
 // barChart: bars per label, one per series, each with an optional ±
 // error whisker. opts: {labels, series: [{name, values, errors?}], format?,
-// highlight?: the label index to mark (single series)}.
+// highlight?: the label index to mark (single series), missing?: the text
+// shown instead of a bar for a value that is not a number (single series)}.
 export function barChart(opts) {
   const {labels, series} = opts;
   const format = opts.format || ((v) => v.toFixed(4));
@@ -92,9 +93,14 @@ export function barChart(opts) {
       const center = left + band * (k + 0.5);
       series.forEach((se, j) => {
         const v = se.values[k];
-        if (typeof v !== 'number' || !Number.isFinite(v)) return;
-        const err = (se.errors || [])[k] || 0;
         const cx = center - group / 2 + (j + 0.5) * (group / m);
+        if (typeof v !== 'number' || !Number.isFinite(v)) {
+          if (m === 1 && opts.missing) {
+            g.append(s('text', {x: cx, y: y0 - 4, 'text-anchor': 'middle', class: 'label missing'}, opts.missing));
+          }
+          return;
+        }
+        const err = (se.errors || [])[k] || 0;
         const yv = y(v);
         const tip = `${m > 1 ? se.name + ' · ' : ''}${labels[k]}: ${format(v)}` + (se.errors ? ` ± ${format(err)}` : '');
         const best = m === 1 && opts.highlight === k;
@@ -180,8 +186,27 @@ export function lineChart(opts) {
   };
 }
 
+const DAY = 86400e3;
+
+// timeSpans splits the times (oldest first) into the spans that hold the
+// data: a stretch without events that is longer than 30 days and than a
+// fifth of the whole range separates two spans. MovieLens' 1997–98 events
+// beside a few of today would otherwise leave them a sliver of the axis.
+export function timeSpans(times) {
+  if (!times.length) return [];
+  const whole = times[times.length - 1] - times[0];
+  const spans = [[times[0], times[0]]];
+  for (let k = 1; k < times.length; k++) {
+    const gap = times[k] - times[k - 1];
+    if (gap > 30 * DAY && gap > whole / 5) spans.push([times[k], times[k]]);
+    else spans[spans.length - 1][1] = times[k];
+  }
+  return spans;
+}
+
 // timeChart: values per day (bars) or a running total (line) over a time
-// axis. points: [[Date, value]], oldest first.
+// axis that shows only the spans with data (timeSpans), side by side with
+// a break mark between them. points: [[Date, value]], oldest first.
 export function timeChart(points, kind) {
   return (W, H) => {
     const left = 48;
@@ -193,24 +218,51 @@ export function timeChart(points, kind) {
       svg.append(s('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle', class: 'label'}, 'no events yet'));
       return svg;
     }
-    const day = 86400e3;
-    const t0 = points[0][0].getTime() - (kind === 'bars' ? day / 2 : 0);
-    const t1 = Math.max(points[points.length - 1][0].getTime() + (kind === 'bars' ? day / 2 : 0), t0 + day);
+    const pad = DAY / 2; // a day's bar, or a lone day's point, sits inside its span
+    const brk = 14; // the width of a break between spans
+    const spans = timeSpans(points.map((p) => p[0].getTime())).map(([a, b]) => ({t0: a - pad, t1: Math.max(b + pad, a - pad + DAY)}));
+    const plot = W - left - right - brk * (spans.length - 1);
+    // Each span's width follows its length, but a short one keeps room
+    // for a date label.
+    const minShare = Math.min(1 / spans.length, 80 / Math.max(plot, 1));
+    const total = spans.reduce((a, sp) => a + (sp.t1 - sp.t0), 0);
+    const shares = spans.map((sp) => Math.max(minShare, (sp.t1 - sp.t0) / total));
+    const norm = shares.reduce((a, v) => a + v, 0);
+    let at = left;
+    spans.forEach((sp, k) => {
+      sp.x0 = at;
+      sp.w = plot * shares[k] / norm;
+      at += sp.w + brk;
+    });
+    const spanOf = (t) => spans.find((sp) => t <= sp.t1) || spans[spans.length - 1];
+    const x = (t) => {
+      const sp = spanOf(t);
+      return sp.x0 + sp.w * (t - sp.t0) / (sp.t1 - sp.t0);
+    };
     const yHi = Math.max(1, ...points.map((p) => p[1]));
     const ticks = niceTicks(0, yHi * 1.05, Math.max(2, Math.floor((H - top - bottom) / 36)));
     const yMax = ticks[ticks.length - 1];
-    const x = (t) => left + (W - left - right) * (t - t0) / (t1 - t0);
     const y = (v) => top + (H - top - bottom) * (1 - v / yMax);
     const g = s('g');
     yAxis(g, ticks, y, left, W - right);
-    const n = Math.max(2, Math.min(6, Math.floor((W - left) / 90)));
-    for (let k = 0; k < n; k++) {
-      const t = t0 + (t1 - t0) * (k + 0.5) / n;
-      g.append(s('text', {x: x(t), y: H - 8, 'text-anchor': 'middle', class: 'tick'}, new Date(t).toISOString().slice(0, 10)));
+    for (const sp of spans) {
+      const n = Math.max(1, Math.min(6, Math.floor(sp.w / 90)));
+      for (let k = 0; k < n; k++) {
+        const t = sp.t0 + (sp.t1 - sp.t0) * (k + 0.5) / n;
+        g.append(s('text', {x: x(t), y: H - 8, 'text-anchor': 'middle', class: 'tick'}, new Date(t).toISOString().slice(0, 10)));
+      }
+    }
+    for (let k = 1; k < spans.length; k++) {
+      const bx = spans[k].x0 - brk / 2;
+      const from = new Date(spans[k - 1].t1 + pad).toISOString().slice(0, 10);
+      const to = new Date(spans[k].t0 - pad).toISOString().slice(0, 10);
+      g.append(s('path', {d: `M${bx - 4},${y(0) + 5}l4,-10M${bx},${y(0) + 5}l4,-10`, class: 'axis-break'},
+        s('title', {}, `no events from ${from} to ${to}`)));
     }
     if (kind === 'bars') {
-      const bw = Math.max(1, (W - left - right) * day / (t1 - t0) * 0.8);
       for (const [d, v] of points) {
+        const sp = spanOf(d.getTime());
+        const bw = Math.min(24, Math.max(1, sp.w * DAY / (sp.t1 - sp.t0) * 0.8));
         g.append(s('rect', {x: x(d.getTime()) - bw / 2, y: y(v), width: bw, height: Math.max(0.5, y(0) - y(v)), class: 'bar', fill: PALETTE[0]},
           s('title', {}, `${d.toISOString().slice(0, 10)}: ${v.toLocaleString('en-US')} events`)));
       }
@@ -222,7 +274,9 @@ export function timeChart(points, kind) {
       g.append(s('circle', {cx: x(last[0].getTime()), cy: y(last[1]), r: 3.5, fill: PALETTE[2]},
         s('title', {}, `${last[0].toISOString().slice(0, 10)}: ${last[1].toLocaleString('en-US')} events in all`)));
     }
-    g.append(s('line', {x1: left, x2: W - right, y1: y(0), y2: y(0), class: 'axis'}));
+    for (const sp of spans) {
+      g.append(s('line', {x1: sp.x0, x2: sp.x0 + sp.w, y1: y(0), y2: y(0), class: 'axis'}));
+    }
     svg.append(g);
     return svg;
   };

@@ -6,7 +6,7 @@ import {get, post, seg, isAbort} from './api.js';
 import {h, clear, errorBox, fill, section, table, td, fmtDate, fmtSeconds, fmtParams, reportHref, put} from './dom.js';
 import {chart, barChart, lineChart, legend} from './charts.js';
 import {jobPanel, jobHistory} from './jobs.js';
-import {modelPicker, pickedModels, KNOWN_MODELS, modelNames} from './models.js';
+import {modelPicker, pickedModels} from './models.js';
 
 // The CLI's columns (recsys/eval WriteTable), then a retrieval report's.
 const ORDER = ['adg', 'rec@10', 'map', 'ndcg', 'ndcg@10', 'atop', 'auc', 'p@10', 'mrr', 'knn_error', 'p@1'];
@@ -109,19 +109,14 @@ function renderList(view, {signal, navigate}) {
   });
 
   form.append(
-    modelPicker(KNOWN_MODELS, 'eval-model'),
+    // Only recommenders can be evaluated: the content metric is not one.
+    modelPicker('eval-model', signal, (out) => out.recommenders, (out) => out.defaults.filter((m) => out.recommenders.includes(m))),
     h('div', {class: 'row fields'},
       h('label', {}, 'Protocol ', h('select', {name: 'protocol', id: 'eval-protocol'},
         h('option', {value: 'standard'}, 'standard'), h('option', {value: 'novelty'}, 'novelty (outside the 100 most popular)'))),
       h('label', {}, 'Folds ', h('input', {type: 'number', name: 'folds', id: 'eval-folds', min: 1, max: 10, value: '3', class: 'narrow'})),
       h('label', {}, 'Seed ', h('input', {type: 'number', name: 'seed', id: 'eval-seed', min: 1, value: '1', class: 'narrow'}))),
     h('div', {class: 'row'}, h('button', {type: 'submit', id: 'eval-start'}, 'Start evaluation')));
-  modelNames(signal).then((names) => {
-    const pick = form.querySelector('.models-pick');
-    for (const m of names.filter((n) => !KNOWN_MODELS.includes(n))) {
-      pick.append(h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'eval-model', value: m}), m));
-    }
-  }, () => {});
   const hist = jobHistory(jobs, signal, {kind: 'evaluate', limit: 50});
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();

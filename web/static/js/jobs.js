@@ -20,6 +20,9 @@ function outcome(j) {
   if (j.versions && j.versions.length) {
     out.push(h('p', {class: 'small'}, 'Versions stored: ', j.versions.join(', ')));
   }
+  for (const sk of j.skipped || []) {
+    out.push(h('p', {class: 'small warn skipped', 'data-model': sk.model}, 'Skipped ', h('strong', {}, sk.model), ': ', sk.reason));
+  }
   if (j.activated) {
     out.push(h('p', {class: 'small'}, 'Activated ', h('strong', {}, j.activated), j.auto ? ': the best validation ADG (auto).' : '.'));
   }
@@ -108,7 +111,7 @@ export function jobsTable(jobs, expanded, onChange) {
       td(j.kind),
       td(badge(j.state)),
       td(j.trigger),
-      td((j.models || []).join(', '), {class: 'wrap'}),
+      td([(j.models || []).join(', '), (j.skipped || []).length ? h('span', {class: 'small warn', title: j.skipped.map((sk) => `${sk.model}: ${sk.reason}`).join('\n')}, ` (skipped: ${j.skipped.map((sk) => sk.model).join(', ')})`) : null], {class: 'wrap'}),
       td(fmtDate(j.created_at), {class: 'nowrap'}),
       td(secs !== null ? fmtSeconds(secs) : '–', {class: 'num'}),
       td(isLive(j) ? [`${Math.round(100 * j.progress)}% `, cancelButton(j, msg, () => onChange(true))] :

@@ -2,13 +2,9 @@
 // retraining with live progress, and the job history.
 
 import {get, post, seg, isAbort} from './api.js';
-import {h, clear, errorBox, fill, section, badge, table, td, fmtDate, fmtNum, fmtSeconds, fmtBytes, fmtParams, put} from './dom.js';
+import {h, append, clear, errorBox, fill, section, badge, table, td, fmtDate, fmtNum, fmtSeconds, fmtBytes, put} from './dom.js';
 import {chart, barChart} from './charts.js';
 import {jobPanel, jobHistory, isLive} from './jobs.js';
-
-// The server's registry has no listing route; these are its models today.
-// Names seen in /models and in job records are added.
-export const KNOWN_MODELS = ['popular', 'itemknn', 'userknn', 'kunn', 'kunn-i', 'kunn-u', 'slim'];
 
 const VALIDATION_ORDER = ['adg', 'rec@10', 'map', 'ndcg', 'ndcg@10', 'atop', 'auc', 'p@10', 'mrr'];
 
@@ -17,26 +13,24 @@ export function orderMetrics(keys) {
   return [...known, ...keys.filter((k) => !known.includes(k)).sort()];
 }
 
-// modelPicker is a set of checkboxes; none checked means the server's
-// default list.
-export function modelPicker(names, name) {
-  return h('fieldset', {class: 'models-pick'},
-    h('legend', {}, 'Models ', h('span', {class: 'muted small'}, '(none checked: the server’s --models)')),
-    names.map((m) => h('label', {class: 'check'}, h('input', {type: 'checkbox', name, value: m}), m)));
+// modelPicker is a set of checkboxes, one per name the server accepts
+// (GET /models lists them from its registry); pick chooses the list
+// (out.trainable, out.recommenders) and defaults what none checked means.
+export function modelPicker(name, signal, pick, defaults) {
+  const note = h('span', {class: 'muted small'}, '(none checked: the server’s --models)');
+  const box = h('fieldset', {class: 'models-pick', 'data-pick': name}, h('legend', {}, 'Models ', note));
+  get('/models', {signal}).then((out) => {
+    append(box, pick(out).map((m) => h('label', {class: 'check'}, h('input', {type: 'checkbox', name, value: m}), m)));
+    note.textContent = `(none checked: ${defaults(out).join(', ') || 'none'})`;
+    box.dataset.ready = 'true';
+  }, (err) => {
+    if (!isAbort(err)) box.append(errorBox(err));
+  });
+  return box;
 }
 
 export const pickedModels = (form, name) =>
   [...form.querySelectorAll(`input[name="${name}"]:checked`)].map((i) => i.value);
-
-export async function modelNames(signal) {
-  const names = new Set(KNOWN_MODELS);
-  try {
-    for (const m of (await get('/models', {signal})).models) names.add(m.name);
-  } catch (err) {
-    if (isAbort(err)) throw err;
-  }
-  return [...names];
-}
 
 export function render(view, {signal}) {
   const list = h('div', {id: 'models-list'});
@@ -53,14 +47,14 @@ export function render(view, {signal}) {
 
   const hist = jobHistory(history, signal);
   const loadModels = () => fill(list, async () => {
-    const {models} = await get('/models', {signal});
+    const {models, recommenders} = await get('/models', {signal});
     drawChart(chartEl, models);
-    return modelsTable(models, signal, loadModels);
+    return modelsTable(models, recommenders, signal, loadModels);
   });
   loadModels();
 
   form.append(
-    modelPicker(KNOWN_MODELS, 'model'),
+    modelPicker('model', signal, (out) => out.trainable, (out) => out.defaults),
     h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'queue', id: 'retrain-queue'}), 'queue behind a running training job instead of refusing'),
     h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'auto', id: 'retrain-auto'}), 'auto: activate the best model by validation ADG (with no models picked: the neighbourhood models, every FEBR variant and the matrix factorisations)'),
     h('div', {class: 'row'}, h('button', {type: 'submit', id: 'retrain-start'}, 'Start retraining')));
@@ -102,16 +96,12 @@ export function render(view, {signal}) {
     const running = out.jobs.find((j) => j.kind === 'train' && isLive(j));
     if (running && !live.firstChild) watch(running.id);
   }, () => {});
-  // Offer every model the server has trained, too.
-  modelNames(signal).then((names) => {
-    const pick = form.querySelector('.models-pick');
-    for (const m of names.filter((n) => !KNOWN_MODELS.includes(n))) {
-      pick.append(h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'model', value: m}), m));
-    }
-  }, () => {});
 }
 
-function modelsTable(models, signal, reload) {
+// modelsTable lists the stored versions; the newest version of a
+// recommender that is not active gets an Activate button (the content
+// metric is no recommender: activating it is a 404).
+function modelsTable(models, recommenders, signal, reload) {
   if (!models.length) return h('p', {class: 'muted'}, 'No trained model yet. Start a retraining below.');
   const metrics = orderMetrics([...new Set(models.flatMap((m) => Object.keys(m.validation || {})))]);
   const msg = h('div', {id: 'activate-msg'});
@@ -126,6 +116,8 @@ function modelsTable(models, signal, reload) {
     let action = '';
     if (m.active) {
       action = badge('active');
+    } else if (!recommenders.includes(m.name)) {
+      action = h('span', {class: 'muted small', title: 'Not a recommender: it cannot answer recommendations, so it cannot be activated.'}, '—');
     } else if (newest) {
       action = h('button', {type: 'button', class: 'small-btn activate', 'data-model': m.name}, 'Activate');
       action.addEventListener('click', async () => {
@@ -148,13 +140,21 @@ function modelsTable(models, signal, reload) {
       td(m.version, {class: 'mono', title: m.job_id ? `trained by job ${m.job_id}` : ''}),
       td(action),
       ...metrics.map((k) => td(fmtNum(val[k]), {class: 'num' + (newest && val[k] === best[k] ? ' best' : '')})),
-      td(fmtParams(m.params), {class: 'nowrap'}),
-      td(fmtDate(m.trained_at), {class: 'nowrap'}),
+      td(paramPairs(m.params), {class: 'params'}),
+      td(fmtDate(m.trained_at).split(' ').map((part, i) => [i ? ' ' : '', h('span', {class: 'nowrap'}, part)])),
       td(fmtSeconds(m.train_seconds), {class: 'num'}),
       td(fmtBytes(m.bytes), {class: 'num nowrap'}));
   });
   return [msg, table(['Model', 'Version', '', ...metrics.map((k) => h('th', {class: 'num'}, k)), 'Params', 'Trained', 'Train time', 'Size'],
     rows, {class: 'models-table'})];
+}
+
+// paramPairs lists the parameters as name=value pairs that wrap between
+// pairs, never inside one, so a model with many keeps the table narrow.
+function paramPairs(p) {
+  const keys = Object.keys(p || {}).sort();
+  if (!keys.length) return '–';
+  return keys.map((k, i) => [i ? ' ' : '', h('span', {class: 'nowrap'}, `${k}=${p[k]}`)]);
 }
 
 function drawChart(el, models) {
@@ -173,9 +173,12 @@ function drawChart(el, models) {
   const box = h('div');
   const draw = () => {
     const k = select.value;
-    const vals = newest.map((m) => (m.validation || {})[k] ?? 0);
-    const best = vals.indexOf(Math.max(...vals));
-    put(box, chart(240, barChart({labels: newest.map((m) => m.name + (m.active ? ' ★' : '')), series: [{name: k, values: vals}], highlight: best}),
+    // A model without the measure (the content metric has no validation
+    // scores) gets no bar, not a bar at 0.
+    const vals = newest.map((m) => (m.validation || {})[k]);
+    const scored = vals.filter((v) => typeof v === 'number' && Number.isFinite(v));
+    const best = scored.length ? vals.indexOf(Math.max(...scored)) : -1;
+    put(box, chart(240, barChart({labels: newest.map((m) => m.name + (m.active ? ' ★' : '')), series: [{name: k, values: vals}], highlight: best, missing: 'no score'}),
       `validation ${k} per model`));
   };
   select.addEventListener('change', draw);

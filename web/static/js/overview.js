@@ -3,7 +3,7 @@
 
 import {get, isAbort} from './api.js';
 import {h, errorBox, fill, section, badge, fmtInt, fmtDate, fmtSeconds, fmtNum, fmtParams, every, put} from './dom.js';
-import {chart, timeChart} from './charts.js';
+import {chart, timeChart, timeSpans} from './charts.js';
 
 export function render(view, {signal}) {
   const health = h('div', {id: 'health'});
@@ -124,10 +124,15 @@ function growthCharts(el, st) {
   const listed = days.reduce((a, d) => a + d[1], 0);
   let total = st.events - listed; // events older than the days listed
   const cumulative = days.map(([d, v]) => [d, (total += v)]);
-  const first = days[0][0].toISOString().slice(0, 10);
-  const lastDay = days[days.length - 1][0].toISOString().slice(0, 10);
-  put(el, 
-    h('p', {class: 'small muted'}, `${fmtInt(listed)} events on ${fmtInt(days.length)} days with events, ${first} to ${lastDay} (UTC days of the event timestamps).`),
+  const iso = (t) => new Date(t).toISOString().slice(0, 10);
+  const first = iso(days[0][0]);
+  const lastDay = iso(days[days.length - 1][0]);
+  // The charts show only the spans with events; say what they leave out.
+  const spans = timeSpans(days.map(([d]) => d.getTime()));
+  const gaps = spans.slice(1).map(([t0], k) => `${iso(spans[k][1] + 86400e3)} to ${iso(t0 - 86400e3)}`);
+  put(el,
+    h('p', {class: 'small muted', id: 'growth-span'}, `${fmtInt(listed)} events on ${fmtInt(days.length)} days with events, ${first} to ${lastDay} (UTC days of the event timestamps).`,
+      gaps.length ? ` No events from ${gaps.join(', nor from ')}: the time axis skips ${gaps.length > 1 ? 'those stretches' : 'that stretch'}.` : ''),
     h('div', {class: 'grid grid-2'},
       h('figure', {id: 'chart-events-per-day'}, h('figcaption', {}, 'Events per day'), chart(200, timeChart(days, 'bars'), 'events per day')),
       h('figure', {id: 'chart-events-total'}, h('figcaption', {}, 'Events in all'), chart(200, timeChart(cumulative, 'line'), 'total events over time'))));

@@ -63,10 +63,11 @@ function renderUser(view, {signal, query}, id) {
   form.addEventListener('change', (ev) => {
     if (ev.target.name === 'model' || ev.target.name === 'exclude_consumed') loadRecs();
   });
-  get('/models', {signal}).then(({models}) => {
+  get('/models', {signal}).then(({models, recommenders}) => {
     const sel = form.querySelector('#rec-model');
     const want = query.get('model') || '';
-    for (const name of [...new Set(models.map((m) => m.name))]) {
+    // Only recommenders answer ?model= (the content metric is not one).
+    for (const name of [...new Set(models.map((m) => m.name))].filter((n) => recommenders.includes(n))) {
       const active = models.some((m) => m.name === name && m.active);
       const label = name + (active ? ' (active)' : '');
       const have = [...sel.options].find((o) => o.value === name);
