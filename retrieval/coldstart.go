@@ -5,14 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"recsys/retrieval/rank"
 	"slices"
 	"sort"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"recsys/api"
@@ -558,25 +555,4 @@ func (sp *coldSplit) coldStart(scoreFn func(user int, score []float64)) (rec10, 
 	}
 	f := 1 / float64(len(sp.users))
 	return rec10 * f, mapV * f
-}
-
-// WriteColdStartTable prints a cold-start report: mean (standard error)
-// over splits; "-" where a row has no such measure.
-func WriteColdStartTable(w io.Writer, r *api.Report) error {
-	fmt.Fprintf(w, "dataset %s, %d splits, seed %d (%.1fs)\n%s\n", r.Dataset, r.Splits, r.Seed, r.Seconds, r.Protocol)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "method\t"+strings.Join(ColdStartKeys, "\t")+"\ttrain s")
-	for _, row := range r.Rows {
-		cells := []string{row.Method}
-		for _, k := range ColdStartKeys {
-			if v, ok := row.Metrics[k]; ok {
-				cells = append(cells, fmt.Sprintf("%.4f (%.4f)", v.Mean, v.SE))
-			} else {
-				cells = append(cells, "-")
-			}
-		}
-		cells = append(cells, fmt.Sprintf("%.2f", row.TrainSeconds))
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	return tw.Flush()
 }
