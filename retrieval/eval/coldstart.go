@@ -1,4 +1,4 @@
-package retrieval
+package eval
 
 import (
 	"cmp"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"recsys/retrieval/rank"
 	"slices"
 	"sort"
 	"time"
@@ -16,10 +15,12 @@ import (
 	"recsys/recsys"
 	"recsys/recsys/dataset"
 	"recsys/recsys/metrics"
+	"recsys/retrieval"
+	"recsys/retrieval/rank"
 )
 
 // Interactions are a data set's positive user–item pairs with times and
-// the items' feature vectors: the input of EvalColdStart.
+// the items' feature vectors: the input of ColdStart.
 type Interactions struct {
 	Name         string
 	Users, Items int
@@ -107,7 +108,7 @@ func LoadInteractions(format, path string) (*Interactions, error) {
 	return in, nil
 }
 
-// ColdStartOptions configure EvalColdStart.
+// ColdStartOptions configure ColdStart.
 type ColdStartOptions struct {
 	// Methods are the metrics compared (default euclidean, frml, frml-auc).
 	Methods []string
@@ -131,7 +132,7 @@ type ColdStartOptions struct {
 	// FRML budget (default 10,000 queries, step size re-chosen every 2,500:
 	// the service's settings) and the learners' other parameters.
 	FRMLIterations, FRMLSegment int
-	Params                      Params
+	Params                      retrieval.Params
 	Progress                    func(line string)
 }
 
@@ -160,7 +161,7 @@ const (
 	coldStartDescription = "items held out per split: all their interactions removed; metric learned on the rest supervised by item-cosine collaborative neighbours"
 )
 
-// EvalColdStart measures content retrieval against collaborative
+// ColdStart measures content retrieval against collaborative
 // similarity and cold-start recommendation (SPEC.md §5, dissertation §3.2
 // supervision by a neighbour graph). Per split a seeded HoldOut share of the
 // items with features becomes cold: every interaction with them is removed.
@@ -184,12 +185,12 @@ const (
 // oracle-popularity (the held-out popularity itself: not available in
 // practice, an upper reference for any non-personalised ranking). Distance
 // and score ties are broken by a seeded random order, never by id.
-func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) (*api.Report, error) {
+func ColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) (*api.Report, error) {
 	if len(opt.Methods) == 0 {
-		opt.Methods = []string{MethodEuclidean, MethodFRML, MethodFRMLAUC}
+		opt.Methods = []string{retrieval.MethodEuclidean, retrieval.MethodFRML, retrieval.MethodFRMLAUC}
 	}
 	for _, m := range opt.Methods {
-		if err := CheckMethod(m); err != nil {
+		if err := retrieval.CheckMethod(m); err != nil {
 			return nil, err
 		}
 	}
@@ -275,7 +276,7 @@ func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) 
 				row.Metrics[k] = meanSE(v)
 			}
 		}
-		if isFRML(r) {
+		if retrieval.IsFRML(r) {
 			row.Params["iterations"] = float64(opt.FRMLIterations)
 		}
 		row.Params["neighbours"] = float64(opt.Neighbours)
@@ -287,7 +288,7 @@ func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) 
 
 func add(m map[string][]float64, k string, v float64) { m[k] = append(m[k], v) }
 
-// coldSplit is one split of EvalColdStart.
+// coldSplit is one split of ColdStart.
 type coldSplit struct {
 	in         *Interactions
 	cold, warm []int // item indices with features
@@ -426,11 +427,11 @@ func (sp *coldSplit) fit(ctx context.Context, method string, opt *ColdStartOptio
 	for r, i := range sp.learnRows {
 		X[r] = sp.in.Features[i]
 	}
-	sup, err := FromNeighbours(sp.learnRel)
+	sup, err := retrieval.FromNeighbours(sp.learnRel)
 	if err != nil {
 		return nil, err
 	}
-	met, err := Learn(ctx, X, sup, LearnOptions{Method: method, Params: opt.Params,
+	met, err := retrieval.Learn(ctx, X, sup, retrieval.LearnOptions{Method: method, Params: opt.Params,
 		Iterations: opt.FRMLIterations, Segment: opt.FRMLSegment, Seed: seed})
 	if err != nil {
 		return nil, err
@@ -458,7 +459,7 @@ func (sp *coldSplit) neighbourRecovery(proj [][]float64) (mapV, p10 float64) {
 			continue
 		}
 		for w, j := range sp.warm {
-			dist[w] = sqDist(proj[c], proj[j])
+			dist[w] = retrieval.SqDist(proj[c], proj[j])
 			order[w] = w
 		}
 		sort.Slice(order, func(a, b int) bool {
@@ -488,7 +489,7 @@ func (sp *coldSplit) contentScores(proj [][]float64, ui int, agg string, score [
 	for k, c := range sp.cold {
 		best, sum := math.Inf(1), 0.0
 		for _, h := range sp.hist[ui] {
-			d := sqDist(proj[c], proj[h])
+			d := retrieval.SqDist(proj[c], proj[h])
 			best = min(best, d)
 			sum += math.Exp(-d)
 		}
