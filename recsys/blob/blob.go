@@ -231,51 +231,32 @@ func (d *Decoder) Finite() float64 {
 	return v
 }
 
-// fits fails unless n elements of size bytes are left.
-func (d *Decoder) fits(n, size int) bool {
-	if d.err == nil && (n < 0 || n > len(d.b)/size) {
-		d.Fail(nil)
-	}
-	return d.err == nil
-}
-
 // Uint32s reads n uint32s, failing without allocating when fewer are left.
-func (d *Decoder) Uint32s(n int) []uint32 {
-	if !d.fits(n, 4) {
-		return nil
-	}
-	out := make([]uint32, n)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(d.b[4*i:])
-	}
-	d.b = d.b[4*n:]
-	return out
-}
+func (d *Decoder) Uint32s(n int) []uint32 { return fixed(d, n, 4, binary.LittleEndian.Uint32) }
 
 // Uint64s reads n uint64s, failing without allocating when fewer are left.
-func (d *Decoder) Uint64s(n int) []uint64 {
-	if !d.fits(n, 8) {
-		return nil
-	}
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(d.b[8*i:])
-	}
-	d.b = d.b[8*n:]
-	return out
-}
+func (d *Decoder) Uint64s(n int) []uint64 { return fixed(d, n, 8, binary.LittleEndian.Uint64) }
 
 // Float64s reads n float64s whatever their bits, failing without
 // allocating when fewer are left.
 func (d *Decoder) Float64s(n int) []float64 {
-	if !d.fits(n, 8) {
+	return fixed(d, n, 8, func(p []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(p)) })
+}
+
+// fixed reads n values of size bytes each with get; a count the bytes left
+// cannot hold fails before anything is allocated.
+func fixed[T any](d *Decoder, n, size int, get func([]byte) T) []T {
+	if d.err == nil && (n < 0 || n > len(d.b)/size) {
+		d.Fail(nil)
+	}
+	if d.err != nil {
 		return nil
 	}
-	out := make([]float64, n)
+	out := make([]T, n)
 	for i := range out {
-		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(d.b[8*i:]))
+		out[i] = get(d.b[size*i:])
 	}
-	d.b = d.b[8*n:]
+	d.b = d.b[size*n:]
 	return out
 }
 
