@@ -102,3 +102,22 @@ func readFactors(d *blob.Decoder) *factors {
 	f.buildIndex()
 	return f
 }
+
+// marshalFactors encodes a model that is its parameters and its factors
+// (BPR, WRMF).
+func marshalFactors(name string, params []float64, f *factors) []byte {
+	e := newEncoder(name, params)
+	writeFactors(e, f)
+	return e.Bytes()
+}
+
+// unmarshalFactors decodes what marshalFactors wrote, with nParams
+// parameters.
+func unmarshalFactors(data []byte, name string, nParams int) ([]float64, *factors, error) {
+	d, ps := newDecoder(data, name, nParams)
+	f := readFactors(d)
+	if err := d.Finish(); err != nil {
+		return nil, nil, err
+	}
+	return ps, f, nil
+}
