@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"recsys/retrieval"
+	"recsys/retrieval/eval"
 )
 
 // runEvalRetrieval implements `recsys eval-retrieval` (SPEC.md §6, §10): it
@@ -52,13 +53,13 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *cold {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		co := retrieval.ColdStartOptions{HoldOut: *holdOut, Seed: *seed, FRMLIterations: *frmlIter, Aggregate: *agg, History: *history}
+		co := eval.ColdStartOptions{HoldOut: *holdOut, Seed: *seed, FRMLIterations: *frmlIter, Aggregate: *agg, History: *history}
 		if set["splits"] {
 			co.Splits = *splits
 		}
 		return runColdStart(ctx, *data, *format, *methods, *jsonOut, co, stdout, stderr)
 	}
-	opt := retrieval.EvalOptions{
+	opt := eval.Options{
 		Splits: *splits, Seed: *seed, MaxTrain: *maxTrain, FRMLIterations: *frmlIter,
 		MLRMaxRounds: *rounds, Workers: *workers,
 	}
@@ -100,18 +101,18 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 			opt.Grid.Kappa = append(opt.Grid.Kappa, k)
 		}
 	}
-	ds, err := retrieval.ReadCSV(*data, *label)
+	ds, err := eval.ReadCSV(*data, *label)
 	if err != nil {
 		return fmt.Errorf("eval-retrieval: %w", err)
 	}
 	fmt.Fprintf(stderr, "eval-retrieval: %s: %d items, %d features, %d classes\n", ds.Name, len(ds.X), len(ds.Features), len(ds.Classes))
 	opt.Progress = func(line string) { fmt.Fprintln(stderr, "eval-retrieval:", line) }
-	rep, err := retrieval.Evaluate(ctx, ds, opt)
+	rep, err := eval.Evaluate(ctx, ds, opt)
 	if err != nil {
 		return fmt.Errorf("eval-retrieval: %w", err)
 	}
 	rep.CreatedAt = time.Now().UTC()
-	if err := retrieval.WriteTable(stdout, rep); err != nil {
+	if err := eval.WriteTable(stdout, rep); err != nil {
 		return err
 	}
 	if *jsonOut != "" {
@@ -122,14 +123,14 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 	return nil
 }
 
-// runColdStart is `recsys eval-retrieval --coldstart`: retrieval.EvalColdStart
+// runColdStart is `recsys eval-retrieval --coldstart`: retrieval/eval.ColdStart
 // on an interaction data set with item features.
-func runColdStart(ctx context.Context, data, format, methods, jsonOut string, opt retrieval.ColdStartOptions, stdout, stderr io.Writer) error {
+func runColdStart(ctx context.Context, data, format, methods, jsonOut string, opt eval.ColdStartOptions, stdout, stderr io.Writer) error {
 	if opt.HoldOut <= 0 || opt.HoldOut >= 0.9 {
 		return fmt.Errorf("eval-retrieval: --holdout must be in (0, 0.9), got %g", opt.HoldOut)
 	}
-	if opt.Aggregate != retrieval.AggregateMin && opt.Aggregate != retrieval.AggregateSumExp {
-		return fmt.Errorf("eval-retrieval: --aggregate must be %s or %s, got %q", retrieval.AggregateMin, retrieval.AggregateSumExp, opt.Aggregate)
+	if opt.Aggregate != eval.AggregateMin && opt.Aggregate != eval.AggregateSumExp {
+		return fmt.Errorf("eval-retrieval: --aggregate must be %s or %s, got %q", eval.AggregateMin, eval.AggregateSumExp, opt.Aggregate)
 	}
 	if opt.History <= 0 {
 		return fmt.Errorf("eval-retrieval: --history must be positive, got %d", opt.History)
@@ -145,18 +146,18 @@ func runColdStart(ctx context.Context, data, format, methods, jsonOut string, op
 			opt.Methods = append(opt.Methods, m)
 		}
 	}
-	in, err := retrieval.LoadInteractions(format, data)
+	in, err := eval.LoadInteractions(format, data)
 	if err != nil {
 		return fmt.Errorf("eval-retrieval: %w", err)
 	}
 	fmt.Fprintf(stderr, "eval-retrieval: %s: %d users, %d items, %d positives, %d features\n", in.Name, in.Users, in.Items, len(in.Pairs), len(in.FeatureNames))
 	opt.Progress = func(line string) { fmt.Fprintln(stderr, "eval-retrieval:", line) }
-	rep, err := retrieval.EvalColdStart(ctx, in, opt)
+	rep, err := eval.ColdStart(ctx, in, opt)
 	if err != nil {
 		return fmt.Errorf("eval-retrieval: %w", err)
 	}
 	rep.CreatedAt = time.Now().UTC()
-	if err := retrieval.WriteColdStartTable(stdout, rep); err != nil {
+	if err := eval.WriteColdStartTable(stdout, rep); err != nil {
 		return err
 	}
 	if jsonOut != "" {

@@ -560,32 +560,32 @@ func (m *FEBR) MarshalBinary() ([]byte, error) {
 		return nil, fmt.Errorf("recsys: %s is not fitted", m.v.name)
 	}
 	e := newEncoder(m.v.name)
-	e.uint(uint64(m.k))
-	e.float(m.lambda)
-	e.float(m.l1)
-	e.float(m.l2)
-	e.uint(uint64(m.ext.nItems))
-	e.uint(uint64(m.ext.dim))
+	e.Uvarint(uint64(m.k))
+	e.Float64(m.lambda)
+	e.Float64(m.l1)
+	e.Float64(m.l2)
+	e.Uvarint(uint64(m.ext.nItems))
+	e.Uvarint(uint64(m.ext.dim))
 	for _, v := range [][]float64{m.theta, m.ext.mean, m.ext.std} {
 		for _, f := range v {
-			e.float(f)
+			e.Float64(f)
 		}
 	}
 	if m.v.item {
-		e.neighbours(m.ext.items.fwd)
+		writeNeighbours(e, m.ext.items.fwd)
 	}
 	if m.v.user {
-		e.matrix(m.x)
+		writeMatrix(e, m.x)
 	}
-	return e.b, nil
+	return e.Bytes(), nil
 }
 
 func (m *FEBR) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, m.v.name)
-	k := d.bounded(1 << 32)
-	lambda, l1, l2 := d.float(), d.float(), d.float()
-	nItems := d.bounded(1 << 32)
-	dim := d.bounded(2 * featuresPerSide)
+	k := d.Bounded(1 << 32)
+	lambda, l1, l2 := d.Finite(), d.Finite(), d.Finite()
+	nItems := d.Bounded(1 << 32)
+	dim := d.Bounded(2 * featuresPerSide)
 	want := 0
 	if m.v.item {
 		want += featuresPerSide
@@ -593,38 +593,38 @@ func (m *FEBR) UnmarshalBinary(data []byte) error {
 	if m.v.user {
 		want += featuresPerSide
 	}
-	if d.err == nil && (dim != want || k == 0) {
+	if d.Err() == nil && (dim != want || k == 0) {
 		return errCorrupt
 	}
 	vecs := make([][]float64, 3)
 	for v := range vecs {
 		vecs[v] = make([]float64, dim)
 		for f := range vecs[v] {
-			vecs[v][f] = d.float()
+			vecs[v][f] = d.Finite()
 		}
 	}
 	var items *itemSide
 	if m.v.item {
-		nb := d.neighbours(nItems)
-		if d.err == nil && nb.Rows() != nItems {
+		nb := readNeighbours(d, nItems)
+		if d.Err() == nil && nb.Rows() != nItems {
 			return errCorrupt
 		}
-		if d.err == nil {
+		if d.Err() == nil {
 			items = newItemSide(nItems, nb)
 		}
 	}
 	var x *Matrix
 	var users *userSide
 	if m.v.user {
-		x = d.matrix()
-		if d.err == nil && x.Items() != nItems {
+		x = readMatrix(d)
+		if d.Err() == nil && x.Items() != nItems {
 			return errCorrupt
 		}
-		if d.err == nil {
+		if d.Err() == nil {
 			users = newUserSide(x, k, m.v.affinity == simKUNN)
 		}
 	}
-	if err := d.finish(); err != nil {
+	if err := d.Finish(); err != nil {
 		return err
 	}
 	for _, s := range vecs[2] {

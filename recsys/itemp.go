@@ -75,21 +75,21 @@ func (m *ItemP) MarshalBinary() ([]byte, error) {
 		return nil, fmt.Errorf("recsys: %s is not fitted", m.name)
 	}
 	e := newEncoder(m.name)
-	e.uint(uint64(m.k))
-	e.float(m.l1)
-	e.float(m.l2)
-	e.uint(uint64(m.side.nItems))
-	e.neighbours(m.side.fwd)
-	return e.b, nil
+	e.Uvarint(uint64(m.k))
+	e.Float64(m.l1)
+	e.Float64(m.l2)
+	e.Uvarint(uint64(m.side.nItems))
+	writeNeighbours(e, m.side.fwd)
+	return e.Bytes(), nil
 }
 
 func (m *ItemP) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, m.name)
-	k := d.bounded(1 << 32)
-	l1, l2 := d.float(), d.float()
-	n := d.bounded(1 << 32)
-	fwd := d.neighbours(n)
-	if err := d.finish(); err != nil {
+	k := d.Bounded(1 << 32)
+	l1, l2 := d.Finite(), d.Finite()
+	n := d.Bounded(1 << 32)
+	fwd := readNeighbours(d, n)
+	if err := d.Finish(); err != nil {
 		return err
 	}
 	if fwd.Rows() != n {

@@ -66,21 +66,21 @@ func (m *KUNN) MarshalBinary() ([]byte, error) {
 		return nil, fmt.Errorf("recsys: kunn is not fitted")
 	}
 	e := newEncoder(m.Name())
-	e.uint(uint64(m.k))
-	e.matrix(m.users.x)
-	e.neighbours(m.items.fwd)
-	return e.b, nil
+	e.Uvarint(uint64(m.k))
+	writeMatrix(e, m.users.x)
+	writeNeighbours(e, m.items.fwd)
+	return e.Bytes(), nil
 }
 
 func (m *KUNN) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, m.Name())
-	k := d.bounded(1 << 32)
-	x := d.matrix()
-	if d.err != nil {
-		return d.err
+	k := d.Bounded(1 << 32)
+	x := readMatrix(d)
+	if d.Err() != nil {
+		return d.Err()
 	}
-	nb := d.neighbours(x.Items())
-	if err := d.finish(); err != nil {
+	nb := readNeighbours(d, x.Items())
+	if err := d.Finish(); err != nil {
 		return err
 	}
 	if nb.Rows() != x.Items() {

@@ -26,14 +26,15 @@ func (m *Popular) ScoreUser(_ int, history []uint32, scores []float64) { m.Score
 
 func (m *Popular) MarshalBinary() ([]byte, error) {
 	e := newEncoder(m.Name())
-	e.uint32s(m.counts)
-	return e.b, nil
+	e.Uvarint(uint64(len(m.counts)))
+	e.Uint32s(m.counts)
+	return e.Bytes(), nil
 }
 
 func (m *Popular) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, m.Name())
-	counts := d.uint32s()
-	if err := d.finish(); err != nil {
+	counts := d.Uint32s(d.Count(4))
+	if err := d.Finish(); err != nil {
 		return err
 	}
 	m.counts = counts

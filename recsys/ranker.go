@@ -1,9 +1,6 @@
 package recsys
 
-import (
-	"cmp"
-	"slices"
-)
+import "slices"
 
 // Ranker ranks many users' scores under one popularity vector: the order of
 // TopN and Ranks (score, then popularity, then index), with the
@@ -19,50 +16,25 @@ type Ranker struct {
 // NewRanker prepares rankings of n items under the given popularity
 // (missing counts are 0).
 func NewRanker(popularity []uint32, n int) *Ranker {
-	r := ranking{popularity: popularity}
+	t := tieOrder{pop: popularity}
 	order := make([]uint32, n)
 	for i := range order {
 		order[i] = uint32(i)
 	}
 	slices.SortFunc(order, func(a, b uint32) int {
-		if c := cmp.Compare(r.pop(b), r.pop(a)); c != 0 {
-			return c
+		switch {
+		case a == b:
+			return 0
+		case t.first(a, b):
+			return -1
 		}
-		return cmp.Compare(a, b)
+		return 1
 	})
 	prank := make([]int32, n)
 	for pos, i := range order {
 		prank[i] = int32(pos)
 	}
 	return &Ranker{prank: prank}
-}
-
-// tieOrder breaks score ties: by a precomputed popularity position when
-// prank is set, else by popularity then index.
-type tieOrder struct {
-	prank []int32
-	pop   []uint32
-}
-
-func (t tieOrder) popOf(i uint32) uint32 {
-	if int(i) < len(t.pop) {
-		return t.pop[i]
-	}
-	return 0
-}
-
-// first reports whether a precedes b among items of equal score.
-func (t tieOrder) first(a, b uint32) bool {
-	if t.prank != nil {
-		return t.prank[a] < t.prank[b]
-	}
-	pa, pb := t.popOf(a), t.popOf(b)
-	return pa > pb || (pa == pb && a < b)
-}
-
-func (t tieOrder) before(scores []float64, a, b uint32) bool {
-	sa, sb := scores[a], scores[b]
-	return sa > sb || (sa == sb && t.first(a, b))
 }
 
 // Ranks is the package function Ranks with this Ranker's popularity; scores

@@ -22,16 +22,15 @@ func Register(name string, f func() Model) {
 // format version byte and the model name), which Load reads to pick the
 // model kind. Models of other packages begin MarshalBinary with it.
 func AppendHeader(b []byte, name string) []byte {
-	e := newEncoder(name)
-	return append(b, e.b...)
+	return append(b, newEncoder(name).Bytes()...)
 }
 
 // ReadHeader checks that data starts with the header of model name and
 // returns the bytes after it.
 func ReadHeader(data []byte, name string) ([]byte, error) {
 	d := newDecoder(data, name)
-	if d.err != nil {
-		return nil, d.err
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
-	return d.b, nil
+	return d.Rest(), nil
 }

@@ -5,32 +5,37 @@ import (
 	"slices"
 )
 
-// ranking orders items by decreasing score, ties by decreasing popularity,
-// then by ascending index: the order of every ranking in this project
-// (dissertation §4.7.3 breaks ties by global popularity).
-type ranking struct {
-	scores     []float64
-	popularity []uint32
+// tieOrder is the order of every ranking in this project: decreasing
+// score, ties by decreasing popularity, then by ascending index
+// (dissertation §4.7.3 breaks ties by global popularity). A Ranker
+// precomputes the popularity-then-index part as one position per item
+// (prank); without it the popularity counts are compared (pop, which may be
+// shorter than the catalogue: missing counts are 0).
+type tieOrder struct {
+	prank []int32
+	pop   []uint32
 }
 
-func (r ranking) pop(i uint32) uint32 {
-	if int(i) < len(r.popularity) {
-		return r.popularity[i]
+func (t tieOrder) popOf(i uint32) uint32 {
+	if int(i) < len(t.pop) {
+		return t.pop[i]
 	}
 	return 0
 }
 
+// first reports whether a precedes b among items of equal score.
+func (t tieOrder) first(a, b uint32) bool {
+	if t.prank != nil {
+		return t.prank[a] < t.prank[b]
+	}
+	pa, pb := t.popOf(a), t.popOf(b)
+	return pa > pb || (pa == pb && a < b)
+}
+
 // before reports whether item a is ranked before item b.
-func (r ranking) before(a, b uint32) bool {
-	sa, sb := r.scores[a], r.scores[b]
-	if sa != sb {
-		return sa > sb
-	}
-	pa, pb := r.pop(a), r.pop(b)
-	if pa != pb {
-		return pa > pb
-	}
-	return a < b
+func (t tieOrder) before(scores []float64, a, b uint32) bool {
+	sa, sb := scores[a], scores[b]
+	return sa > sb || (sa == sb && t.first(a, b))
 }
 
 // filtered reports whether a score keeps an item out of every top-N list:
@@ -46,10 +51,10 @@ func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint
 	if n <= 0 {
 		return nil
 	}
-	r := ranking{scores: scores, popularity: popularity}
+	t := tieOrder{pop: popularity}
 	// h is a heap whose root is the worst kept item.
 	h := make([]uint32, 0, min(n, len(scores)))
-	worse := func(a, b uint32) bool { return r.before(b, a) }
+	worse := func(a, b uint32) bool { return t.before(scores, b, a) }
 	ex := 0
 	for i := range scores {
 		item := uint32(i)
@@ -74,7 +79,7 @@ func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint
 			}
 			continue
 		}
-		if !r.before(item, h[0]) {
+		if !t.before(scores, item, h[0]) {
 			continue
 		}
 		h[0] = item
@@ -94,10 +99,10 @@ func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint
 		}
 	}
 	slices.SortFunc(h, func(a, b uint32) int {
-		if r.before(a, b) {
+		if t.before(scores, a, b) {
 			return -1
 		}
-		if r.before(b, a) {
+		if t.before(scores, b, a) {
 			return 1
 		}
 		return 0

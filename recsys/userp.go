@@ -53,16 +53,16 @@ func (m *UserP) MarshalBinary() ([]byte, error) {
 		return nil, fmt.Errorf("recsys: %s is not fitted", m.name)
 	}
 	e := newEncoder(m.name)
-	e.uint(uint64(m.k))
-	e.matrix(m.side.x)
-	return e.b, nil
+	e.Uvarint(uint64(m.k))
+	writeMatrix(e, m.side.x)
+	return e.Bytes(), nil
 }
 
 func (m *UserP) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, m.name)
-	k := d.bounded(1 << 32)
-	x := d.matrix()
-	if err := d.finish(); err != nil {
+	k := d.Bounded(1 << 32)
+	x := readMatrix(d)
+	if err := d.Finish(); err != nil {
 		return err
 	}
 	m.k = k

@@ -1,12 +1,13 @@
 package retrieval
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"recsys/recsys/blob"
 )
 
 // Binary layouts (little-endian float64s, uvarint counts):
@@ -23,36 +24,34 @@ func (m *Metric) MarshalBinary() ([]byte, error) {
 	if d != len(m.Mean) || d != len(m.Scale) {
 		return nil, errors.New("retrieval: inconsistent metric")
 	}
-	b := append([]byte("RMET"), codecVersion)
-	b = binary.AppendUvarint(b, uint64(len(m.Method)))
-	b = append(b, m.Method...)
-	b = binary.AppendUvarint(b, uint64(d))
-	b = binary.AppendUvarint(b, uint64(r))
-	b = appendFloats(b, m.Mean)
-	b = appendFloats(b, m.Scale)
+	e := newEncoder("RMET")
+	e.Str(m.Method)
+	e.Uvarint(uint64(d))
+	e.Uvarint(uint64(r))
+	e.Float64s(m.Mean)
+	e.Float64s(m.Scale)
 	for i := 0; i < d; i++ {
-		b = appendFloats(b, m.L.RawRowView(i))
+		e.Float64s(m.L.RawRowView(i))
 	}
-	return b, nil
+	return e.Bytes(), nil
 }
 
 // UnmarshalBinary decodes a metric written by MarshalBinary.
 func (m *Metric) UnmarshalBinary(data []byte) error {
-	dec := decoder{b: data}
-	dec.magic("RMET")
-	method := string(dec.bytes())
-	d := dec.count()
-	r := dec.count()
-	rest := uint64(len(dec.b)) / 8
-	if dec.err == nil && (d == 0 || r == 0 || d > rest || r > rest || len(dec.b)%8 != 0 || rest != 2*d+d*r) {
-		dec.err = errCorrupt
+	dec := newDecoder(data, "RMET")
+	method := dec.Str()
+	d := dec.Uvarint()
+	r := dec.Uvarint()
+	rest := uint64(dec.Len()) / 8
+	if dec.Err() == nil && (d == 0 || r == 0 || d > rest || r > rest || dec.Len()%8 != 0 || rest != 2*d+d*r) {
+		dec.Fail(nil)
 	}
-	if dec.err != nil {
-		return dec.err
+	if err := dec.Err(); err != nil {
+		return err
 	}
-	mean := dec.floats(int(d))
-	scale := dec.floats(int(d))
-	l := mat.NewDense(int(d), int(r), dec.floats(int(d*r)))
+	mean := dec.Float64s(int(d))
+	scale := dec.Float64s(int(d))
+	l := mat.NewDense(int(d), int(r), dec.Float64s(int(d*r)))
 	for _, s := range scale {
 		if !(s > 0) || math.IsInf(s, 0) {
 			return fmt.Errorf("%w: non-positive scale", errCorrupt)
@@ -66,10 +65,11 @@ func (m *Metric) UnmarshalBinary(data []byte) error {
 func (ix *Index) MarshalBinary() ([]byte, error) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	b := append([]byte("RIDX"), codecVersion)
-	b = binary.AppendUvarint(b, uint64(ix.dim))
-	b = binary.AppendUvarint(b, uint64(ix.len()))
-	return appendFloats(b, ix.data), nil
+	e := newEncoder("RIDX")
+	e.Uvarint(uint64(ix.dim))
+	e.Uvarint(uint64(ix.len()))
+	e.Float64s(ix.data)
+	return e.Bytes(), nil
 }
 
 // maxIndexDim is the largest vector dimension an encoded index may claim.
@@ -77,84 +77,43 @@ const maxIndexDim = 1 << 20
 
 // UnmarshalBinary decodes an index written by MarshalBinary.
 func (ix *Index) UnmarshalBinary(data []byte) error {
-	dec := decoder{b: data}
-	dec.magic("RIDX")
-	dim := dec.count()
-	n := dec.count()
-	rest := uint64(len(dec.b)) / 8
+	dec := newDecoder(data, "RIDX")
+	dim := dec.Uvarint()
+	n := dec.Uvarint()
+	rest := uint64(dec.Len()) / 8
 	// With no rows the data cannot bound dim, so it has its own cap: a
 	// corrupt header must not yield an index whose every query vector
 	// takes gigabytes.
-	if dec.err == nil && (dim == 0 || dim > maxIndexDim || n > rest || len(dec.b)%8 != 0 || rest != dim*n) {
-		dec.err = errCorrupt
+	if dec.Err() == nil && (dim == 0 || dim > maxIndexDim || n > rest || dec.Len()%8 != 0 || rest != dim*n) {
+		dec.Fail(nil)
 	}
-	if dec.err != nil {
-		return dec.err
+	if err := dec.Err(); err != nil {
+		return err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.dim = int(dim)
-	ix.data = dec.floats(int(dim * n))
+	ix.data = dec.Float64s(int(dim * n))
 	return nil
 }
 
-func appendFloats(b []byte, v []float64) []byte {
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
-	}
-	return b
+// newEncoder starts an encoding with magic and the format version.
+func newEncoder(magic string) *blob.Encoder {
+	e := blob.NewEncoder([]byte(magic))
+	e.Byte(codecVersion)
+	return e
 }
 
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) magic(m string) {
-	if len(d.b) < len(m)+1 || string(d.b[:len(m)]) != m {
-		d.err = errCorrupt
-		return
+// newDecoder checks magic and the format version. Its uvarints must be
+// minimal, so that whatever decodes re-encodes to the same bytes.
+func newDecoder(data []byte, magic string) *blob.Decoder {
+	d := blob.NewDecoder(data, errCorrupt).MinimalUvarints()
+	if string(d.Raw(len(magic))) != magic {
+		d.Fail(nil)
+		return d
 	}
-	if v := d.b[len(m)]; v != codecVersion {
-		d.err = fmt.Errorf("retrieval: format version %d, want %d", v, codecVersion)
-		return
+	if v := d.Byte(); d.Err() == nil && v != codecVersion {
+		d.Fail(fmt.Errorf("retrieval: format version %d, want %d", v, codecVersion))
 	}
-	d.b = d.b[len(m)+1:]
-}
-
-func (d *decoder) count() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) { // only minimal encodings
-		d.err = errCorrupt
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.count()
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
-		d.err = errCorrupt
-		return nil
-	}
-	out := append([]byte(nil), d.b[:n]...)
-	d.b = d.b[n:]
-	return out
-}
-
-// floats reads n float64s; the caller has checked the length.
-func (d *decoder) floats(n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(d.b[8*i:]))
-	}
-	d.b = d.b[8*n:]
-	return out
+	return d
 }

@@ -39,12 +39,7 @@
 //
 // # Evaluation
 //
-// Evaluate runs the protocol of seed 002 §5.1 (`recsys eval-retrieval`):
-// random 80/20 train/test splits, z-scoring with training statistics,
-// hyper-parameters chosen on a validation part of the training set, kNN
-// error, MAP, AUC, P@1 and P@10 of test queries against the training set.
-// EvalColdStart (`recsys eval-retrieval --coldstart`) holds out items of an
-// interaction data set, learns the metric from the collaborative
-// neighbours of the rest and measures how content recovers collaborative
-// neighbours and how cold items reach their users (REC@10).
+// The offline evaluation behind `recsys eval-retrieval` (the seed 002 §5.1
+// protocol and the cold-start evaluation) is package retrieval/eval; this
+// package keeps the algorithms it measures.
 package retrieval

@@ -1,34 +1,27 @@
 package retrieval
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"recsys/retrieval/internal/fixture"
 )
 
-// synthetic is a labelled set of n items in three classes: two informative
-// features (class means on a circle of radius 2, unit noise) followed by
-// noise features drawn from N(0, 3²), which swamp Euclidean distance.
-func synthetic(n, noise int, seed uint64) *Dataset {
-	rng := rand.New(rand.NewPCG(seed, 99))
-	ds := &Dataset{Name: "synthetic", Classes: []string{"a", "b", "c"}}
-	for i := 0; i < n; i++ {
-		c := i % 3
-		angle := 2 * math.Pi * float64(c) / 3
-		x := []float64{2*math.Cos(angle) + 0.8*rng.NormFloat64(), 2*math.Sin(angle) + 0.8*rng.NormFloat64()}
-		for j := 0; j < noise; j++ {
-			x = append(x, 3*rng.NormFloat64())
-		}
-		ds.X = append(ds.X, x)
-		ds.Labels = append(ds.Labels, c)
-	}
-	for j := 0; j < 2+noise; j++ {
-		ds.Features = append(ds.Features, "f"+string(rune('0'+j)))
-	}
-	return ds
+// labelled is a synthetic labelled set (fixture.Labelled).
+type labelled struct {
+	X      [][]float64
+	Labels []int
 }
+
+func synthetic(n, noise int, seed uint64) labelled {
+	x, l := fixture.Labelled(n, noise, seed)
+	return labelled{X: x, Labels: l}
+}
+
+// raceEnabled shrinks the slow tests under the race detector.
+const raceEnabled = fixture.Race
 
 func mustMetric(tb testing.TB, d, m int, seed uint64) *Metric {
 	tb.Helper()

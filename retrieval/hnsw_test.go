@@ -42,7 +42,7 @@ func recallAt(t testing.TB, exact *Index, approx *HNSW, qs [][]float64, k int) f
 			if i > 0 && got[i-1].Distance > nb.Distance {
 				t.Fatalf("results not in increasing distance: %v", got)
 			}
-			if d := sqDist(q, exact.Vector(nb.ID)); math.Abs(d-nb.Distance) > 1e-9*(1+d) {
+			if d := SqDist(q, exact.Vector(nb.ID)); math.Abs(d-nb.Distance) > 1e-9*(1+d) {
 				t.Fatalf("id %d: reported distance %g, true %g", nb.ID, nb.Distance, d)
 			}
 			if ids[nb.ID] {

@@ -15,7 +15,7 @@ func bruteTopK(vs [][]float64, q []float64, k int, skip func(int) bool) []Neighb
 		if skip != nil && skip(id) {
 			continue
 		}
-		all = append(all, Neighbour{id, sqDist(q, v)})
+		all = append(all, Neighbour{id, SqDist(q, v)})
 	}
 	slices.SortFunc(all, func(a, b Neighbour) int {
 		if a.Distance != b.Distance {

@@ -120,10 +120,10 @@ func Learn(ctx context.Context, X [][]float64, sup *Supervision, opt LearnOption
 	if opt.Method == MethodEuclidean {
 		return Euclidean(mean, scale), nil
 	}
-	xs := standardize(X, mean, scale)
+	xs := Standardize(X, mean, scale)
 	queries := sup.Queries()
 	var val frml.Validator
-	if isFRML(opt.Method) && len(opt.Schedule) == 0 {
+	if IsFRML(opt.Method) && len(opt.Schedule) == 0 {
 		frac := opt.ValidationFraction
 		if frac <= 0 {
 			frac = 0.1
@@ -136,10 +136,10 @@ func Learn(ctx context.Context, X [][]float64, sup *Supervision, opt LearnOption
 			held := perm[:nVal]
 			queries = perm[nVal:]
 			slices.Sort(queries)
-			val = heldOutMAP(xs, sup, held)
+			val = HeldOutMAP(xs, sup, held)
 		}
 	}
-	l, _, err := fit(ctx, xs, sup, queries, opt, val)
+	l, _, err := FitFactor(ctx, xs, sup, queries, opt, val)
 	if err != nil {
 		return nil, err
 	}
@@ -156,11 +156,16 @@ func Learn(ctx context.Context, X [][]float64, sup *Supervision, opt LearnOption
 	return &Metric{Method: opt.Method, Mean: mean, Scale: scale, L: l}, nil
 }
 
-func isFRML(method string) bool { return method == MethodFRML || method == MethodFRMLAUC }
+// IsFRML reports whether method is learned by FRML, which chooses its step
+// size on a validation MAP and replays the chosen schedule.
+func IsFRML(method string) bool { return method == MethodFRML || method == MethodFRMLAUC }
 
-// fit trains the factor L on standardised rows x. It also returns FRML's
-// step-size schedule.
-func fit(ctx context.Context, x *mat.Dense, sup *Supervision, queries []int, opt LearnOptions, val frml.Validator) (*mat.Dense, []float64, error) {
+// FitFactor trains the factor L on standardised rows x (Standardize) with
+// the given training queries and, for FRML, the validator that chooses the
+// step size. It also returns FRML's step-size schedule. Learn calls it
+// after z-scoring and holding out validation queries; the offline
+// evaluation (retrieval/eval) calls it with its own split and validator.
+func FitFactor(ctx context.Context, x *mat.Dense, sup *Supervision, queries []int, opt LearnOptions, val frml.Validator) (*mat.Dense, []float64, error) {
 	_, d := x.Dims()
 	progress := func(stage string, done, total int) {
 		if opt.Progress != nil {
@@ -215,9 +220,9 @@ func fit(ctx context.Context, x *mat.Dense, sup *Supervision, queries []int, opt
 	return l, nil, err
 }
 
-// heldOutMAP scores L by the mean average precision of the held-out items as
-// queries against all other items.
-func heldOutMAP(x *mat.Dense, sup *Supervision, held []int) frml.Validator {
+// HeldOutMAP scores L by the mean average precision of the held-out items as
+// queries against all other items (a validator for FitFactor).
+func HeldOutMAP(x *mat.Dense, sup *Supervision, held []int) frml.Validator {
 	return func(l *mat.Dense) float64 {
 		var y mat.Dense
 		y.Mul(x, l)
@@ -227,7 +232,7 @@ func heldOutMAP(x *mat.Dense, sup *Supervision, held []int) frml.Validator {
 		for _, q := range held {
 			yq := y.RawRowView(q)
 			for i := 0; i < n; i++ {
-				dist[i] = sqDist(yq, y.RawRowView(i))
+				dist[i] = SqDist(yq, y.RawRowView(i))
 			}
 			total += apByCounting(dist, q, sup)
 		}

@@ -29,7 +29,7 @@ func coldStart(n, nWarm, k int, seed uint64) (x [][]float64, lists [][]int, trut
 	truth = func(q []float64, k int) []int {
 		var nb []Neighbour
 		for i := 0; i < nWarm; i++ {
-			nb = append(nb, Neighbour{i, sqDist(q[:3], latent[i])})
+			nb = append(nb, Neighbour{i, SqDist(q[:3], latent[i])})
 		}
 		slices.SortFunc(nb, func(a, b Neighbour) int {
 			if a.Distance < b.Distance {

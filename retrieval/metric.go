@@ -100,10 +100,14 @@ func (m *Metric) Distance(x, y []float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return sqDist(px, py), nil
+	return SqDist(px, py), nil
 }
 
-func sqDist(a, b []float64) float64 {
+// SqDist is ‖a − b‖² summed coordinate by coordinate: the distance of
+// Metric.Distance, of HeldOutMAP and of the offline evaluation. The search
+// sums four coordinates at a time (SquaredDistance), which may differ in
+// the last bits.
+func SqDist(a, b []float64) float64 {
 	s := 0.0
 	for k, v := range a {
 		t := v - b[k]
@@ -212,8 +216,8 @@ func zscore(v, mean, scale float64) float64 {
 	return max(-zMax, min(zMax, z))
 }
 
-// standardize returns the n×d matrix of z-scored rows (NaN → 0).
-func standardize(xs [][]float64, mean, scale []float64) *mat.Dense {
+// Standardize returns the n×d matrix of z-scored rows (NaN → 0).
+func Standardize(xs [][]float64, mean, scale []float64) *mat.Dense {
 	d := len(mean)
 	out := mat.NewDense(len(xs), d, nil)
 	for i, x := range xs {

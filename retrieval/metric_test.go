@@ -33,7 +33,7 @@ func TestStandardization_extremeValues(t *testing.T) {
 	if mean[2] != 2.5 || scale[2] != math.Sqrt(5.0/3) {
 		t.Errorf("ordinary feature: mean %v scale %v, want 2.5 and √(5/3)", mean[2], scale[2])
 	}
-	z := standardize(xs, mean, scale)
+	z := Standardize(xs, mean, scale)
 	r, c := z.Dims()
 	for i := range r {
 		for j := range c {

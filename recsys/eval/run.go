@@ -11,6 +11,7 @@ import (
 
 	"recsys/api"
 	"recsys/recsys"
+	"recsys/recsys/eval/table"
 	"recsys/recsys/metrics"
 )
 
@@ -213,19 +214,10 @@ func meanSE(xs []float64) (float64, float64) {
 	return mean, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
 }
 
-// formatParams renders parameters as "k=50 l1=1 l2=0.1", keys sorted.
+// formatParams renders parameters as table.FormatParams does, "-" for none.
 func formatParams(p map[string]float64) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
+	if s := table.FormatParams(p); s != "" {
+		return s
 	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + strconv.FormatFloat(p[k], 'g', -1, 64)
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, " ")
+	return "-"
 }

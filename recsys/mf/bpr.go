@@ -235,15 +235,12 @@ func (m *BPR) ScoreUser(self int, history []uint32, scores []float64) {
 }
 
 func (m *BPR) MarshalBinary() ([]byte, error) {
-	e := newEncoder(m.Name(), m.cfg.params())
-	e.factors(&m.f)
-	return e.b, nil
+	return marshalFactors(m.Name(), m.cfg.params(), &m.f), nil
 }
 
 func (m *BPR) UnmarshalBinary(data []byte) error {
-	d, ps := newDecoder(data, m.Name(), 8)
-	f := d.factors()
-	if err := d.finish(); err != nil {
+	ps, f, err := unmarshalFactors(data, m.Name(), 8)
+	if err != nil {
 		return err
 	}
 	c := bprConfig{factors: int(ps[0]), lambdaU: ps[1], lambdaP: ps[2], lambdaN: ps[3], lambB: ps[4], lr: ps[5], epochs: int(ps[6]), seed: uint64(ps[7])}

@@ -292,23 +292,18 @@ func (m *MFAUC) ScoreUser(self int, history []uint32, scores []float64) {
 
 func (m *MFAUC) MarshalBinary() ([]byte, error) {
 	e := newEncoder(m.Name(), m.cfg.params(m.foldSteps))
-	e.uint(uint64(len(m.phat)))
-	for _, v := range m.phat {
-		e.float(v)
-	}
-	e.factors(&m.f)
-	return e.b, nil
+	e.Uvarint(uint64(len(m.phat)))
+	e.Float64s(m.phat)
+	writeFactors(e, &m.f)
+	return e.Bytes(), nil
 }
 
 func (m *MFAUC) UnmarshalBinary(data []byte) error {
 	d, ps := newDecoder(data, m.Name(), aucParams)
-	nPhat := d.uint()
-	if d.err == nil && nPhat > uint64(len(d.b)/8) {
-		d.err = errCorrupt
-	}
-	phat := d.floats(int(nPhat))
-	f := d.factors()
-	if err := d.finish(); err != nil {
+	nPhat := d.Count(8)
+	phat := d.Finites(nPhat)
+	f := readFactors(d)
+	if err := d.Finish(); err != nil {
 		return err
 	}
 	for _, v := range ps {
@@ -321,7 +316,7 @@ func (m *MFAUC) UnmarshalBinary(data []byte) error {
 		blocks: int(ps[11]), tol: ps[12], seed: uint64(ps[13])}
 	foldSteps := int(ps[14])
 	if c.factors != f.k || f.bias != nil || c.obj.loss > Logistic || c.kappaY < 1 || c.kappaY > maxKappa || foldSteps > maxFoldSteps ||
-		(c.tau == 0) != (nPhat == 0) || (nPhat != 0 && int(nPhat) != f.nItems) {
+		(c.tau == 0) != (nPhat == 0) || (nPhat != 0 && nPhat != f.nItems) {
 		return errCorrupt
 	}
 	if len(phat) == 0 {

@@ -246,15 +246,12 @@ func (m *WRMF) ScoreUser(self int, history []uint32, scores []float64) {
 }
 
 func (m *WRMF) MarshalBinary() ([]byte, error) {
-	e := newEncoder(m.Name(), m.cfg.params())
-	e.factors(&m.f)
-	return e.b, nil
+	return marshalFactors(m.Name(), m.cfg.params(), &m.f), nil
 }
 
 func (m *WRMF) UnmarshalBinary(data []byte) error {
-	d, ps := newDecoder(data, m.Name(), 6)
-	f := d.factors()
-	if err := d.finish(); err != nil {
+	ps, f, err := unmarshalFactors(data, m.Name(), 6)
+	if err != nil {
 		return err
 	}
 	c := wrmfConfig{factors: int(ps[0]), alpha: ps[1], lambda: ps[2], epochs: int(ps[3]), cg: int(ps[4]), seed: uint64(ps[5])}

@@ -1,116 +1,24 @@
-package retrieval
+package eval
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"recsys/retrieval/rank"
 	"slices"
 	"sort"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"recsys/api"
 	"recsys/recsys"
-	"recsys/recsys/dataset"
 	"recsys/recsys/metrics"
+	"recsys/retrieval"
+	"recsys/retrieval/rank"
 )
 
-// Interactions are a data set's positive user–item pairs with times and
-// the items' feature vectors: the input of EvalColdStart.
-type Interactions struct {
-	Name         string
-	Users, Items int
-	Pairs        []recsys.Pair
-	Times        []int64     // per pair (Unix seconds; 0 when unknown)
-	Features     [][]float64 // per item; nil when the item has none
-	FeatureNames []string
-}
-
-// LoadInteractions reads a data set in one of dataset.Formats with the
-// format's relevance threshold (MovieLens: rating ≥ 4) and the item
-// features of its item file (MovieLens: the 19 genre flags of u.item).
-func LoadInteractions(format, path string) (*Interactions, error) {
-	in := &Interactions{Name: path}
-	items := map[string]int{}
-	var feats []map[string]float64
-	names := map[string]bool{}
-	err := dataset.ReadItems(format, path, func(it dataset.Item) error {
-		if _, ok := items[it.ID]; !ok {
-			items[it.ID] = len(feats)
-			feats = append(feats, it.Features)
-			for n := range it.Features {
-				names[n] = true
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	minValue, hasMin := dataset.DefaultMinValue(format)
-	users := map[string]int{}
-	seen := map[recsys.Pair]int{}
-	err = dataset.ReadEvents(format, path, func(e dataset.Event) error {
-		if hasMin && e.HasValue && e.Value < minValue {
-			return nil
-		}
-		i, ok := items[e.Item]
-		if !ok {
-			i = len(feats)
-			items[e.Item] = i
-			feats = append(feats, nil)
-		}
-		u, ok := users[e.User]
-		if !ok {
-			u = len(users)
-			users[e.User] = u
-		}
-		p := recsys.Pair{User: uint32(u), Item: uint32(i)}
-		var t int64
-		if !e.Time.IsZero() {
-			t = e.Time.Unix()
-		}
-		if k, dup := seen[p]; dup { // keep the latest time of a repeated pair
-			in.Times[k] = max(in.Times[k], t)
-			return nil
-		}
-		seen[p] = len(in.Pairs)
-		in.Pairs = append(in.Pairs, p)
-		in.Times = append(in.Times, t)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for n := range names {
-		in.FeatureNames = append(in.FeatureNames, n)
-	}
-	slices.Sort(in.FeatureNames)
-	in.Users, in.Items = len(users), len(feats)
-	in.Features = make([][]float64, len(feats))
-	for i, f := range feats {
-		if len(f) == 0 {
-			continue
-		}
-		v := make([]float64, len(in.FeatureNames))
-		for k, n := range in.FeatureNames {
-			v[k] = f[n]
-		}
-		in.Features[i] = v
-	}
-	if len(in.FeatureNames) == 0 {
-		return nil, fmt.Errorf("retrieval: %s has no item features", path)
-	}
-	return in, nil
-}
-
-// ColdStartOptions configure EvalColdStart.
+// ColdStartOptions configure ColdStart.
 type ColdStartOptions struct {
 	// Methods are the metrics compared (default euclidean, frml, frml-auc).
 	Methods []string
@@ -134,7 +42,7 @@ type ColdStartOptions struct {
 	// FRML budget (default 10,000 queries, step size re-chosen every 2,500:
 	// the service's settings) and the learners' other parameters.
 	FRMLIterations, FRMLSegment int
-	Params                      Params
+	Params                      retrieval.Params
 	Progress                    func(line string)
 }
 
@@ -163,7 +71,7 @@ const (
 	coldStartDescription = "items held out per split: all their interactions removed; metric learned on the rest supervised by item-cosine collaborative neighbours"
 )
 
-// EvalColdStart measures content retrieval against collaborative
+// ColdStart measures content retrieval against collaborative
 // similarity and cold-start recommendation (SPEC.md §5, dissertation §3.2
 // supervision by a neighbour graph). Per split a seeded HoldOut share of the
 // items with features becomes cold: every interaction with them is removed.
@@ -187,12 +95,12 @@ const (
 // oracle-popularity (the held-out popularity itself: not available in
 // practice, an upper reference for any non-personalised ranking). Distance
 // and score ties are broken by a seeded random order, never by id.
-func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) (*api.Report, error) {
+func ColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) (*api.Report, error) {
 	if len(opt.Methods) == 0 {
-		opt.Methods = []string{MethodEuclidean, MethodFRML, MethodFRMLAUC}
+		opt.Methods = []string{retrieval.MethodEuclidean, retrieval.MethodFRML, retrieval.MethodFRMLAUC}
 	}
 	for _, m := range opt.Methods {
-		if err := CheckMethod(m); err != nil {
+		if err := retrieval.CheckMethod(m); err != nil {
 			return nil, err
 		}
 	}
@@ -278,7 +186,7 @@ func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) 
 				row.Metrics[k] = meanSE(v)
 			}
 		}
-		if isFRML(r) {
+		if retrieval.IsFRML(r) {
 			row.Params["iterations"] = float64(opt.FRMLIterations)
 		}
 		row.Params["neighbours"] = float64(opt.Neighbours)
@@ -290,7 +198,7 @@ func EvalColdStart(ctx context.Context, in *Interactions, opt ColdStartOptions) 
 
 func add(m map[string][]float64, k string, v float64) { m[k] = append(m[k], v) }
 
-// coldSplit is one split of EvalColdStart.
+// coldSplit is one split of ColdStart.
 type coldSplit struct {
 	in         *Interactions
 	cold, warm []int // item indices with features
@@ -429,11 +337,11 @@ func (sp *coldSplit) fit(ctx context.Context, method string, opt *ColdStartOptio
 	for r, i := range sp.learnRows {
 		X[r] = sp.in.Features[i]
 	}
-	sup, err := FromNeighbours(sp.learnRel)
+	sup, err := retrieval.FromNeighbours(sp.learnRel)
 	if err != nil {
 		return nil, err
 	}
-	met, err := Learn(ctx, X, sup, LearnOptions{Method: method, Params: opt.Params,
+	met, err := retrieval.Learn(ctx, X, sup, retrieval.LearnOptions{Method: method, Params: opt.Params,
 		Iterations: opt.FRMLIterations, Segment: opt.FRMLSegment, Seed: seed})
 	if err != nil {
 		return nil, err
@@ -461,7 +369,7 @@ func (sp *coldSplit) neighbourRecovery(proj [][]float64) (mapV, p10 float64) {
 			continue
 		}
 		for w, j := range sp.warm {
-			dist[w] = sqDist(proj[c], proj[j])
+			dist[w] = retrieval.SqDist(proj[c], proj[j])
 			order[w] = w
 		}
 		sort.Slice(order, func(a, b int) bool {
@@ -491,7 +399,7 @@ func (sp *coldSplit) contentScores(proj [][]float64, ui int, agg string, score [
 	for k, c := range sp.cold {
 		best, sum := math.Inf(1), 0.0
 		for _, h := range sp.hist[ui] {
-			d := sqDist(proj[c], proj[h])
+			d := retrieval.SqDist(proj[c], proj[h])
 			best = min(best, d)
 			sum += math.Exp(-d)
 		}
@@ -558,25 +466,4 @@ func (sp *coldSplit) coldStart(scoreFn func(user int, score []float64)) (rec10, 
 	}
 	f := 1 / float64(len(sp.users))
 	return rec10 * f, mapV * f
-}
-
-// WriteColdStartTable prints a cold-start report: mean (standard error)
-// over splits; "-" where a row has no such measure.
-func WriteColdStartTable(w io.Writer, r *api.Report) error {
-	fmt.Fprintf(w, "dataset %s, %d splits, seed %d (%.1fs)\n%s\n", r.Dataset, r.Splits, r.Seed, r.Seconds, r.Protocol)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "method\t"+strings.Join(ColdStartKeys, "\t")+"\ttrain s")
-	for _, row := range r.Rows {
-		cells := []string{row.Method}
-		for _, k := range ColdStartKeys {
-			if v, ok := row.Metrics[k]; ok {
-				cells = append(cells, fmt.Sprintf("%.4f (%.4f)", v.Mean, v.SE))
-			} else {
-				cells = append(cells, "-")
-			}
-		}
-		cells = append(cells, fmt.Sprintf("%.2f", row.TrainSeconds))
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	return tw.Flush()
 }

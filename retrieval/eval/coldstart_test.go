@@ -1,4 +1,4 @@
-package retrieval
+package eval
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"recsys/recsys"
+	"recsys/retrieval"
 )
 
 // groupedInteractions: items fall in g groups with a distinctive feature
@@ -48,8 +49,8 @@ func groupedInteractions(nUsers, nItems, g int, seed uint64) *Interactions {
 // subset of the cold items).
 func TestEvalColdStart_grouped(t *testing.T) {
 	in := groupedInteractions(200, 400, 8, 1)
-	rep, err := EvalColdStart(context.Background(), in, ColdStartOptions{
-		Methods: []string{MethodEuclidean, MethodFRML}, Splits: 2, Seed: 3, FRMLIterations: 2000,
+	rep, err := ColdStart(context.Background(), in, ColdStartOptions{
+		Methods: []string{retrieval.MethodEuclidean, retrieval.MethodFRML}, Splits: 2, Seed: 3, FRMLIterations: 2000,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestEvalColdStart_grouped(t *testing.T) {
 	if want := 10.0 / 40; math.Abs(random-want) > 0.08 {
 		t.Errorf("random REC@10 = %.3f, expected about %.3f", random, want)
 	}
-	for _, m := range []string{MethodEuclidean, MethodFRML} {
+	for _, m := range []string{retrieval.MethodEuclidean, retrieval.MethodFRML} {
 		if r := get(m, KeyRec10); r < 2*random {
 			t.Errorf("%s REC@10 = %.3f, want at least twice random (%.3f)", m, r, random)
 		}
@@ -97,21 +98,21 @@ func TestEvalColdStart_grouped(t *testing.T) {
 
 func TestEvalColdStart_badInput(t *testing.T) {
 	ctx := context.Background()
-	if _, err := EvalColdStart(ctx, nil, ColdStartOptions{}); err == nil {
+	if _, err := ColdStart(ctx, nil, ColdStartOptions{}); err == nil {
 		t.Error("nil data: want an error")
 	}
 	in := groupedInteractions(20, 40, 4, 1)
-	if _, err := EvalColdStart(ctx, in, ColdStartOptions{Methods: []string{"nope"}}); err == nil {
+	if _, err := ColdStart(ctx, in, ColdStartOptions{Methods: []string{"nope"}}); err == nil {
 		t.Error("unknown method: want an error")
 	}
 	in.Times = in.Times[:1]
-	if _, err := EvalColdStart(ctx, in, ColdStartOptions{}); err == nil {
+	if _, err := ColdStart(ctx, in, ColdStartOptions{}); err == nil {
 		t.Error("times do not match pairs: want an error")
 	}
 }
 
 // ml100kDir is ../shared/datasets/ml-100k from the repository root.
-var ml100kDir = filepath.Join("..", "..", "shared", "datasets", "ml-100k")
+var ml100kDir = filepath.Join("..", "..", "..", "shared", "datasets", "ml-100k")
 
 // TestLoadInteractions_ml100k checks the reader against counts taken with
 // awk from u.data and u.item (ratings ≥ 4: 55,375 pairs by 942 users; 19
@@ -139,7 +140,7 @@ func TestLoadInteractions_ml100k(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		return
 	}
-	rep, err := EvalColdStart(context.Background(), in, ColdStartOptions{Methods: []string{MethodEuclidean}, Splits: 1, Seed: 1})
+	rep, err := ColdStart(context.Background(), in, ColdStartOptions{Methods: []string{retrieval.MethodEuclidean}, Splits: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestContentScores_handComputed(t *testing.T) {
 	if want := -(math.Exp(-1) + math.Exp(-4)); math.Abs(score[0]-want) > 1e-15 {
 		t.Errorf("sum-exp = %v, want %v", score[0], want)
 	}
-	if _, err := EvalColdStart(context.Background(), groupedInteractions(20, 40, 4, 1), ColdStartOptions{Aggregate: "max"}); err == nil {
+	if _, err := ColdStart(context.Background(), groupedInteractions(20, 40, 4, 1), ColdStartOptions{Aggregate: "max"}); err == nil {
 		t.Error("unknown aggregate: want an error")
 	}
 }

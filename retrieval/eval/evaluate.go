@@ -1,4 +1,4 @@
-package retrieval
+package eval
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"recsys/api"
+	"recsys/retrieval"
 	"recsys/retrieval/frml"
 	"recsys/retrieval/rank"
 )
@@ -41,8 +42,8 @@ type Grid struct {
 	Kappa       []float64 // FRML-WARP κ (default 1, 0.1)
 }
 
-// EvalOptions configures Evaluate.
-type EvalOptions struct {
+// Options configures Evaluate.
+type Options struct {
 	// Methods to compare (default all of Methods).
 	Methods []string
 	// Splits is the number of random train/test splits (default 10).
@@ -70,12 +71,12 @@ type EvalOptions struct {
 	Progress func(line string)
 }
 
-func (o *EvalOptions) defaults() error {
+func (o *Options) defaults() error {
 	if len(o.Methods) == 0 {
-		o.Methods = slices.Clone(Methods)
+		o.Methods = slices.Clone(retrieval.Methods)
 	}
 	for _, m := range o.Methods {
-		if err := CheckMethod(m); err != nil {
+		if err := retrieval.CheckMethod(m); err != nil {
 			return err
 		}
 	}
@@ -108,10 +109,10 @@ func (o *EvalOptions) defaults() error {
 
 // config is one point of the grid.
 type config struct {
-	Params
+	retrieval.Params
 }
 
-func (o *EvalOptions) configs(method string, d int) []config {
+func (o *Options) configs(method string, d int) []config {
 	ranks := o.Grid.Rank
 	if len(ranks) == 0 {
 		ranks = []int{min(64, max(1, (d+1)/2)), min(64, d)}
@@ -119,27 +120,27 @@ func (o *EvalOptions) configs(method string, d int) []config {
 	ranks = uniqueInts(ranks, d)
 	var out []config
 	switch method {
-	case MethodEuclidean:
+	case retrieval.MethodEuclidean:
 		out = append(out, config{})
-	case MethodRMLR:
+	case retrieval.MethodRMLR:
 		for _, c := range o.Grid.C {
 			for _, s := range o.Grid.RowSparsity {
-				out = append(out, config{Params: Params{C: c, RowSparsity: s}})
+				out = append(out, config{Params: retrieval.Params{C: c, RowSparsity: s}})
 			}
 		}
-	case MethodFRML:
+	case retrieval.MethodFRML:
 		for _, m := range ranks {
 			for _, k := range o.Grid.Kappa {
-				out = append(out, config{Params: Params{Rank: m, Kappa: k}})
+				out = append(out, config{Params: retrieval.Params{Rank: m, Kappa: k}})
 			}
 		}
-	case MethodFRMLAUC:
+	case retrieval.MethodFRMLAUC:
 		for _, m := range ranks {
-			out = append(out, config{Params: Params{Rank: m}})
+			out = append(out, config{Params: retrieval.Params{Rank: m}})
 		}
 	default: // MLR variants
 		for _, c := range o.Grid.C {
-			out = append(out, config{Params: Params{C: c}})
+			out = append(out, config{Params: retrieval.Params{C: c}})
 		}
 	}
 	return out
@@ -173,7 +174,7 @@ type splitResult struct {
 // points used as queries against the training set, relevant = same class.
 // The report has one row per method with the mean (standard error) over
 // splits of kNN error, MAP, AUC, P@1 and P@10.
-func Evaluate(ctx context.Context, ds *Dataset, opt EvalOptions) (*api.Report, error) {
+func Evaluate(ctx context.Context, ds *Dataset, opt Options) (*api.Report, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
@@ -264,10 +265,10 @@ func Evaluate(ctx context.Context, ds *Dataset, opt EvalOptions) (*api.Report, e
 		if loss, ok := strings.CutPrefix(method, "mlr-"); ok {
 			row.Settings["loss"] = loss
 		}
-		if method == MethodRMLR {
+		if method == retrieval.MethodRMLR {
 			row.Settings["loss"] = "map"
 		}
-		if opt.MaxTrain > 0 && !isFRML(method) && method != MethodEuclidean {
+		if opt.MaxTrain > 0 && !retrieval.IsFRML(method) && method != retrieval.MethodEuclidean {
 			row.Settings["max_train"] = fmt.Sprint(opt.MaxTrain)
 		}
 		rep.Rows = append(rep.Rows, row)
@@ -276,7 +277,7 @@ func Evaluate(ctx context.Context, ds *Dataset, opt EvalOptions) (*api.Report, e
 }
 
 // evalSplit evaluates every method on split s.
-func evalSplit(ctx context.Context, ds *Dataset, opt *EvalOptions, s, workers int, say func(string, ...any)) ([]splitResult, error) {
+func evalSplit(ctx context.Context, ds *Dataset, opt *Options, s, workers int, say func(string, ...any)) ([]splitResult, error) {
 	n := len(ds.X)
 	rng := rand.New(rand.NewPCG(uint64(opt.Seed), uint64(s)))
 	perm := rng.Perm(n)
@@ -330,13 +331,13 @@ func evalSplit(ctx context.Context, ds *Dataset, opt *EvalOptions, s, workers in
 	return out, nil
 }
 
-func (o *EvalOptions) learnOptions(method string, cfg config, n int, seed uint64, workers int) LearnOptions {
+func (o *Options) learnOptions(method string, cfg config, n int, seed uint64, workers int) retrieval.LearnOptions {
 	iters := o.FRMLIterations
 	if iters <= 0 {
 		iters = max(20_000, 20*n)
 	}
 	seg := cmp.Or(o.FRMLSegment, max(1, iters/20))
-	return LearnOptions{
+	return retrieval.LearnOptions{
 		Method: method, Params: cfg.Params, Iterations: iters, Segment: seg,
 		MaxRounds: o.MLRMaxRounds, Seed: seed, Workers: workers,
 	}
@@ -344,13 +345,13 @@ func (o *EvalOptions) learnOptions(method string, cfg config, n int, seed uint64
 
 func (c config) describe(method string) string {
 	switch method {
-	case MethodFRML:
+	case retrieval.MethodFRML:
 		return fmt.Sprintf("m=%d κ=%g", c.Rank, c.Kappa)
-	case MethodFRMLAUC:
+	case retrieval.MethodFRMLAUC:
 		return fmt.Sprintf("m=%d", c.Rank)
-	case MethodRMLR:
+	case retrieval.MethodRMLR:
 		return fmt.Sprintf("C=%g λ=%g", c.C, c.RowSparsity)
-	case MethodEuclidean:
+	case retrieval.MethodEuclidean:
 		return "-"
 	}
 	return fmt.Sprintf("C=%g", c.C)
@@ -360,15 +361,15 @@ func (c config) paramMap(method string, k int, l *mat.Dense) map[string]float64 
 	_, m := l.Dims()
 	p := map[string]float64{"k": float64(k), "rank": float64(m)}
 	switch method {
-	case MethodFRML:
+	case retrieval.MethodFRML:
 		p["kappa"] = c.Kappa
 		p["lambda"] = cmp.Or(c.Lambda, 0.1)
-	case MethodFRMLAUC:
+	case retrieval.MethodFRMLAUC:
 		p["lambda"] = cmp.Or(c.Lambda, 0.1)
-	case MethodRMLR:
+	case retrieval.MethodRMLR:
 		p["C"] = c.C
 		p["lambda"] = c.RowSparsity
-	case MethodEuclidean:
+	case retrieval.MethodEuclidean:
 	default:
 		p["C"] = c.C
 	}
@@ -380,7 +381,7 @@ func (c config) paramMap(method string, k int, l *mat.Dense) map[string]float64 
 type splitData struct {
 	db, q             *mat.Dense
 	dbLabels, qLabels []int
-	sup               *Supervision
+	sup               *retrieval.Supervision
 }
 
 func newSplitData(ds *Dataset, dbIdx, qIdx []int) *splitData {
@@ -394,9 +395,9 @@ func newSplitData(ds *Dataset, dbIdx, qIdx []int) *splitData {
 	}
 	dbX, dbL := pick(dbIdx)
 	qX, qL := pick(qIdx)
-	mean, scale, _ := Standardization(dbX)
-	sup, _ := FromLabels(dbL)
-	return &splitData{db: standardize(dbX, mean, scale), q: standardize(qX, mean, scale), dbLabels: dbL, qLabels: qL, sup: sup}
+	mean, scale, _ := retrieval.Standardization(dbX)
+	sup, _ := retrieval.FromLabels(dbL)
+	return &splitData{db: retrieval.Standardize(dbX, mean, scale), q: retrieval.Standardize(qX, mean, scale), dbLabels: dbL, qLabels: qL, sup: sup}
 }
 
 // fit learns on the database part. FRML chooses its step size on the
@@ -404,19 +405,19 @@ func newSplitData(ds *Dataset, dbIdx, qIdx []int) *splitData {
 // items, which are then kept out of the training queries (they stay in the
 // database). MLR-type methods learn from at most maxTrain random database
 // items.
-func (sd *splitData) fit(ctx context.Context, lo LearnOptions, maxTrain int, held []int, rng *rand.Rand) (*mat.Dense, error) {
+func (sd *splitData) fit(ctx context.Context, lo retrieval.LearnOptions, maxTrain int, held []int, rng *rand.Rand) (*mat.Dense, error) {
 	x, sup := sd.db, sd.sup
 	queries := sup.Queries()
 	var val frml.Validator
-	if isFRML(lo.Method) {
+	if retrieval.IsFRML(lo.Method) {
 		if held == nil {
 			val = func(l *mat.Dense) float64 { return sd.score(l, nil).MAP }
 		} else {
-			val = heldOutMAP(x, sup, held)
+			val = retrieval.HeldOutMAP(x, sup, held)
 			queries = slices.DeleteFunc(queries, func(q int) bool { return q < len(held) })
 		}
 	}
-	if n, _ := x.Dims(); maxTrain > 0 && n > maxTrain && !isFRML(lo.Method) && lo.Method != MethodEuclidean {
+	if n, _ := x.Dims(); maxTrain > 0 && n > maxTrain && !retrieval.IsFRML(lo.Method) && lo.Method != retrieval.MethodEuclidean {
 		idx := rng.Perm(n)[:maxTrain]
 		slices.Sort(idx)
 		_, d := x.Dims()
@@ -430,7 +431,7 @@ func (sd *splitData) fit(ctx context.Context, lo LearnOptions, maxTrain int, hel
 		}
 		x, queries = sub, sup.Queries()
 	}
-	l, _, err := fit(ctx, x, sup, queries, lo, val)
+	l, _, err := retrieval.FitFactor(ctx, x, sup, queries, lo, val)
 	return l, err
 }
 
@@ -464,7 +465,7 @@ func (sd *splitData) score(l *mat.Dense, kGrid []int) scores {
 	for qi := 0; qi < nq; qi++ {
 		row := yq.RawRowView(qi)
 		for i := 0; i < n; i++ {
-			dist[i] = sqDist(row, ydb.RawRowView(i))
+			dist[i] = retrieval.SqDist(row, ydb.RawRowView(i))
 		}
 		order := rank.ByDistance(dist, -1)
 		for p, i := range order {

@@ -1,10 +1,12 @@
-package retrieval
+package eval
 
 import (
 	"context"
 	"encoding/json"
 	"slices"
 	"testing"
+
+	"recsys/retrieval"
 )
 
 // TestEvaluate_learnedBeatsEuclidean_synthetic: with two informative and
@@ -12,8 +14,8 @@ import (
 // both kNN error and MAP (SPEC.md §8 retrieval target, on data made here).
 func TestEvaluate_learnedBeatsEuclidean_synthetic(t *testing.T) {
 	ds := synthetic(120, 8, 1)
-	methods := []string{MethodEuclidean, MethodMLRAUC, MethodMLRMAP, MethodMLRMRR, MethodMLRNDCG, MethodMLRPrecision, MethodRMLR, MethodFRML, MethodFRMLAUC}
-	opt := EvalOptions{
+	methods := []string{retrieval.MethodEuclidean, retrieval.MethodMLRAUC, retrieval.MethodMLRMAP, retrieval.MethodMLRMRR, retrieval.MethodMLRNDCG, retrieval.MethodMLRPrecision, retrieval.MethodRMLR, retrieval.MethodFRML, retrieval.MethodFRMLAUC}
+	opt := Options{
 		Methods: methods, Splits: 2, Seed: 3,
 		Grid:           Grid{C: []float64{10}, RowSparsity: []float64{0.1}, Kappa: []float64{1}, Rank: []int{4}},
 		FRMLIterations: 3000, MLRMaxRounds: 30,
@@ -26,7 +28,7 @@ func TestEvaluate_learnedBeatsEuclidean_synthetic(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := rep.Rows[0]
-	if base.Method != MethodEuclidean {
+	if base.Method != retrieval.MethodEuclidean {
 		t.Fatalf("first row %q", base.Method)
 	}
 	eucErr, eucMAP := base.Metrics[KeyKNNError].Mean, base.Metrics[KeyMAP].Mean
@@ -50,7 +52,7 @@ func TestEvaluate_learnedBeatsEuclidean_synthetic(t *testing.T) {
 // exactly the five retrieval measures (SPEC.md §10).
 func TestEvaluate_reportShape(t *testing.T) {
 	ds := synthetic(60, 2, 2)
-	rep, err := Evaluate(context.Background(), ds, EvalOptions{Methods: []string{MethodEuclidean, MethodFRMLAUC}, Splits: 2, FRMLIterations: 500, Seed: 7})
+	rep, err := Evaluate(context.Background(), ds, Options{Methods: []string{retrieval.MethodEuclidean, retrieval.MethodFRMLAUC}, Splits: 2, FRMLIterations: 500, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

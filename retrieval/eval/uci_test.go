@@ -1,4 +1,4 @@
-package retrieval
+package eval
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // uciDir is where the UCI sets live relative to this package
 // (../shared/datasets from the repository root).
-var uciDir = filepath.Join("..", "..", "shared", "datasets", "uci")
+var uciDir = filepath.Join("..", "..", "..", "shared", "datasets", "uci")
 
 // TestUCIEvaluation runs the eval-retrieval protocol on the UCI sets named
 // in RECSYS_UCI_EVAL (comma-separated, e.g. "iris,wine"); it is skipped
@@ -25,7 +25,7 @@ func TestUCIEvaluation(t *testing.T) {
 	if sets == "" {
 		t.Skip("set RECSYS_UCI_EVAL=iris,wine,... to run the UCI evaluation")
 	}
-	opt := EvalOptions{Seed: 1}
+	opt := Options{Seed: 1}
 	if v := os.Getenv("RECSYS_UCI_SPLITS"); v != "" {
 		opt.Splits, _ = strconv.Atoi(v)
 	}

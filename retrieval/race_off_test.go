@@ -1,5 +1,0 @@
-//go:build !race
-
-package retrieval
-
-const raceEnabled = false
