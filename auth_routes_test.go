@@ -26,7 +26,7 @@ const (
 	accessAdmin                     // /admin/* and every DELETE: admin key only
 )
 
-// publicPaths need no key (SPEC.md §9: probes and metrics must be
+// publicPaths need no key (docs/design.md#keys: probes and metrics must be
 // scrapeable; the dashboard's static files hold no data).
 var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/openapi.yaml": true, "/": true}
 

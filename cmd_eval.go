@@ -20,7 +20,7 @@ import (
 	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
 )
 
-// runEval implements `recsys eval` (SPEC.md §10): it evaluates models on a
+// runEval implements `recsys eval` (docs/design.md#cli): it evaluates models on a
 // data set offline, prints a Table 4.3-style table and writes the JSON
 // report and the --dump files.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -14,7 +14,7 @@ import (
 	"recsys/retrieval/eval"
 )
 
-// runEvalRetrieval implements `recsys eval-retrieval` (SPEC.md §6, §10): it
+// runEvalRetrieval implements `recsys eval-retrieval` (docs/design.md#cli): it
 // compares learned metrics with the Euclidean baseline on a labelled CSV
 // (seed 002 §5.1 protocol), prints the table and can write the JSON report.
 func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writer) error {

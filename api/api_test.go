@@ -24,7 +24,7 @@ func TestValidateID(t *testing.T) {
 	}
 }
 
-// FuzzValidateID cross-checks ValidateID against the rule of SPEC.md §2
+// FuzzValidateID cross-checks ValidateID against the rule of docs/design.md#data
 // written out a second way.
 func FuzzValidateID(f *testing.F) {
 	for _, s := range []string{"", "a", "a\tb", "\xc3", strings.Repeat("é", 128), strings.Repeat("é", 129)} {

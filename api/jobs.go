@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Job states (SPEC.md §7).
+// Job states (docs/design.md#jobs).
 const (
 	JobQueued    = "queued"
 	JobRunning   = "running"

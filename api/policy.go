@@ -15,7 +15,7 @@ type EventType struct {
 	HasMin   bool
 }
 
-// Policy derives the binary relevance matrix X from events (SPEC.md §2):
+// Policy derives the binary relevance matrix X from events (docs/design.md#data):
 // which types are accepted, which are negative, and per-type thresholds.
 type Policy struct {
 	Types map[string]EventType

@@ -3,8 +3,8 @@ package api
 import "time"
 
 // Report is an offline evaluation report: one row per model (and variant),
-// one column per measure, mean and standard error over folds (SPEC.md §6,
-// dissertation Table 4.3). The JSON shape is the one of SPEC.md §10.
+// one column per measure, mean and standard error over folds (docs/design.md#evaluation,
+// dissertation Table 4.3). The JSON shape is the one of docs/design.md#evaluation.
 type Report struct {
 	ID        string    `json:"id,omitempty"`
 	CreatedAt time.Time `json:"created_at,omitzero"`

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Interaction is one implicit-feedback event (SPEC.md §2).
+// Interaction is one implicit-feedback event (docs/design.md#data).
 type Interaction struct {
 	UserID    string
 	ItemID    string
@@ -192,7 +192,7 @@ type Recommender interface {
 	SearchSimilar(ctx context.Context, features map[string]float64, n int) (*SimilarItems, error)
 }
 
-// MaxIDBytes is the longest id accepted (SPEC.md §2).
+// MaxIDBytes is the longest id accepted (docs/design.md#data).
 const MaxIDBytes = 256
 
 // ValidateID reports why s is not a valid user or item id: 1–256 bytes of

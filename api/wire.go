@@ -223,7 +223,7 @@ type SimilarOut struct {
 	Items        []ScoredItem `json:"items"`
 }
 
-// ErrorOut is the error envelope of every failed request (SPEC.md §3).
+// ErrorOut is the error envelope of every failed request (docs/design.md#api).
 type ErrorOut struct {
 	Error ErrorBody `json:"error"`
 }

@@ -43,7 +43,7 @@ func statusOf(code string) int {
 	}
 }
 
-// writeError writes the SPEC.md §3 envelope. Internal errors are logged
+// writeError writes the docs/design.md#api envelope. Internal errors are logged
 // with the request id and answered without their text.
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.DeadlineExceeded) {

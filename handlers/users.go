@@ -29,6 +29,7 @@ func (h *handler) handleUserGet(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	//lint:ignore S1016 the wire type is spelled out so that it can diverge from the stored one
 	h.writeJSON(w, r, http.StatusOK, api.UserOut{ID: u.ID, CreatedAt: u.CreatedAt, LastSeen: u.LastSeen,
 		Items: u.Items, Positives: u.Positives, Events: u.Events})
 }
@@ -97,7 +98,7 @@ func (h *handler) handleInteractionDelete(w http.ResponseWriter, r *http.Request
 }
 
 // handleRecommendations answers the top n for a user from the requested or
-// active model; an unknown user gets popularity (SPEC.md §3).
+// active model; an unknown user gets popularity (docs/design.md#api).
 func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) {
 	req, err := h.recommendRequest(r)
 	if err != nil {

@@ -535,8 +535,7 @@ func (e *Engine) InstallContent(info api.ModelInfo, names []string, m *retrieval
 const DefaultColdSlotsPer10 = 1
 
 // coldSlots is how many of a list of n items may go to cold items: per10
-// in ten, at least one, and none in a list shorter than 5 (SPEC.md §5 cold
-// start).
+// in ten, at least one, and none in a list shorter than 5 (docs/design.md#cold-start).
 func (e *Engine) coldSlots(n int) int {
 	per10 := cmp.Or(e.opts.ColdSlotsPer10, DefaultColdSlotsPer10)
 	if per10 < 0 || n < 5 {

@@ -26,7 +26,7 @@ type Store interface {
 	api.ReportStore
 }
 
-// Options configure the scheduler's triggers (SPEC.md §7).
+// Options configure the scheduler's triggers (docs/design.md#jobs).
 type Options struct {
 	// Interval retrains on a schedule; 0 turns the schedule off.
 	Interval time.Duration

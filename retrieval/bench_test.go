@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkSearchExact measures one exact top-10 query over n projected items
-// of dimension m (SPEC.md §5: exact search for small catalogues).
+// of dimension m (docs/design.md#retrieval: exact search for small catalogues).
 func BenchmarkSearchExact(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		for _, m := range []int{16, 32} {

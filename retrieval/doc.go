@@ -1,5 +1,5 @@
 // Package retrieval is query-by-example over item feature vectors with a
-// learned Mahalanobis metric W = LLᵀ (SPEC.md §5; dissertation §1.1, ch. 2–3;
+// learned Mahalanobis metric W = LLᵀ (docs/design.md#retrieval; dissertation §1.1, ch. 2–3;
 // seed 002).
 //
 // Learning (Learn) takes raw feature rows and a Supervision — class labels

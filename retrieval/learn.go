@@ -17,7 +17,7 @@ import (
 	"recsys/retrieval/rmlr"
 )
 
-// Method names (SPEC.md §5, §10).
+// Method names (docs/design.md#retrieval, #evaluation).
 const (
 	MethodEuclidean    = "euclidean"
 	MethodMLRAUC       = "mlr-auc"

@@ -5,8 +5,8 @@ import "fmt"
 // DefaultApproxAbove is the catalogue size above which NewSearcherWith
 // builds an HNSW index: an exact top-10 over 100,000 items took 3.5 ms at
 // m = 32 on a quiet core (BenchmarkSearchExact) and 4.0 / 7.2 ms at m = 19 /
-// 32 under load (BenchmarkSimilar), about the most that fits the SPEC's
-// 10 ms request budget on two shared cores.
+// 32 under load (BenchmarkSimilar), about the most that fits the
+// 10 ms request budget (docs/design.md#targets) on two shared cores.
 const DefaultApproxAbove = 100_000
 
 // SearchOptions choose between exact and approximate search.
@@ -20,7 +20,7 @@ type SearchOptions struct {
 // Searcher pairs a metric with the exact index of the catalogue projected by
 // it and, for large catalogues, an approximate HNSW index over the same
 // vectors: the content side of GET /items/{id}/similar and POST
-// /search/similar (SPEC.md §3, §5). Like its parts it is safe for
+// /search/similar (docs/design.md#api, #retrieval). Like its parts it is safe for
 // concurrent searches; the Index must not be modified once Approx is built.
 type Searcher struct {
 	Metric *Metric

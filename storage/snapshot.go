@@ -11,7 +11,7 @@ import (
 )
 
 // Snapshot reads the training data in one read transaction, so the pairs,
-// ids and item features are mutually consistent (SPEC.md §7).
+// ids and item features are mutually consistent (docs/design.md#jobs).
 func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 	snap := &api.Snapshot{TakenAt: s.now().UTC()}
 	err := s.view(ctx, func(tx *bolt.Tx) error {

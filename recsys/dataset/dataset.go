@@ -41,7 +41,7 @@ type Item struct {
 }
 
 // DefaultMinValue is the relevance threshold a format implies when the user
-// gives none: MovieLens ratings ≥ 4 are positive (SPEC.md §10); Last.fm and
+// gives none: MovieLens ratings ≥ 4 are positive (docs/design.md#cli); Last.fm and
 // CSV count every record.
 func DefaultMinValue(format string) (float64, bool) {
 	if format == "movielens" {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 )
 
-// dumper writes the --dump files of SPEC §10 for one fold into
+// dumper writes the --dump files of docs/design.md#evaluation for one fold into
 // DIR/fold-N/ (N from 1), with the original ids.
 type dumper struct {
 	dir              string

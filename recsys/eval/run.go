@@ -15,7 +15,7 @@ import (
 	"recsys/recsys/metrics"
 )
 
-// Options configure Run. Zero values take the defaults of SPEC §6.
+// Options configure Run. Zero values take the defaults of docs/design.md#evaluation.
 type Options struct {
 	// Models to evaluate, by registry name; empty means recsys.Names().
 	Models []string
@@ -30,7 +30,7 @@ type Options struct {
 	// MinPositives is the smallest |O⁺u| that gets held-out items
 	// (DefaultMinPositives).
 	MinPositives int
-	// DumpDir, when set, receives the files of SPEC §10 (--dump).
+	// DumpDir, when set, receives the files of docs/design.md#evaluation (--dump).
 	DumpDir string
 	// Progress, when not nil, is told after every fit.
 	Progress recsys.ProgressFunc

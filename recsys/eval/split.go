@@ -1,7 +1,7 @@
-// Package eval is the offline evaluation harness of SPEC §6: the hold-out
+// Package eval is the offline evaluation harness of docs/design.md#evaluation: the hold-out
 // protocols of dissertation §4.7.4–4.7.5, the two-level hyper-parameter
 // search of §4.7.3, test-set measures with their standard errors over folds,
-// a Table 4.3-style text table and the --dump files of SPEC §10.
+// a Table 4.3-style text table and the --dump files of docs/design.md#evaluation.
 package eval
 
 import (

@@ -1,5 +1,5 @@
 // Package metrics computes the top-N ranking measures of the offline
-// evaluation (SPEC §6) from ranks: rank(i, y) is the number of items ranked
+// evaluation (docs/design.md#evaluation) from ranks: rank(i, y) is the number of items ranked
 // before a relevant item i (dissertation Def. 4.1, 0 at the top) in a
 // ranking of n items (every item not in the user's training set). The ranks
 // of one user's relevant items are distinct.

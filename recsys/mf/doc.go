@@ -1,4 +1,4 @@
-// Package mf holds the matrix factorisation recommenders of SPEC §4:
+// Package mf holds the matrix factorisation recommenders of docs/design.md#models:
 //
 //   - bpr: Bayesian Personalised Ranking (Rendle et al. 2009; lecture seed
 //     004): SGD on sampled triples (u, i⁺, j⁻) with item biases and ℓ2

@@ -72,7 +72,7 @@ const (
 )
 
 // ColdStart measures content retrieval against collaborative
-// similarity and cold-start recommendation (SPEC.md §5, dissertation §3.2
+// similarity and cold-start recommendation (docs/design.md#retrieval, dissertation §3.2
 // supervision by a neighbour graph). Per split a seeded HoldOut share of the
 // items with features becomes cold: every interaction with them is removed.
 // On the remaining (warm) interactions it computes each warm item's

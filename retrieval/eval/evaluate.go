@@ -22,7 +22,7 @@ import (
 	"recsys/retrieval/rank"
 )
 
-// Metric keys of a retrieval report (SPEC.md §10).
+// Metric keys of a retrieval report (docs/design.md#evaluation).
 const (
 	KeyKNNError = "knn_error"
 	KeyMAP      = "map"

@@ -11,7 +11,7 @@ import (
 
 // TestEvaluate_learnedBeatsEuclidean_synthetic: with two informative and
 // eight noisy features, every learned metric must beat the Euclidean baseline on
-// both kNN error and MAP (SPEC.md §8 retrieval target, on data made here).
+// both kNN error and MAP (docs/design.md#targets retrieval target, on data made here).
 func TestEvaluate_learnedBeatsEuclidean_synthetic(t *testing.T) {
 	ds := synthetic(120, 8, 1)
 	methods := []string{retrieval.MethodEuclidean, retrieval.MethodMLRAUC, retrieval.MethodMLRMAP, retrieval.MethodMLRMRR, retrieval.MethodMLRNDCG, retrieval.MethodMLRPrecision, retrieval.MethodRMLR, retrieval.MethodFRML, retrieval.MethodFRMLAUC}
@@ -49,7 +49,7 @@ func TestEvaluate_learnedBeatsEuclidean_synthetic(t *testing.T) {
 }
 
 // TestEvaluate_reportShape: the JSON is api.Report with "method" rows and
-// exactly the five retrieval measures (SPEC.md §10).
+// exactly the five retrieval measures (docs/design.md#evaluation).
 func TestEvaluate_reportShape(t *testing.T) {
 	ds := synthetic(60, 2, 2)
 	rep, err := Evaluate(context.Background(), ds, Options{Methods: []string{retrieval.MethodEuclidean, retrieval.MethodFRMLAUC}, Splits: 2, FRMLIterations: 500, Seed: 7})
