@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -59,14 +58,4 @@ func (m *stageMemory) next(stage string) {
 	if stage != "" {
 		resetPeakRSS()
 	}
-}
-
-// writeJSONFile writes v to name as indented JSON ending in a newline: the
-// --json output of eval, eval-retrieval, bench and train --stats.
-func writeJSONFile(name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(name, append(b, '\n'), 0o644)
 }
