@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -99,11 +100,18 @@ type App struct {
 	// pprof is the profiling server, nil unless Config.PprofAddr is set.
 	pprofLn  net.Listener
 	pprofSrv *http.Server
+	// closeOnce makes Close safe to repeat: NewApp's cleanup and a
+	// caller's deferred Close may both reach it.
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewApp opens the store, fills the demo data if asked, and binds the
-// listener, so that a bad address or a locked database fails here.
-func NewApp(ctx context.Context, c Config) (*App, error) {
+// listener, so that a bad address or a locked database fails here. Each
+// resource goes into the App as soon as it is open, and one deferred Close
+// releases them all when a later step fails, so that a failed start leaves
+// neither the database locked nor a port bound.
+func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -113,13 +121,19 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 	if err := checkExposure(c); err != nil {
 		return nil, err
 	}
+	a := &App{cfg: c}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
 	st, err := storage.Open(c.DB, storage.Options{Policy: c.Policy, MaxSize: c.MaxDBSize})
 	if err != nil {
 		return nil, err
 	}
+	a.store = st
 	if c.Demo {
-		if err := fillDemo(ctx, st, c.Logger); err != nil {
-			st.Close()
+		if err = fillDemo(ctx, st, c.Logger); err != nil {
 			return nil, err
 		}
 	}
@@ -134,8 +148,7 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 	jo := c.Jobs
 	jo.Logger = c.Logger
 	sched := jobs.NewScheduler(st, eng, jo)
-	if err := sched.Recover(ctx); err != nil {
-		st.Close()
+	if err = sched.Recover(ctx); err != nil {
 		return nil, err
 	}
 	ready := func(ctx context.Context) error {
@@ -164,16 +177,14 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		Logger: c.Logger, Registry: reg,
 	}
 	h := handlers.New(deps)
-	ln, err := net.Listen("tcp", c.Addr)
-	if err != nil {
-		st.Close()
+	if a.ln, err = net.Listen("tcp", c.Addr); err != nil {
 		return nil, fmt.Errorf("--addr: %w", err)
 	}
 	for _, w := range exposureWarnings(c) {
-		c.Logger.Warn(w, "addr", ln.Addr().String())
+		c.Logger.Warn(w, "addr", a.ln.Addr().String())
 	}
 	to := c.Server.withDefaults()
-	srv := &http.Server{
+	a.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: to.ReadHeader,
 		ReadTimeout:       to.Read,
@@ -181,11 +192,9 @@ func NewApp(ctx context.Context, c Config) (*App, error) {
 		IdleTimeout:       to.Idle,
 		ErrorLog:          slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
 	}
-	a := &App{cfg: c, store: st, engine: eng, sched: sched, deps: deps, ln: ln, srv: srv}
+	a.engine, a.sched, a.deps = eng, sched, deps
 	if c.PprofAddr != "" {
 		if a.pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
-			ln.Close()
-			st.Close()
 			return nil, fmt.Errorf("--pprof: %w", err)
 		}
 		a.pprofSrv = &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 5 * time.Second}
@@ -305,5 +314,25 @@ func (a *App) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the store. Run must have returned.
-func (a *App) Close() error { return a.store.Close() }
+// Close releases what NewApp opened: the listeners (Run's shutdown has
+// closed them if it ran) and then the store, whose file lock a restart or
+// another command waits for. Run must have returned. Only the first call
+// closes; later ones return its result.
+func (a *App) Close() error {
+	a.closeOnce.Do(func() {
+		var errs []error
+		for _, ln := range []net.Listener{a.pprofLn, a.ln} {
+			if ln == nil {
+				continue
+			}
+			if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		if a.store != nil {
+			errs = append(errs, a.store.Close())
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}
