@@ -59,3 +59,17 @@ func (m *stageMemory) next(stage string) {
 		resetPeakRSS()
 	}
 }
+
+// trainStats is what `recsys train --stats FILE` writes and `recsys scale`
+// reads back: the time and peak RSS of a training job and of each stage.
+type trainStats struct {
+	Seconds float64      `json:"seconds"`
+	PeakRSS int64        `json:"peak_rss_bytes"`
+	Stages  []stageStats `json:"stages"`
+}
+
+type stageStats struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+	PeakRSS int64   `json:"peak_rss_bytes"`
+}

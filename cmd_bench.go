@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"recsys/api"
+)
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c benchConfig
+	var mix, jsonOut string
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "server address HOST:PORT")
+	fs.DurationVar(&c.Duration, "duration", 30*time.Second, "measured duration")
+	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "unmeasured warm-up before the run")
+	fs.IntVar(&c.Concurrency, "concurrency", 32, "concurrent clients")
+	fs.StringVar(&mix, "mix", "recommend=100", "request mix as op=weight,...: recommend, similar, ingest")
+	fs.IntVar(&c.Batch, "batch", 100, "events per ingest request")
+	fs.IntVar(&c.Users, "users", 943, "user ids are PREFIX1..PREFIXN")
+	fs.StringVar(&c.UserPrefix, "user-prefix", "", "prefix of user ids")
+	fs.IntVar(&c.N, "n", 10, "n of each recommendation request")
+	fs.StringVar(&c.Model, "model", "", "model of each recommendation request (default: the active one)")
+	fs.StringVar(&c.Key, "key", envOr("RECSYS_ADMIN_KEY", envOr("RECSYS_APP_KEY", "")), "API key to send")
+	fs.Uint64Var(&c.Seed, "seed", 1, "random seed")
+	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
+	fs.Float64Var(&c.Rate, "rate", 0, "pace the clients to this many requests/s in all, latency from the scheduled send time (0: as fast as they can)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var err error
+	if c.Mix, err = parseMix(mix); err != nil {
+		return fmt.Errorf("--mix: %w", err)
+	}
+	if c.Concurrency < 1 || c.Duration <= 0 || c.Users < 1 || c.Batch < 1 || c.Batch > api.MaxBatch || c.Rate < 0 {
+		return errors.New("--concurrency, --duration, --users must be positive, --rate not negative and --batch within 1..10000")
+	}
+	res, err := bench(ctx, c, stderr)
+	if err != nil {
+		return err
+	}
+	printBench(stdout, res)
+	if jsonOut != "" {
+		return writeJSONFile(jsonOut, res)
+	}
+	return nil
+}
+
+func parseMix(s string) (map[benchOp]int, error) {
+	out := map[benchOp]int{}
+	for _, part := range strings.Split(s, ",") {
+		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			w = "1"
+		}
+		n, err := strconv.Atoi(w)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("weight %q of %q is not a non-negative integer", w, name)
+		}
+		switch op := benchOp(name); op {
+		case opRecommend, opSimilar, opIngest:
+			out[op] += n
+		default:
+			return nil, fmt.Errorf("unknown op %q (recommend, similar, ingest)", name)
+		}
+	}
+	total := 0
+	for _, n := range out {
+		total += n
+	}
+	if total == 0 {
+		return nil, errors.New("all weights are zero")
+	}
+	return out, nil
+}
