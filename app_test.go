@@ -5,14 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"recsys/api"
 	"recsys/handlers"
+	"recsys/storage"
 )
 
 // testApp is a running App on a loopback port with a temporary database.
@@ -114,4 +117,104 @@ func (a *testApp) counts(tb testing.TB) api.Counts {
 		tb.Fatal(err)
 	}
 	return c
+}
+
+// TestNewApp_failureReleases makes NewApp fail at each step after the store
+// is open and checks that it left nothing held: the database reopens at
+// once (bbolt's file lock would make storage.Open time out) and the API
+// address binds again.
+func TestNewApp_failureReleases(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	busy := func(t *testing.T) string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		return ln.Addr().String()
+	}
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		edit func(t *testing.T, c *Config)
+		want string
+		// addrHeld: the case holds the API address itself, so it cannot
+		// be bound again.
+		addrHeld bool
+	}{
+		{"demo past the size cap", context.Background(), func(t *testing.T, c *Config) { c.Demo, c.MaxDBSize = true, 96<<10 }, "cannot grow", false},
+		{"demo cancelled", cancelled, func(t *testing.T, c *Config) { c.Demo = true }, "context canceled", false},
+		{"recover cancelled", cancelled, func(t *testing.T, c *Config) {}, "context canceled", false},
+		{"address in use", context.Background(), func(t *testing.T, c *Config) { c.Addr = busy(t) }, "--addr: ", true},
+		{"pprof address in use", context.Background(), func(t *testing.T, c *Config) { c.PprofAddr = busy(t) }, "--pprof: ", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Config{Addr: freeAddr(t), DB: filepath.Join(t.TempDir(), "app.db"),
+				Policy: api.DefaultPolicy(), Limits: handlers.DefaultLimits}
+			tc.edit(t, &c)
+			a, err := NewApp(tc.ctx, c)
+			if err == nil {
+				a.Close()
+				t.Fatal("NewApp succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("NewApp: %v, want an error containing %q", err, tc.want)
+			}
+			st, err := storage.Open(c.DB, storage.Options{Timeout: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatalf("the failed NewApp left the database held: %v", err)
+			}
+			st.Close()
+			if !tc.addrHeld {
+				ln, err := net.Listen("tcp", c.Addr)
+				if err != nil {
+					t.Fatalf("the failed NewApp left %s bound: %v", c.Addr, err)
+				}
+				ln.Close()
+			}
+		})
+	}
+}
+
+// TestApp_Close: Close releases the listener and the database whether Run
+// ran or not, and a second Close does nothing and reports no error.
+func TestApp_Close(t *testing.T) {
+	for _, run := range []string{"without Run", "after Run"} {
+		t.Run(run, func(t *testing.T) {
+			c := Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "app.db"),
+				Policy: api.DefaultPolicy(), Limits: handlers.DefaultLimits, PprofAddr: "127.0.0.1:0"}
+			a, err := NewApp(t.Context(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addrs := []string{a.Addr(), a.pprofLn.Addr().String()}
+			if run == "after Run" {
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- a.Run(ctx) }()
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+			}
+			for k := range 2 {
+				if err := a.Close(); err != nil {
+					t.Errorf("Close %d: %v", k+1, err)
+				}
+			}
+			st, err := storage.Open(c.DB, storage.Options{Timeout: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatalf("the database is still held after Close: %v", err)
+			}
+			st.Close()
+			for _, addr := range addrs {
+				ln, err := net.Listen("tcp", addr)
+				if err != nil {
+					t.Fatalf("%s is still bound after Close: %v", addr, err)
+				}
+				ln.Close()
+			}
+		})
+	}
 }

@@ -1,11 +1,19 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"recsys/jobs"
 )
 
 // parseFlags parses a command's flags. A bad flag is one error line that
@@ -42,4 +50,96 @@ func checkDatabase(path string) error {
 		return fmt.Errorf("--db: %s is a directory, not a database file", path)
 	}
 	return nil
+}
+
+// envOr returns the environment variable key, or def when it is unset.
+func envOr(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+// parseModels reads a comma-separated list of model names.
+func parseModels(s string) ([]string, error) {
+	if s == "all" {
+		return jobs.TrainableNames(), nil
+	}
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !jobs.Trainable(name) {
+			return nil, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(jobs.TrainableNames(), ", "))
+		}
+		out = append(out, name)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no models named")
+	}
+	return out, nil
+}
+
+// writeJSONFile writes v to name as indented JSON ending in a newline: the
+// --json output of eval, eval-retrieval, bench and train --stats.
+func writeJSONFile(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(name, append(b, '\n'), 0o644)
+}
+
+// progress is a progress bar on a terminal and periodic plain lines
+// elsewhere (logs, CI).
+type progress struct {
+	bar   *progressbar.ProgressBar
+	out   io.Writer
+	label string
+	total int64
+	done  int64
+	last  time.Time
+}
+
+func newProgress(w io.Writer, total int64, label string) *progress {
+	p := &progress{out: w, label: label, total: total, last: time.Now()}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(label), progressbar.OptionShowBytes(false),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
+	return p
+}
+
+func (p *progress) add(n int) {
+	p.done += int64(n)
+	if p.bar != nil {
+		_ = p.bar.Add(n)
+		return
+	}
+	if time.Since(p.last) >= 5*time.Second {
+		p.last = time.Now()
+		if p.total > 0 {
+			fmt.Fprintf(p.out, "%s: %.0f%%\n", p.label, 100*float64(p.done)/float64(p.total))
+		}
+	}
+}
+
+// set moves the bar to done (of total) and names the current stage.
+func (p *progress) set(done int64, stage string) {
+	p.done = done
+	if p.bar != nil {
+		if stage != "" {
+			p.bar.Describe(stage)
+		}
+		_ = p.bar.Set64(done)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
 }

@@ -10,9 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"recsys/api"
 	"recsys/recsys/dataset"
 	"recsys/storage"
@@ -172,56 +169,4 @@ func fileSize(name string) int64 {
 		return st.Size()
 	}
 	return -1
-}
-
-// progress is a progress bar on a terminal and periodic plain lines
-// elsewhere (logs, CI).
-type progress struct {
-	bar   *progressbar.ProgressBar
-	out   io.Writer
-	label string
-	total int64
-	done  int64
-	last  time.Time
-}
-
-func newProgress(w io.Writer, total int64, label string) *progress {
-	p := &progress{out: w, label: label, total: total, last: time.Now()}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(label), progressbar.OptionShowBytes(false),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	}
-	return p
-}
-
-func (p *progress) add(n int) {
-	p.done += int64(n)
-	if p.bar != nil {
-		_ = p.bar.Add(n)
-		return
-	}
-	if time.Since(p.last) >= 5*time.Second {
-		p.last = time.Now()
-		if p.total > 0 {
-			fmt.Fprintf(p.out, "%s: %.0f%%\n", p.label, 100*float64(p.done)/float64(p.total))
-		}
-	}
-}
-
-// set moves the bar to done (of total) and names the current stage.
-func (p *progress) set(done int64, stage string) {
-	p.done = done
-	if p.bar != nil {
-		if stage != "" {
-			p.bar.Describe(stage)
-		}
-		_ = p.bar.Set64(done)
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
 }

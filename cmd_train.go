@@ -123,19 +123,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// trainStats is what `recsys train --stats FILE` writes.
-type trainStats struct {
-	Seconds float64      `json:"seconds"`
-	PeakRSS int64        `json:"peak_rss_bytes"`
-	Stages  []stageStats `json:"stages"`
-}
-
-type stageStats struct {
-	Name    string  `json:"name"`
-	Seconds float64 `json:"seconds"`
-	PeakRSS int64   `json:"peak_rss_bytes"`
-}
-
 func formatParams(p map[string]float64) string {
 	var parts []string
 	for _, k := range []string{"k", "l1", "l2", "lambda", "factors"} {

@@ -51,6 +51,17 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
+// commands are the subcommands by name, each in its own cmd_*.go.
+var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
+	"serve":          runServe,
+	"import":         runImport,
+	"train":          runTrain,
+	"eval":           runEval,
+	"eval-retrieval": runEvalRetrieval,
+	"bench":          runBench,
+	"scale":          runScale,
+}
+
 // run dispatches a subcommand; it is main without the process around it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -58,33 +69,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("no command given")
 	}
 	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "serve":
-		return runServe(ctx, rest, stdout, stderr)
-	case "import":
-		return runImport(ctx, rest, stdout, stderr)
-	case "train":
-		return runTrain(ctx, rest, stdout, stderr)
-	case "eval":
-		return runEval(ctx, rest, stdout, stderr)
-	case "eval-retrieval":
-		return runEvalRetrieval(ctx, rest, stdout, stderr)
-	case "bench":
-		return runBench(ctx, rest, stdout, stderr)
-	case "scale":
-		return runScale(ctx, rest, stdout, stderr)
-	case "help", "-h", "--help":
+	if f, ok := commands[cmd]; ok {
+		return f(ctx, rest, stdout, stderr)
+	}
+	if cmd == "help" || cmd == "-h" || cmd == "--help" {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", cmd)
-}
-
-// envOr returns the environment variable key, or def when it is unset.
-func envOr(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok {
-		return v
-	}
-	return def
 }

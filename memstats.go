@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -61,12 +60,16 @@ func (m *stageMemory) next(stage string) {
 	}
 }
 
-// writeJSONFile writes v to name as indented JSON ending in a newline: the
-// --json output of eval, eval-retrieval, bench and train --stats.
-func writeJSONFile(name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(name, append(b, '\n'), 0o644)
+// trainStats is what `recsys train --stats FILE` writes and `recsys scale`
+// reads back: the time and peak RSS of a training job and of each stage.
+type trainStats struct {
+	Seconds float64      `json:"seconds"`
+	PeakRSS int64        `json:"peak_rss_bytes"`
+	Stages  []stageStats `json:"stages"`
+}
+
+type stageStats struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+	PeakRSS int64   `json:"peak_rss_bytes"`
 }

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"recsys/api"
+	"recsys/handlers"
+	"recsys/jobs"
+	"recsys/storage"
+	"recsys/web"
+)
+
+// Config is everything serve needs; flags and environment fill it.
+type Config struct {
+	Addr     string
+	DB       string
+	AppKey   string
+	AdminKey string
+	Insecure bool
+	Demo     bool
+	Policy   api.Policy
+	Limits   handlers.Limits
+	Logger   *slog.Logger
+	// MaxDBSize caps the database file in bytes; 0 is no cap.
+	MaxDBSize int64
+	// AllowFallback makes /readyz ready before any model is trained.
+	AllowFallback bool
+	// Jobs configures the retrain triggers and the models they train.
+	Jobs jobs.Options
+	// Server bounds how long a connection may take; zero fields take
+	// DefaultServerTimeouts.
+	Server ServerTimeouts
+	// PprofAddr, when set, serves net/http/pprof on this loopback address,
+	// apart from the API so that profiles never pass its auth or metrics.
+	PprofAddr string
+	// ContentApproxAbove: content search goes through HNSW above this many
+	// items (negative: always exact).
+	ContentApproxAbove int
+	// ColdSlotsPer10: how many slots in ten of a recommendation list may go
+	// to cold items (0 = jobs.DefaultColdSlotsPer10, negative = none).
+	ColdSlotsPer10 int
+}
+
+// ServerTimeouts are the http.Server's connection timeouts. They cut off
+// slow clients (slowloris: headers or a body trickled a byte at a time) that
+// the per-request timeout cannot, because no handler runs yet.
+type ServerTimeouts struct {
+	ReadHeader time.Duration // the request line and headers
+	Read       time.Duration // the whole request, body included
+	Write      time.Duration // from the end of the headers to the end of the answer
+	Idle       time.Duration // a kept-alive connection between requests
+}
+
+// DefaultServerTimeouts leave a 32 MiB body 30 s to arrive and an answer
+// 30 s beyond the default request timeout.
+var DefaultServerTimeouts = ServerTimeouts{ReadHeader: 5 * time.Second, Read: 30 * time.Second,
+	Write: 40 * time.Second, Idle: 2 * time.Minute}
+
+// withDefaults fills zero fields.
+func (t ServerTimeouts) withDefaults() ServerTimeouts {
+	d := DefaultServerTimeouts
+	if t.ReadHeader == 0 {
+		t.ReadHeader = d.ReadHeader
+	}
+	if t.Read == 0 {
+		t.Read = d.Read
+	}
+	if t.Write == 0 {
+		t.Write = d.Write
+	}
+	if t.Idle == 0 {
+		t.Idle = d.Idle
+	}
+	return t
+}
+
+// App is the running service: store, engine and HTTP server. Tests start
+// it on 127.0.0.1:0 with a temporary database.
+type App struct {
+	cfg    Config
+	store  *storage.Store
+	engine *jobs.Engine
+	sched  *jobs.Scheduler
+	// deps built the server's handler; the auth tests build variants of
+	// it (an exposed address) on the same services.
+	deps handlers.Deps
+	ln   net.Listener
+	srv  *http.Server
+	// pprof is the profiling server, nil unless Config.PprofAddr is set.
+	pprofLn  net.Listener
+	pprofSrv *http.Server
+	// closeOnce makes Close safe to repeat: NewApp's cleanup and a
+	// caller's deferred Close may both reach it.
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewApp opens the store, fills the demo data if asked, and binds the
+// listener, so that a bad address or a locked database fails here. Each
+// resource goes into the App as soon as it is open, and one deferred Close
+// releases them all when a later step fails, so that a failed start leaves
+// neither the database locked nor a port bound.
+func NewApp(ctx context.Context, c Config) (_ *App, err error) {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := checkAddr(ctx, c.Addr); err != nil {
+		return nil, fmt.Errorf("--addr: %w", err)
+	}
+	if err := checkExposure(c); err != nil {
+		return nil, err
+	}
+	a := &App{cfg: c}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	st, err := storage.Open(c.DB, storage.Options{Policy: c.Policy, MaxSize: c.MaxDBSize})
+	if err != nil {
+		return nil, err
+	}
+	a.store = st
+	if c.Demo {
+		if err = fillDemo(ctx, st, c.Logger); err != nil {
+			return nil, err
+		}
+	}
+	eng := jobs.NewEngine(st, jobs.EngineOptions{ContentApproxAbove: c.ContentApproxAbove, ColdSlotsPer10: c.ColdSlotsPer10})
+	// A persisted model that cannot be read (a damaged record) is logged,
+	// counted in recsys_model_load_errors and named by /readyz; the service
+	// starts anyway on the rest, an older version, or popularity.
+	loadErrs := eng.LoadPersisted(ctx, st)
+	for _, err := range loadErrs {
+		c.Logger.Error("loading persisted models", "err", err)
+	}
+	jo := c.Jobs
+	jo.Logger = c.Logger
+	sched := jobs.NewScheduler(st, eng, jo)
+	if err = sched.Recover(ctx); err != nil {
+		return nil, err
+	}
+	ready := func(ctx context.Context) error {
+		if err := eng.Ready(ctx); err != nil {
+			return err
+		}
+		if eng.Active() == nil && !c.AllowFallback {
+			if len(loadErrs) > 0 {
+				return api.Errorf(api.CodeModelNotReady, "the persisted models could not be loaded (%v); serving the popularity fallback: POST /admin/retrain, or start with --allow-fallback to report ready", errors.Join(loadErrs...))
+			}
+			return api.Errorf(api.CodeModelNotReady, "no trained model is loaded yet; POST /admin/retrain, or start with --allow-fallback to report ready while serving popularity")
+		}
+		return nil
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
+			Help: "Persisted models (or the active model) that could not be loaded at start."},
+			func() float64 { return float64(len(loadErrs)) }))
+	deps := handlers.Deps{
+		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
+		Jobs: sched, JobRecords: st, Models: st, Reports: st,
+		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(),
+		Keys:   handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
+		Limits: c.Limits,
+		Logger: c.Logger, Registry: reg,
+	}
+	h := handlers.New(deps)
+	if a.ln, err = net.Listen("tcp", c.Addr); err != nil {
+		return nil, fmt.Errorf("--addr: %w", err)
+	}
+	for _, w := range exposureWarnings(c) {
+		c.Logger.Warn(w, "addr", a.ln.Addr().String())
+	}
+	to := c.Server.withDefaults()
+	a.srv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: to.ReadHeader,
+		ReadTimeout:       to.Read,
+		WriteTimeout:      max(to.Write, c.Limits.RequestTimeout+time.Second),
+		IdleTimeout:       to.Idle,
+		ErrorLog:          slog.NewLogLogger(c.Logger.Handler(), slog.LevelWarn),
+	}
+	a.engine, a.sched, a.deps = eng, sched, deps
+	if c.PprofAddr != "" {
+		if a.pprofLn, err = net.Listen("tcp", c.PprofAddr); err != nil {
+			return nil, fmt.Errorf("--pprof: %w", err)
+		}
+		a.pprofSrv = &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 5 * time.Second}
+	}
+	return a, nil
+}
+
+// pprofMux serves the runtime profiles of net/http/pprof.
+func pprofMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// exposureWarnings are the start-up warnings about what the keys leave
+// open or shut (the rule is handlers' authorize).
+func exposureWarnings(c Config) []string {
+	var out []string
+	exposed := !isLoopback(c.Addr)
+	switch {
+	case c.AppKey == "" && c.AdminKey == "" && !exposed:
+		out = append(out, "no API keys set: every route is open; listening on loopback only")
+	case c.AppKey == "" && c.AdminKey == "":
+		out = append(out, "no API keys set and --insecure: every data route is open to the network")
+	}
+	if c.AdminKey == "" && (c.AppKey != "" || exposed) {
+		out = append(out, "admin routes and deletes are disabled (they answer 403 admin_disabled): start the server with --admin-key (or RECSYS_ADMIN_KEY) to enable them")
+	}
+	return out
+}
+
+// checkExposure refuses a non-loopback address without keys.
+func checkExposure(c Config) error {
+	if c.AppKey != "" || c.AdminKey != "" || c.Insecure {
+		return nil
+	}
+	if isLoopback(c.Addr) {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s with no API keys: set --app-key and --admin-key (or RECSYS_APP_KEY, RECSYS_ADMIN_KEY), or pass --insecure to open the data routes to anyone (the admin routes stay disabled)", c.Addr)
+}
+
+// checkAddr tells what is wrong with a listen address before anything
+// else reads it, so that a typo is reported as one and not as a missing
+// key (a non-loopback address needs keys).
+func checkAddr(ctx context.Context, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not HOST:PORT (e.g. 127.0.0.1:8080, or :8080 for every interface): %v", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%q: port %q is not a port number", addr, port)
+	}
+	if host == "" || net.ParseIP(host) != nil {
+		return nil
+	}
+	if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
+		return fmt.Errorf("%q: host %q does not resolve: %v", addr, host, err)
+	}
+	return nil
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Addr is the bound address (useful with port 0).
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// Run serves until ctx is done, then shuts down in order: stop accepting
+// and finish in-flight requests, then (in Close) the store.
+func (a *App) Run(ctx context.Context) error {
+	log := a.cfg.Logger
+	log.Info("serving", "addr", a.Addr(), "db", a.cfg.DB)
+	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	jobsDone := make(chan struct{})
+	go func() { defer close(jobsDone); a.sched.Run(jctx) }()
+	errc := make(chan error, 1)
+	go func() { errc <- a.srv.Serve(a.ln) }()
+	if a.pprofSrv != nil {
+		log.Info("serving profiles", "addr", a.pprofLn.Addr().String())
+		go func() { _ = a.pprofSrv.Serve(a.pprofLn) }()
+		defer a.pprofSrv.Close()
+	}
+	var serveErr error
+	select {
+	case serveErr = <-errc:
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	shutdownErr := a.srv.Shutdown(sctx)
+	stopJobs() // cancel the running job and wait for it to stop
+	<-jobsDone
+	if serveErr != nil {
+		return serveErr
+	}
+	if shutdownErr != nil {
+		return shutdownErr
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close releases what NewApp opened: the listeners (Run's shutdown has
+// closed them if it ran) and then the store, whose file lock a restart or
+// another command waits for. Run must have returned. Only the first call
+// closes; later ones return its result.
+func (a *App) Close() error {
+	a.closeOnce.Do(func() {
+		var errs []error
+		for _, ln := range []net.Listener{a.pprofLn, a.ln} {
+			if ln == nil {
+				continue
+			}
+			if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+		if a.store != nil {
+			errs = append(errs, a.store.Close())
+		}
+		a.closeErr = errors.Join(errs...)
+	})
+	return a.closeErr
+}
