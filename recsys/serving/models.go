@@ -66,7 +66,7 @@ func (e *Engine) Install(m *Served, activate bool) {
 	e.models.Store(next)
 }
 
-// Activate makes a served model the default.
+// Activate makes a served recommender the default.
 func (e *Engine) Activate(name string) error {
 	e.swapMu.Lock()
 	defer e.swapMu.Unlock()
