@@ -17,6 +17,7 @@ import (
 	"recsys/api"
 	"recsys/handlers"
 	"recsys/jobs"
+	"recsys/recsys/serving"
 	"recsys/storage"
 	"recsys/web"
 )
@@ -48,7 +49,7 @@ type Config struct {
 	// items (negative: always exact).
 	ContentApproxAbove int
 	// ColdSlotsPer10: how many slots in ten of a recommendation list may go
-	// to cold items (0 = jobs.DefaultColdSlotsPer10, negative = none).
+	// to cold items (0 = serving.DefaultColdSlotsPer10, negative = none).
 	ColdSlotsPer10 int
 }
 
@@ -90,7 +91,7 @@ func (t ServerTimeouts) withDefaults() ServerTimeouts {
 type App struct {
 	cfg    Config
 	store  *storage.Store
-	engine *jobs.Engine
+	engine *serving.Engine
 	sched  *jobs.Scheduler
 	// deps built the server's handler; the auth tests build variants of
 	// it (an exposed address) on the same services.
@@ -137,7 +138,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	eng := jobs.NewEngine(st, jobs.EngineOptions{ContentApproxAbove: c.ContentApproxAbove, ColdSlotsPer10: c.ColdSlotsPer10})
+	eng := serving.NewEngine(st, serving.EngineOptions{ContentApproxAbove: c.ContentApproxAbove, ColdSlotsPer10: c.ColdSlotsPer10})
 	// A persisted model that cannot be read (a damaged record) is logged,
 	// counted in recsys_model_load_errors and named by /readyz; the service
 	// starts anyway on the rest, an older version, or popularity.

@@ -14,6 +14,7 @@ import (
 	"recsys/api"
 	"recsys/handlers"
 	"recsys/jobs"
+	"recsys/recsys/serving"
 	"recsys/retrieval"
 )
 
@@ -44,7 +45,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.Int64Var(&c.Jobs.NewEvents, "retrain-after", envInt("RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents), "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
 	fs.StringVar(&c.PprofAddr, "pprof", envOr("RECSYS_PPROF", ""), "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (env RECSYS_PPROF)")
 	fs.IntVar(&c.ContentApproxAbove, "content-approx-above", int(envInt("RECSYS_CONTENT_APPROX_ABOVE", retrieval.DefaultApproxAbove)), "content search uses an approximate (HNSW) index above this many items; 0 = the default, -1 = always exact (env RECSYS_CONTENT_APPROX_ABOVE)")
-	fs.IntVar(&c.ColdSlotsPer10, "cold-slots-per-10", int(envInt("RECSYS_COLD_SLOTS_PER_10", jobs.DefaultColdSlotsPer10)), "how many slots in ten of a recommendation list may go to cold items (no events yet) that earn them on content; 0 turns cold slots off (env RECSYS_COLD_SLOTS_PER_10)")
+	fs.IntVar(&c.ColdSlotsPer10, "cold-slots-per-10", int(envInt("RECSYS_COLD_SLOTS_PER_10", serving.DefaultColdSlotsPer10)), "how many slots in ten of a recommendation list may go to cold items (no events yet) that earn them on content; 0 turns cold slots off (env RECSYS_COLD_SLOTS_PER_10)")
 	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
 	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
 	if err := parseFlags(fs, args); err != nil {

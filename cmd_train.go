@@ -11,6 +11,7 @@ import (
 
 	"recsys/api"
 	"recsys/jobs"
+	"recsys/recsys/serving"
 	"recsys/storage"
 )
 
@@ -44,7 +45,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer st.Close()
-	eng := jobs.NewEngine(st, jobs.EngineOptions{})
+	eng := serving.NewEngine(st, serving.EngineOptions{})
 	for _, err := range eng.LoadPersisted(ctx, st) {
 		fmt.Fprintln(stderr, "warning:", err)
 	}

@@ -43,7 +43,7 @@ func TestTrainModels_febr(t *testing.T) {
 	if len(out) != 1 {
 		t.Fatalf("%d models", len(out))
 	}
-	info, m := out[0].served.Info, out[0].served.Model
+	info, m := out[0].served.Info, out[0].served.Model.(recsys.Model)
 	if info.Name != "febr" || info.Params["k"] == 0 || info.Params["lambda"] == 0 || info.Params["l1"] == 0 {
 		t.Fatalf("info %+v", info)
 	}

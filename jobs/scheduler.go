@@ -1,3 +1,8 @@
+// Package jobs runs the background work of recsys on store snapshots:
+// training and evaluation jobs, their triggers and their records. A
+// training job fits every kind of model the same way (kinds.go), persists
+// it, and hands it to the serving engine (package recsys/serving), which
+// answers from it.
 package jobs
 
 import (
@@ -13,7 +18,7 @@ import (
 	"recsys/api"
 	"recsys/recsys"
 	"recsys/recsys/eval"
-	"recsys/retrieval"
+	"recsys/recsys/serving"
 )
 
 // Store is what the scheduler reads and writes.
@@ -24,6 +29,15 @@ type Store interface {
 	api.ModelStore
 	api.JobStore
 	api.ReportStore
+}
+
+// Serving is where finished models go: the serving engine
+// (serving.Engine), as the scheduler uses it.
+type Serving interface {
+	Install(m *serving.Served, activate bool)
+	Activate(name string) error
+	Active() *serving.Served
+	Lookup(name string) *serving.Served
 }
 
 // Options configure the scheduler's triggers (docs/design.md#jobs).
@@ -58,7 +72,7 @@ const (
 // a background goroutine, and keeps their records.
 type Scheduler struct {
 	st   Store
-	eng  *Engine
+	eng  Serving
 	opts Options
 	log  *slog.Logger
 
@@ -71,7 +85,7 @@ type Scheduler struct {
 }
 
 // NewScheduler returns a scheduler; Run starts it.
-func NewScheduler(st Store, eng *Engine, opts Options) *Scheduler {
+func NewScheduler(st Store, eng Serving, opts Options) *Scheduler {
 	if len(opts.Models) == 0 {
 		opts.Models = DefaultModels
 	}
@@ -109,16 +123,19 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 
 // SubmitTrain queues a training job. With a training job already queued or
 // running, it answers a conflict naming that job unless req.Queue is set.
-// An auto job that names no models fits AutoModels, and the content
-// metric too when the server's models include it.
+// An auto job that names no models fits AutoModels, the candidates of its
+// choice, and beside them the server's models that are not recommenders
+// (the content metric), which no choice concerns.
 func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.Job, error) {
 	models := req.Models
 	if len(models) == 0 {
 		models = s.opts.Models
 		if req.Auto {
 			models = slices.Clone(AutoModels)
-			if slices.Contains(s.opts.Models, ContentModelName) {
-				models = append(models, ContentModelName)
+			for _, n := range s.opts.Models {
+				if !Recommender(n) && !slices.Contains(models, n) {
+					models = append(models, n)
+				}
 			}
 		}
 	}
@@ -325,13 +342,13 @@ func (s *Scheduler) ModelNames() api.ModelNames {
 // Activate makes a served model the default and records it, so a restart
 // serves it too.
 func (s *Scheduler) Activate(ctx context.Context, name string) error {
-	if s.eng.Lookup(name) == nil {
-		if !Recommender(name) {
-			if Trainable(name) {
-				return api.Errorf(api.CodeNotFound, "%q is not a recommender and cannot answer recommendations", name)
-			}
-			return api.Errorf(api.CodeNotFound, "unknown model %q", name)
+	if !Recommender(name) {
+		if Trainable(name) {
+			return api.Errorf(api.CodeNotFound, "%q is not a recommender and cannot answer recommendations", name)
 		}
+		return api.Errorf(api.CodeNotFound, "unknown model %q", name)
+	}
+	if s.eng.Lookup(name) == nil {
 		return api.Errorf(api.CodeNotFound, "model %q is not trained yet", name)
 	}
 	if err := s.st.SetActiveModel(ctx, name); err != nil {
@@ -370,21 +387,14 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 	if err != nil {
 		return err
 	}
-	models, err := trainModels(ctx, snap, j.Models, s.opts.Train, func(stage string, done float64) {
+	models, skipped, err := fitAll(ctx, snap, j.Models, s.opts.Train, func(stage string, done float64) {
 		rec.stage(stage, 0.05+0.75*done)
 	})
 	if err != nil {
 		return err
 	}
-	var cont *trainedContent
-	if slices.Contains(j.Models, ContentModelName) {
-		var skipped string
-		if cont, skipped, err = s.trainContent(ctx, snap, rec); err != nil {
-			return err
-		}
-		if skipped != "" {
-			rec.skip(ContentModelName, skipped)
-		}
+	for _, sk := range skipped {
+		rec.skip(sk.Model, sk.Reason)
 	}
 	rec.stage("persist and swap", 0.9)
 	// Persist every model first, then swap: a crash in between leaves the
@@ -404,18 +414,6 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 		}
 		j.Versions = append(j.Versions, t.served.Info.Name+"@"+v)
 	}
-	if cont != nil {
-		v, err := s.st.NewModelVersion(bg)
-		if err != nil {
-			return err
-		}
-		cont.info.Version, cont.info.JobID = v, j.ID
-		if err := s.st.PutModel(bg, cont.info, cont.blob); err != nil {
-			return err
-		}
-		j.Versions = append(j.Versions, ContentModelName+"@"+v)
-		s.eng.InstallContent(cont.info, cont.names, cont.metric)
-	}
 	activate := s.chooseActive(models, j.Auto)
 	for _, t := range models {
 		s.eng.Install(t.served, t.served.Info.Name == activate)
@@ -433,49 +431,7 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 	return nil
 }
 
-// trainedContent is a learned content metric ready to persist.
-type trainedContent struct {
-	info   api.ModelInfo
-	names  []string
-	metric *retrieval.Metric
-	blob   []byte
-}
-
-// trainContent learns the content metric when items have features; when
-// there is too little to learn from, it returns no metric and says why.
-func (s *Scheduler) trainContent(ctx context.Context, snap *api.Snapshot, rec *recorder) (_ *trainedContent, skipped string, _ error) {
-	const kept = "; the content model served before, if any, stays"
-	switch {
-	case len(snap.FeatureNames) == 0:
-		return nil, "no item has features (PUT /items with \"features\")" + kept, nil
-	case len(snap.Users) == 0:
-		return nil, "there are no relevant interactions to learn from" + kept, nil
-	}
-	rec.stage("content metric", 0.8)
-	start := time.Now()
-	x, err := snapshotMatrix(snap)
-	if err != nil {
-		return nil, "", err
-	}
-	m, n, err := learnContent(ctx, snap, x, uint64(s.opts.Train.Seed))
-	if err != nil {
-		return nil, "", err
-	}
-	if m == nil {
-		return nil, fmt.Sprintf("only %d items have both features and collaborative neighbours; learning the metric needs at least %d", n, minContentItems) + kept, nil
-	}
-	blob, err := encodeContent(snap.FeatureNames, m)
-	if err != nil {
-		return nil, "", err
-	}
-	info := api.ModelInfo{Name: ContentModelName, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
-		Items: n, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
-		Params:     map[string]float64{"rank": float64(m.Rank()), "features": float64(m.Dim()), "neighbours": contentNeighbours},
-		Validation: map[string]float64{}}
-	return &trainedContent{info: info, names: snap.FeatureNames, metric: m, blob: blob}, "", nil
-}
-
-// chooseActive picks the trained model with the best validation ADG
+// chooseActive picks the trained recommender with the best validation ADG
 // (dissertation §4.7.3's selection rule) when the job is an auto job or no
 // model is active; otherwise it keeps the active model ("").
 func (s *Scheduler) chooseActive(models []trained, auto bool) string {
@@ -484,6 +440,9 @@ func (s *Scheduler) chooseActive(models []trained, auto bool) string {
 	}
 	best, bestADG := "", -1.0
 	for _, t := range models {
+		if !Recommender(t.served.Info.Name) {
+			continue
+		}
 		if adg := t.served.Info.Validation["adg"]; adg > bestADG {
 			best, bestADG = t.served.Info.Name, adg
 		}

@@ -12,6 +12,7 @@ import (
 	"recsys/recsys/eval"
 	"recsys/recsys/metrics"
 	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
+	"recsys/recsys/serving"
 )
 
 // TrainOptions configure model fitting in the service.
@@ -53,7 +54,7 @@ var DefaultTrainOptions = TrainOptions{
 }
 
 // DefaultModels are trained when a job names none.
-var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "febr", ContentModelName}
+var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "febr", serving.ContentModelName}
 
 // AutoModels are the candidates of an auto training job that names none
 // (issues 5 and 6): the popularity baseline, the neighbourhood models,
@@ -65,7 +66,7 @@ var AutoModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "ku
 
 // trained is one fitted model ready to persist and serve.
 type trained struct {
-	served *Served
+	served *serving.Served
 	blob   []byte
 }
 
@@ -91,7 +92,6 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	}
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
-	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == ContentModelName })
 	var out []trained
 	for k, name := range names {
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
@@ -120,7 +120,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		for i, key := range metrics.Names {
 			info.Validation[key] = val[i]
 		}
-		out = append(out, trained{served: &Served{Info: info, Model: m}, blob: blob})
+		out = append(out, trained{served: &serving.Served{Info: info, Model: m}, blob: blob})
 	}
 	return out, nil
 }

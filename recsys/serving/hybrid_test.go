@@ -1,4 +1,4 @@
-package jobs
+package serving
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"recsys/api"
-	"recsys/recsys"
 	"recsys/retrieval"
 )
 
@@ -36,26 +35,11 @@ func TestEngine_hybridSimilar_prefix(t *testing.T) {
 		}
 		add(t, st, fmt.Sprintf("u%d", u), "view", its...)
 	}
-	snap, err := st.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pairs := make([]recsys.Pair, len(snap.Users))
-	for k := range pairs {
-		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
-	}
-	x, err := recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := recsys.New("itemknn")
-	if err := m.Fit(ctx, x, recsys.Params{K: 30}); err != nil {
-		t.Fatal(err)
-	}
+	m := fitItemKNN(t, st, 30)
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
 	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)
-	eng.InstallContent(api.ModelInfo{Name: ContentModelName, Version: "c1"}, []string{"a", "b", "c"},
-		retrieval.Euclidean([]float64{0, 0, 0}, []float64{1, 1, 1}))
+	eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c1"}, Model: NewContent([]string{"a", "b", "c"},
+		retrieval.Euclidean([]float64{0, 0, 0}, []float64{1, 1, 1}))}, false)
 	cat, err := st.Catalogue(ctx)
 	if err != nil {
 		t.Fatal(err)

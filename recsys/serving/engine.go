@@ -1,7 +1,12 @@
-// Package jobs runs the background work of recsys on store snapshots, and
-// holds what that work produces: the trained models the service answers
-// from. Engine serves recommendations; later files add the scheduler.
-package jobs
+// Package serving answers the requests of the service from the trained
+// models: recommendations with explanations and cold items, similar items
+// (collaborative, content, hybrid) and search by example. It holds the
+// served models (recommenders and the content metric alike, in one set
+// swapped atomically), the catalogue and popularity caches, and the
+// content index. Package jobs trains the models and hands them over with
+// Engine.Install; the kinds of served model are registered by name
+// (RegisterKind).
+package serving
 
 import (
 	"context"
@@ -52,10 +57,11 @@ type Engine struct {
 	cache     atomic.Pointer[catalogueCache]
 	refreshMu sync.Mutex
 
-	models  atomic.Pointer[modelSet]
-	swapMu  sync.Mutex // serialises writers of models
-	content atomic.Pointer[content]
-	cold    atomic.Pointer[coldItems]
+	models   atomic.Pointer[modelSet]
+	swapMu   sync.Mutex // serialises writers of models
+	search   atomic.Pointer[contentSearch]
+	searchMu sync.Mutex // serialises makers of search
+	cold     atomic.Pointer[coldItems]
 }
 
 // catalogueCache is an immutable catalogue with its popularity order.
@@ -147,14 +153,14 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 	}
 	var m *Served
 	if name != "" && name != "popular" {
-		if m = set.byName[name]; m == nil {
+		if m = set.recommender(name); m == nil {
 			if !knownModel(name) {
 				return nil, api.FieldError("model", fmt.Sprintf("unknown model %q (known: %s)", name, strings.Join(recsys.Names(), ", ")))
 			}
 			return nil, api.Errorf(api.CodeModelNotReady, "model %q is not trained yet; POST /admin/retrain", name)
 		}
 	} else if name == "popular" {
-		m = set.byName["popular"]
+		m = set.recommender("popular")
 	}
 	c, err := e.catalogue(ctx)
 	if err != nil {
@@ -256,7 +262,7 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 		if err != nil {
 			return nil, err
 		}
-		return &api.SimilarItems{ItemID: req.ItemID, By: req.By, Model: ContentModelName, ModelVersion: cm.info.Version, Items: items}, nil
+		return &api.SimilarItems{ItemID: req.ItemID, By: req.By, Model: cm.served.Info.Name, ModelVersion: cm.served.Info.Version, Items: items}, nil
 	}
 	if req.By == "hybrid" {
 		return e.hybridSimilar(ctx, c, idx, req)
@@ -303,4 +309,31 @@ func (e *Engine) neighbourModel() (*Served, recsys.ItemNeighbourhood) {
 func (e *Engine) Ready(ctx context.Context) error {
 	_, err := e.catalogue(ctx)
 	return err
+}
+
+// scoreBuffers recycles per-request score vectors.
+var scoreBuffers = sync.Pool{New: func() any { return new([]float64) }}
+
+// recommendFrom ranks the catalogue for a user with model m.
+func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest) []api.ScoredItem {
+	bufp := scoreBuffers.Get().(*[]float64)
+	defer scoreBuffers.Put(bufp)
+	n := len(c.cat.ItemIDs)
+	if cap(*bufp) < n {
+		*bufp = make([]float64, n)
+	}
+	scores := (*bufp)[:n]
+	m.Model.(recsys.Model).Score(prof.Positive, scores)
+	skip := newFilter(c.cat, prof, req)
+	for i := range scores {
+		if skip(uint32(i)) {
+			scores[i] = math.Inf(-1)
+		}
+	}
+	top := recsys.TopN(scores, c.pop32, nil, req.N)
+	out := make([]api.ScoredItem, 0, len(top))
+	for _, i := range top {
+		out = append(out, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: scores[i]})
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package jobs
+package serving
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"recsys/api"
-	"recsys/recsys"
 	"recsys/retrieval"
 )
 
@@ -40,27 +39,12 @@ func coldFixture(t *testing.T, opts EngineOptions) (*Engine, func(hidden ...stri
 		add(t, st, fmt.Sprintf("q%d", u), "dislike", "flop")
 	}
 	add(t, st, "me", "view", "w0")
-	snap, err := st.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pairs := make([]recsys.Pair, len(snap.Users))
-	for k := range pairs {
-		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
-	}
-	x, err := recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := recsys.New("itemknn")
-	if err := m.Fit(ctx, x, recsys.Params{K: 10}); err != nil {
-		t.Fatal(err)
-	}
+	m := fitItemKNN(t, st, 10)
 	opts.PopularityTTL = time.Nanosecond
 	eng := NewEngine(st, opts)
 	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)
-	eng.InstallContent(api.ModelInfo{Name: ContentModelName, Version: "c1"}, []string{"x", "y"},
-		retrieval.Euclidean([]float64{0, 0}, []float64{1, 1}))
+	eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c1"}, Model: NewContent([]string{"x", "y"},
+		retrieval.Euclidean([]float64{0, 0}, []float64{1, 1}))}, false)
 	hide := func(ids ...string) {
 		t.Helper()
 		var its []api.Item

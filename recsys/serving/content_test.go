@@ -1,4 +1,4 @@
-package jobs
+package serving
 
 import (
 	"cmp"
@@ -104,12 +104,12 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 	for k := range scale {
 		scale[k] = 1
 	}
-	eng.InstallContent(api.ModelInfo{Name: ContentModelName, Version: "v1"}, names, retrieval.Euclidean(mean, scale))
+	eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "v1"}, Model: NewContent(names, retrieval.Euclidean(mean, scale))}, false)
 	c, err := eng.catalogue(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix, err := eng.content.Load().index(ctx, c.itemsVersion)
+	ix, err := eng.contentSearch().index(ctx, c.itemsVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,15 +203,15 @@ func TestEngine_contentApproximateAboveThreshold(t *testing.T) {
 	info := api.ModelInfo{Name: ContentModelName, Version: "v1"}
 	exact := NewEngine(st, EngineOptions{ContentApproxAbove: -1})
 	approx := NewEngine(st, EngineOptions{ContentApproxAbove: 299})
-	exact.InstallContent(info, names, met)
-	approx.InstallContent(info, names, met)
+	exact.Install(&Served{Info: info, Model: NewContent(names, met)}, false)
+	approx.Install(&Served{Info: info, Model: NewContent(names, met)}, false)
 
 	// The first content request builds the exact index and starts the
 	// HNSW build in the background; searches are exact until it is done.
 	if _, err := approx.Similar(ctx, api.SimilarRequest{ItemID: items[0].ID, N: 10, By: "content"}); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(time.Minute); !approx.content.Load().built.Load().searcher.Approximate(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !approx.contentSearch().built.Load().searcher.Approximate(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the HNSW index was not swapped in within a minute")
 		}
@@ -244,10 +244,10 @@ func TestEngine_contentApproximateAboveThreshold(t *testing.T) {
 	if r := float64(agree) / float64(total); r < 0.95 {
 		t.Errorf("approximate content neighbours agree with exact on %.3f, want ≥ 0.95", r)
 	}
-	if cm := exact.content.Load(); cm.built.Load() == nil || cm.built.Load().searcher.Approximate() {
+	if cm := exact.contentSearch(); cm.built.Load() == nil || cm.built.Load().searcher.Approximate() {
 		t.Error("300 items with threshold -1: want exact search")
 	}
-	if cm := approx.content.Load(); cm.built.Load() == nil || !cm.built.Load().searcher.Approximate() {
+	if cm := approx.contentSearch(); cm.built.Load() == nil || !cm.built.Load().searcher.Approximate() {
 		t.Error("300 items with threshold 299: want HNSW search")
 	}
 	got, err := approx.SearchSimilar(ctx, map[string]float64{"a": 0, "b": 0, "c": 0}, 5)
@@ -260,5 +260,50 @@ func TestEngine_contentApproximateAboveThreshold(t *testing.T) {
 	}
 	if _, err := approx.SearchSimilar(ctx, map[string]float64{"zzz": 1}, 5); err == nil {
 		t.Error("no known feature: want a field error")
+	}
+}
+
+// TestEngine_Install_content: the content metric goes through the one
+// install path into the served set, where content search finds it, but it
+// is no recommender: it never becomes the active model, cannot be
+// activated or asked for with ?model=, and a persisted one loads back
+// through its kind's decoder like any other model.
+func TestEngine_Install_content(t *testing.T) {
+	st := mustStore(t)
+	ctx := context.Background()
+	if err := st.PutItems(ctx, []api.Item{{ID: "a", Features: map[string]float64{"x": 0}}, {ID: "b", Features: map[string]float64{"x": 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	add(t, st, "u", "view", "a")
+	cm := &Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c1"},
+		Model: NewContent([]string{"x"}, retrieval.Euclidean([]float64{0}, []float64{1}))}
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
+	eng.Install(cm, true)
+	if eng.Active() != nil || eng.Lookup(ContentModelName) != cm {
+		t.Fatalf("active %v, served content %v: want no active model and the content model served", eng.Active(), eng.Lookup(ContentModelName))
+	}
+	if err := eng.Activate(ContentModelName); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("activating the content model: %v, want not_found", err)
+	}
+	if _, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "u", N: 1, Model: ContentModelName}); api.ErrorCode(err) != api.CodeInvalid {
+		t.Errorf("?model=content: %v, want invalid", err)
+	}
+	if got, err := eng.Similar(ctx, api.SimilarRequest{ItemID: "a", N: 1, By: "content"}); err != nil || !slices.Equal(ids(got.Items), []string{"b"}) || got.ModelVersion != "c1" {
+		t.Fatalf("by=content: %+v, %v; want b from c1", got, err)
+	}
+
+	blob, err := cm.Model.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutModel(ctx, cm.Info, blob); err != nil {
+		t.Fatal(err)
+	}
+	again := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
+	if errs := again.LoadPersisted(ctx, st); len(errs) != 0 || again.Active() != nil {
+		t.Fatalf("loading: %v, active %v", errs, again.Active())
+	}
+	if got, err := again.SearchSimilar(ctx, map[string]float64{"x": 0.9}, 1); err != nil || !slices.Equal(ids(got.Items), []string{"b"}) || got.Model != ContentModelName {
+		t.Fatalf("search after loading: %+v, %v; want b from the content model", got, err)
 	}
 }

@@ -1,8 +1,7 @@
-package jobs
+package serving
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -10,17 +9,10 @@ import (
 	"recsys/api"
 	"recsys/recsys"
 	"recsys/storage"
+	"recsys/storage/storagetest"
 )
 
-func mustStore(tb testing.TB) *storage.Store {
-	tb.Helper()
-	st, err := storage.Open(filepath.Join(tb.TempDir(), "e.db"), storage.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	return st
-}
+var mustStore = storagetest.Open
 
 func add(tb testing.TB, st *storage.Store, user string, typ string, items ...string) {
 	tb.Helper()
@@ -31,6 +23,29 @@ func add(tb testing.TB, st *storage.Store, user string, typ string, items ...str
 	if _, err := st.AddInteractions(context.Background(), evs); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// fitItemKNN fits itemknn with k neighbours on the interactions in st.
+func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
+	tb.Helper()
+	ctx := context.Background()
+	snap, err := st.Snapshot(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pairs := make([]recsys.Pair, len(snap.Users))
+	for i := range pairs {
+		pairs[i] = recsys.Pair{User: snap.Users[i], Item: snap.Items[i]}
+	}
+	x, err := recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, _ := recsys.New("itemknn")
+	if err := m.Fit(ctx, x, recsys.Params{K: k}); err != nil {
+		tb.Fatal(err)
+	}
+	return m
 }
 
 func ids(items []api.ScoredItem) []string {
@@ -103,22 +118,7 @@ func TestEngine_modelUsesLiveHistory(t *testing.T) {
 	for _, u := range []string{"q1", "q2", "q3", "q4"} {
 		add(t, st, u, "view", "x", "y", "z")
 	}
-	snap, err := st.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pairs := make([]recsys.Pair, len(snap.Users))
-	for k := range pairs {
-		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
-	}
-	x, err := recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := recsys.New("itemknn")
-	if err := m.Fit(ctx, x, recsys.Params{K: 5}); err != nil {
-		t.Fatal(err)
-	}
+	m := fitItemKNN(t, st, 5)
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
 	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)
 

@@ -1,0 +1,5 @@
+package jobs
+
+import "recsys/storage/storagetest"
+
+var mustStore = storagetest.Open

@@ -1,0 +1,21 @@
+// Package storagetest gives the tests of other packages a real store.
+package storagetest
+
+import (
+	"path/filepath"
+	"testing"
+
+	"recsys/storage"
+)
+
+// Open opens a store in a temporary directory of tb, closed when the test
+// ends.
+func Open(tb testing.TB) *storage.Store {
+	tb.Helper()
+	st, err := storage.Open(filepath.Join(tb.TempDir(), "e.db"), storage.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
