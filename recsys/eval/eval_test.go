@@ -150,20 +150,6 @@ func TestNewSplit_novelty(t *testing.T) {
 	}
 }
 
-func TestCapGrid(t *testing.T) {
-	ks := []int{10, 20, 50, 100, 200, 500, 1000}
-	for _, tc := range []struct {
-		limit int
-		want  []int
-	}{
-		{5000, ks}, {1000, ks}, {120, []int{10, 20, 50, 100, 200}}, {50, []int{10, 20, 50}}, {0, []int{10}},
-	} {
-		if got := capGrid(ks, tc.limit); !slices.Equal(got, tc.want) {
-			t.Errorf("capGrid(%d) = %v, want %v", tc.limit, got, tc.want)
-		}
-	}
-}
-
 func TestDescribeGrid(t *testing.T) {
 	got := describeGrid(configs("slim", Grid{K: []int{10, 20, 50}, L1: []float64{1, 0.1}, L2: []float64{10}}, 30, 99))
 	if want := "k∈{10,20,50} × l1∈{1,0.1} × l2∈{10}"; got != want {
