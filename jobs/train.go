@@ -38,9 +38,12 @@ type TrainOptions struct {
 	ValidationUsers int
 }
 
-// tuning is o as eval.Tune's configuration: FEBR chooses k by the
-// starting predictor (Grid.KByBaseline), which keeps retraining quick, and
-// is seeded by Seed.
+// tuning is o as eval.Tune's configuration. FEBR chooses k and, for the
+// SLIM affinity, the fsSLIM constants by the validation ADG of the aggsum
+// predictor OPT-ADG starts from (Grid.KByBaseline), which keeps retraining
+// quick, then λ by OPT-ADG stopping early on the validation ADG, seeded by
+// Seed; it refits on all the data with the iteration count that reached
+// the chosen θ (recsys.Choice.Refit).
 func (o TrainOptions) tuning() eval.Tuning {
 	lambdas := o.FEBRLambda
 	if len(lambdas) == 0 {
@@ -52,6 +55,10 @@ func (o TrainOptions) tuning() eval.Tuning {
 		FEBR:            recsys.FEBROptions{Seed: uint64(o.Seed)},
 	}
 }
+
+// DefaultFEBRLambda is the service's λ grid for FEBR, shorter than the
+// evaluation's (recsys.DefaultFEBRLambdas) to keep retraining quick.
+var DefaultFEBRLambda = []float64{1e-3, 1e-2}
 
 // DefaultTrainOptions are the service's training defaults.
 var DefaultTrainOptions = TrainOptions{
