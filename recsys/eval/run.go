@@ -50,25 +50,7 @@ func (o Options) withDefaults() Options {
 	if o.Protocol == "" {
 		o.Protocol = Standard
 	}
-	d := DefaultGrid()
-	if len(o.Grid.K) == 0 {
-		o.Grid.K = d.K
-	}
-	if len(o.Grid.L1) == 0 {
-		o.Grid.L1 = d.L1
-	}
-	if len(o.Grid.L2) == 0 {
-		o.Grid.L2 = d.L2
-	}
-	if len(o.Grid.Factors) == 0 {
-		o.Grid.Factors = d.Factors
-	}
-	if len(o.Grid.Extra) == 0 {
-		o.Grid.Extra = d.Extra
-	}
-	if len(o.Grid.Lambda) == 0 {
-		o.Grid.Lambda = d.Lambda
-	}
+	o.Grid = o.Grid.withDefaults()
 	if o.MinPositives <= 0 {
 		o.MinPositives = DefaultMinPositives
 	}

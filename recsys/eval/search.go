@@ -41,6 +41,25 @@ func DefaultGrid() Grid {
 	}
 }
 
+// withDefaults fills the empty fields of g from DefaultGrid.
+func (g Grid) withDefaults() Grid {
+	d := DefaultGrid()
+	g.K, g.L1, g.L2 = orDefault(g.K, d.K), orDefault(g.L1, d.L1), orDefault(g.L2, d.L2)
+	g.Factors, g.Lambda = orDefault(g.Factors, d.Factors), orDefault(g.Lambda, d.Lambda)
+	if len(g.Extra) == 0 {
+		g.Extra = d.Extra
+	}
+	return g
+}
+
+// orDefault is s, or d when s is empty.
+func orDefault[S ~[]E, E any](s, d S) S {
+	if len(s) == 0 {
+		return d
+	}
+	return s
+}
+
 // space is g as the search space of Tune: the fsSLIM pairs are L2 × L1
 // with ℓ1 varying fastest, so that consecutive fits warm-start along ℓ1.
 func (g Grid) space() recsys.Grid {
