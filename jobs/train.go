@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"recsys/api"
@@ -39,6 +38,28 @@ type TrainOptions struct {
 	// spaced subset keeps tuning affordable there.
 	ValidationUsers int
 }
+
+// tuning is o as eval.Tune's configuration. FEBR chooses k and, for the
+// SLIM affinity, the fsSLIM constants by the validation ADG of the aggsum
+// predictor OPT-ADG starts from (Grid.KByBaseline), which keeps retraining
+// quick, then λ by OPT-ADG stopping early on the validation ADG, seeded by
+// Seed; it refits on all the data with the iteration count that reached
+// the chosen θ (recsys.Choice.Refit).
+func (o TrainOptions) tuning() eval.Tuning {
+	lambdas := o.FEBRLambda
+	if len(lambdas) == 0 {
+		lambdas = DefaultFEBRLambda
+	}
+	return eval.Tuning{
+		Grid:            recsys.Grid{K: o.Grid, SLIM: o.SLIM, Factors: o.Factors, Extra: o.MF, Lambda: lambdas, KByBaseline: true},
+		ValidationUsers: o.ValidationUsers,
+		FEBR:            recsys.FEBROptions{Seed: uint64(o.Seed)},
+	}
+}
+
+// DefaultFEBRLambda is the service's λ grid for FEBR, shorter than the
+// evaluation's (recsys.DefaultFEBRLambdas) to keep retraining quick.
+var DefaultFEBRLambda = []float64{1e-3, 1e-2}
 
 // DefaultTrainOptions are the service's training defaults.
 var DefaultTrainOptions = TrainOptions{
@@ -125,140 +146,16 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	return out, nil
 }
 
-// tune returns the parameters with the best validation ADG and the
-// validation measures they reach.
+// tune chooses the parameters of a model on the validation split by
+// eval.Tune with the service's grid and validation-user sample, and
+// returns those that refit it on all the data with the validation
+// measures they reach.
 func tune(ctx context.Context, name string, split *eval.Split, cache *recsys.NeighbourCache, opts TrainOptions) (recsys.Params, metrics.Values, error) {
-	if recsys.IsFEBR(name) {
-		return tuneFEBR(ctx, name, split, cache, opts)
+	t, err := eval.Tune(ctx, name, split, cache, opts.tuning())
+	if err != nil {
+		return recsys.Params{}, metrics.Values{}, err
 	}
-	var cands []recsys.Params
-	switch name {
-	case "popular":
-		cands = []recsys.Params{{}}
-	case "slim":
-		for _, k := range opts.Grid {
-			for _, l := range opts.SLIM {
-				cands = append(cands, recsys.Params{K: k, L1: l[0], L2: l[1]})
-			}
-		}
-	case "bpr", "wrmf", "mfauc":
-		secondary := opts.MF[name]
-		if len(secondary) == 0 {
-			secondary = []map[string]float64{nil}
-		}
-		factors := opts.Factors
-		if len(factors) == 0 {
-			factors = []int{0} // the model's default
-		}
-		for _, k := range factors {
-			for _, e := range secondary {
-				cands = append(cands, recsys.Params{K: k, Extra: e})
-			}
-		}
-	default:
-		for _, k := range opts.Grid {
-			cands = append(cands, recsys.Params{K: k})
-		}
-	}
-	var best recsys.Params
-	var bestVal metrics.Values
-	bestADG := -1.0
-	for _, p := range cands {
-		m, err := recsys.New(name)
-		if err != nil {
-			return p, bestVal, err
-		}
-		p.Cache = cache
-		if err := m.Fit(ctx, split.Train, p); err != nil {
-			return p, bestVal, err
-		}
-		val, err := validate(ctx, m, split, opts.ValidationUsers)
-		if err != nil {
-			return p, bestVal, err
-		}
-		if val[metrics.MADG] > bestADG {
-			best, bestVal, bestADG = p, val, val[metrics.MADG]
-		}
-	}
-	best.Cache = nil
-	return best, bestVal, nil
-}
-
-// validate is the mean of every measure over users with validation items.
-func validate(ctx context.Context, m recsys.Model, split *eval.Split, maxUsers int) (metrics.Values, error) {
-	pop := split.Train.Popularity()
-	nItems := split.Train.Items()
-	var (
-		mu    sync.Mutex
-		sum   metrics.Values
-		users int
-	)
-	var users32 []int
-	for u, v := range split.Validation {
-		if len(v) > 0 {
-			users32 = append(users32, u)
-		}
-	}
-	if maxUsers > 0 && len(users32) > maxUsers {
-		sub := make([]int, maxUsers)
-		for k := range sub {
-			sub[k] = users32[k*len(users32)/maxUsers]
-		}
-		users32 = sub
-	}
-	err := parallelRange(ctx, len(users32), func(lo, hi int) {
-		scores := make([]float64, nItems)
-		var local metrics.Values
-		for _, u := range users32[lo:hi] {
-			hist := split.Train.Row(u)
-			recsys.ScoreUser(m, u, hist, scores)
-			ranks := recsys.Ranks(scores, pop, hist, split.Validation[u])
-			v := metrics.All(ranks, nItems-len(hist))
-			for i := range local {
-				local[i] += v[i]
-			}
-		}
-		mu.Lock()
-		for i := range sum {
-			sum[i] += local[i]
-		}
-		users += hi - lo
-		mu.Unlock()
-	})
-	if err != nil || users == 0 {
-		return sum, err
-	}
-	for i := range sum {
-		sum[i] /= float64(users)
-	}
-	return sum, nil
-}
-
-// parallelRange splits [0, n) into chunks over two workers per core.
-func parallelRange(ctx context.Context, n int, fn func(lo, hi int)) error {
-	const chunk = 64
-	var wg sync.WaitGroup
-	next := make(chan int)
-	workers := 4
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for lo := range next {
-				fn(lo, min(lo+chunk, n))
-			}
-		}()
-	}
-	var err error
-	for lo := 0; lo < n; lo += chunk {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		next <- lo
-	}
-	close(next)
-	wg.Wait()
-	return err
+	return t.Refit, t.Validation, nil
 }
 
 // countIDs counts the live ids (dense index 0 and deleted ones are empty).

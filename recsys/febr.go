@@ -37,10 +37,17 @@ var febrVariants = []febrVariant{
 }
 
 func init() {
-	Register(FEBRModel, func() Model { v, _ := febrVariantOf(FEBRModel); return &FEBR{v: v} })
+	v, _ := febrVariantOf(FEBRModel)
+	Register(FEBRModel, v.kind())
 	for _, v := range febrVariants {
-		Register(v.name, func() Model { return &FEBR{v: v} })
+		Register(v.name, v.kind())
 	}
+}
+
+// kind is the registration of a variant: its search (febr_search.go)
+// tunes λ per k on features built once.
+func (v febrVariant) kind() Kind {
+	return Kind{New: func() Model { return &FEBR{v: v} }, Candidates: v.candidates, Search: v.search}
 }
 
 // FEBRModel is the registry name of the service's FEBR model: the FEBRi

@@ -183,6 +183,78 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 	return best, trials, nil
 }
 
+// capK is the grid of k of a variant, capped like the models whose sides
+// it uses.
+func (v febrVariant) capK(g Grid, c Caps) []int {
+	limit := 0
+	if v.item {
+		limit = max(limit, c.Items)
+	}
+	if v.user {
+		limit = max(limit, c.Users)
+	}
+	return CapK(g.K, limit)
+}
+
+// candidates lists the fits of a variant's search (dissertation §4.7.3):
+// per k, the fsSLIM (ℓ1, ℓ2) pairs (SLIM affinity only), then every λ.
+// With g.KByBaseline the search fits fewer (search).
+func (v febrVariant) candidates(g Grid, c Caps) []Params {
+	lambdas := g.Lambda
+	if len(lambdas) == 0 {
+		lambdas = DefaultFEBRLambdas
+	}
+	var out []Params
+	for _, k := range v.capK(g, c) {
+		if v.affinity == affSLIM {
+			for _, l := range g.SLIM {
+				out = append(out, Params{K: k, L1: l[0], L2: l[1]})
+			}
+		}
+		for _, l := range lambdas {
+			out = append(out, Params{K: k, FEBR: &FEBROptions{Lambda: l}})
+		}
+	}
+	return out
+}
+
+// search is a variant's SearchFunc: SearchFEBR over its capped grid, with
+// early stopping on val and p.FEBR (if any) as the template of every fit.
+// The chosen model refits on the same matrix with the same options and
+// λ; on all the data with the iteration count that reached the chosen θ,
+// as there are no validation items left to stop on.
+func (v febrVariant) search(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps, p Params, onFit func()) (Choice, error) {
+	fg := FEBRGrid{K: v.capK(g, c), Lambda: g.Lambda, SLIM: g.SLIM, KByBaseline: g.KByBaseline}
+	if onFit != nil {
+		fg.OnTrial = func(FEBRTrial) { onFit() }
+	}
+	var o FEBROptions
+	if p.FEBR != nil {
+		o = *p.FEBR
+	}
+	o.Validation = val
+	p.FEBR = &o
+	best, _, err := SearchFEBR(ctx, v.name, x, fg, p)
+	if err != nil {
+		return Choice{}, err
+	}
+	chosen := best.Params()
+	same := o
+	same.Lambda = chosen["lambda"]
+	all := same
+	all.Validation = nil
+	if all.Iterations = best.info.Iterations; all.Iterations == 0 {
+		all.Iterations = -1 // the initial θ was best: run no iteration
+	}
+	k, l1, l2 := int(chosen["k"]), chosen["l1"], chosen["l2"]
+	return Choice{
+		Model:         best,
+		Params:        Params{K: k, L1: l1, L2: l2, FEBR: &same},
+		Refit:         Params{K: k, L1: l1, L2: l2, FEBR: &all},
+		ValidationADG: best.info.ValidationADG,
+	}, nil
+}
+
 // kParams is p for one k and fsSLIM pair, without the options of a
 // single fit.
 func kParams(p Params, k int, l1, l2 float64) Params {

@@ -21,6 +21,10 @@ type ItemP struct {
 	side   *itemSide
 }
 
+// itemKCandidates is the grid of item-based models (itemknn, kunn-i): k
+// capped by the longest item neighbour list.
+func itemKCandidates(g Grid, c Caps) []Params { return kCandidates(CapK(g.K, c.Items)) }
+
 func (m *ItemP) Name() string { return m.name }
 
 func (m *ItemP) Fit(ctx context.Context, x *Matrix, p Params) error {

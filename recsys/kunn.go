@@ -21,6 +21,10 @@ type KUNN struct {
 	itemScale []float64 // 1/√c(i)
 }
 
+// kunnCandidates is KUNN's grid: k capped by the longer of the item and
+// user neighbour lists, as KUNN uses both.
+func kunnCandidates(g Grid, c Caps) []Params { return kCandidates(CapK(g.K, max(c.Items, c.Users))) }
+
 func (m *KUNN) Name() string { return "kunn" }
 
 func (m *KUNN) Fit(ctx context.Context, x *Matrix, p Params) error {

@@ -2,7 +2,6 @@ package recsys
 
 import (
 	"context"
-	"fmt"
 	"slices"
 )
 
@@ -108,14 +107,16 @@ func (p Params) withDefaults() Params {
 	return p
 }
 
-var registry = map[string]func() Model{
-	"popular": func() Model { return &Popular{} },
-	"itemknn": func() Model { return &ItemP{name: "itemknn"} },
-	"userknn": func() Model { return &UserP{name: "userknn"} },
-	"kunn":    func() Model { return &KUNN{} },
-	"kunn-i":  func() Model { return &ItemP{name: "kunn-i"} },
-	"kunn-u":  func() Model { return &UserP{name: "kunn-u"} },
-	"slim":    func() Model { return &ItemP{name: "slim"} },
+// registry holds the built-in kinds; each declares its grid beside its
+// code (itemp.go, userp.go, kunn.go, slim.go).
+var registry = map[string]Kind{
+	"popular": {New: func() Model { return &Popular{} }},
+	"itemknn": {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates},
+	"userknn": {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates},
+	"kunn":    {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates},
+	"kunn-i":  {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates},
+	"kunn-u":  {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates},
+	"slim":    {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates},
 }
 
 var order = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim"}
@@ -127,11 +128,11 @@ func Names() []string { return slices.Clone(order) }
 // userknn (user-p, cosine), kunn (Eq. 4.4), kunn-i and kunn-u (item-p and
 // user-p with the KUNN affinities of Eqs. 4.5–4.6) or slim (fsSLIM).
 func New(name string) (Model, error) {
-	f, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("recsys: unknown model %q", name)
+	k, err := KindOf(name)
+	if err != nil {
+		return nil, err
 	}
-	return f(), nil
+	return k.New(), nil
 }
 
 // Load decodes a model written by MarshalBinary, whatever its name.

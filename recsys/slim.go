@@ -6,6 +6,19 @@ import (
 	"slices"
 )
 
+// slimCandidates is fsSLIM's grid: for every k capped by the longest item
+// neighbour list, the (ℓ1, ℓ2) pairs in order (consecutive pairs sharing
+// ℓ2 let a search warm-start along ℓ1, Params.Init).
+func slimCandidates(g Grid, c Caps) []Params {
+	var out []Params
+	for _, k := range CapK(g.K, c.Items) {
+		for _, l := range g.SLIM {
+			out = append(out, Params{K: k, L1: l[0], L2: l[1]})
+		}
+	}
+	return out
+}
+
 // fitSLIM learns the fsSLIM weights of Ning and Karypis (2011) as used in
 // dissertation §4.5.5: for every item j, over the features S = KNN(j)
 // (j excluded),

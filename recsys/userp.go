@@ -20,6 +20,10 @@ type UserP struct {
 	side *userSide
 }
 
+// userKCandidates is the grid of user-based models (userknn, kunn-u): k
+// capped by |U| − 1.
+func userKCandidates(g Grid, c Caps) []Params { return kCandidates(CapK(g.K, c.Users)) }
+
 func (m *UserP) Name() string { return m.name }
 
 func (m *UserP) kunn() bool { return m.name == "kunn-u" }

@@ -150,16 +150,40 @@ func TestNewSplit_novelty(t *testing.T) {
 	}
 }
 
-func TestCapGrid(t *testing.T) {
-	ks := []int{10, 20, 50, 100, 200, 500, 1000}
+// Tune caps k by the data whoever calls it: item-based candidates stop at
+// the first k at or above the longest item neighbour list, user-based ones
+// at the first k at or above |U| − 1, and the choice is one of them.
+func TestTune_capsByData(t *testing.T) {
+	ctx := context.Background()
+	d := clustered(7, 60, 50, 3, 14)
+	s, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := recsys.Grid{K: []int{5, 10, 20, 50, 100, 200, 500}}
+	cache := recsys.NewNeighbourCache(s.Train, 500)
+	caps, err := dataCaps(ctx, s.Train, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
+		name  string
 		limit int
-		want  []int
-	}{
-		{5000, ks}, {1000, ks}, {120, []int{10, 20, 50, 100, 200}}, {50, []int{10, 20, 50}}, {0, []int{10}},
-	} {
-		if got := capGrid(ks, tc.limit); !slices.Equal(got, tc.want) {
-			t.Errorf("capGrid(%d) = %v, want %v", tc.limit, got, tc.want)
+	}{{"itemknn", caps.Items}, {"userknn", caps.Users}} {
+		tu, err := Tune(ctx, tc.name, s, cache, Tuning{Grid: g, ValidationUsers: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := recsys.CapK(g.K, tc.limit)
+		var got []int
+		for _, p := range tu.Candidates {
+			got = append(got, p.K)
+		}
+		if len(want) == len(g.K) || !slices.Equal(got, want) {
+			t.Errorf("%s (cap %d): candidates k = %v, want %v, shorter than the grid", tc.name, tc.limit, got, want)
+		}
+		if !slices.Contains(want, tu.Params.K) || tu.Refit.K != tu.Params.K || tu.Validation[metrics.MADG] != tu.ValidationADG {
+			t.Errorf("%s: chose %+v (refit %+v), validation ADG %g vs %g", tc.name, tu.Params, tu.Refit, tu.Validation[metrics.MADG], tu.ValidationADG)
 		}
 	}
 }

@@ -2,9 +2,6 @@ package eval
 
 import (
 	"context"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"recsys/recsys"
 	"recsys/recsys/metrics"
@@ -32,18 +29,10 @@ func rankSets(ctx context.Context, m recsys.Model, train *recsys.Matrix, pop []u
 		tops = make([][]scored, nu)
 	}
 	ranker := recsys.NewRanker(pop, ni)
-	var next int64 = -1
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			scores := make([]float64, ni)
-			for ctx.Err() == nil {
-				u := int(atomic.AddInt64(&next, 1))
-				if u >= nu {
-					return
-				}
+	err := recsys.ParallelFor(ctx, nu, 16, "", nil, func() func(lo, hi int) {
+		scores := make([]float64, ni)
+		return func(lo, hi int) {
+			for u := lo; u < hi; u++ {
 				need := top > 0
 				for _, set := range sets {
 					need = need || len(set[u]) > 0
@@ -67,10 +56,9 @@ func rankSets(ctx context.Context, m recsys.Model, train *recsys.Matrix, pop []u
 					tops[u] = list
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		}
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	return ranks, tops, nil

@@ -32,28 +32,16 @@ var (
 	}
 )
 
-// mfConfigs lists the candidates of bpr, wrmf or mfauc.
-func mfConfigs(name string, factors []int) []recsys.Params {
-	var secondary []map[string]float64
-	switch name {
-	case "bpr":
-		for _, l := range BPRLambda {
-			secondary = append(secondary, map[string]float64{"lambda": l})
-		}
-	case "wrmf":
-		for _, a := range WRMFAlpha {
-			secondary = append(secondary, map[string]float64{"alpha": a})
-		}
-	case "mfauc":
-		secondary = MFAUCGrid
+// mfExtra is the secondary grids above by model (Grid.Extra).
+func mfExtra() map[string][]map[string]float64 {
+	var bpr, wrmf []map[string]float64
+	for _, l := range BPRLambda {
+		bpr = append(bpr, map[string]float64{"lambda": l})
 	}
-	var out []recsys.Params
-	for _, k := range factors {
-		for _, e := range secondary {
-			out = append(out, recsys.Params{K: k, Extra: e})
-		}
+	for _, a := range WRMFAlpha {
+		wrmf = append(wrmf, map[string]float64{"alpha": a})
 	}
-	return out
+	return map[string][]map[string]float64{"bpr": bpr, "wrmf": wrmf, "mfauc": MFAUCGrid}
 }
 
 // describeExtra renders the values of every Params.Extra key searched, as

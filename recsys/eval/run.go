@@ -50,22 +50,7 @@ func (o Options) withDefaults() Options {
 	if o.Protocol == "" {
 		o.Protocol = Standard
 	}
-	d := DefaultGrid()
-	if len(o.Grid.K) == 0 {
-		o.Grid.K = d.K
-	}
-	if len(o.Grid.L1) == 0 {
-		o.Grid.L1 = d.L1
-	}
-	if len(o.Grid.L2) == 0 {
-		o.Grid.L2 = d.L2
-	}
-	if len(o.Grid.Factors) == 0 {
-		o.Grid.Factors = d.Factors
-	}
-	if len(o.Grid.Lambda) == 0 {
-		o.Grid.Lambda = d.Lambda
-	}
+	o.Grid = o.Grid.withDefaults()
 	if o.MinPositives <= 0 {
 		o.MinPositives = DefaultMinPositives
 	}
@@ -95,16 +80,13 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 			return nil, err
 		}
 		cache := recsys.NewNeighbourCache(s.Train, slices.Max(opt.Grid.K))
-		itemCap, err := cache.MaxRow(ctx, nil)
+		caps, err := dataCaps(ctx, s.Train, cache)
 		if err != nil {
 			return nil, err
 		}
-		userCap := s.Train.Users() - 1
-		cfgs := make([][]recsys.Params, len(opt.Models))
 		total, done := 0, 0
-		for k, name := range opt.Models {
-			cfgs[k] = modelConfigs(name, opt.Grid, itemCap, userCap)
-			total += len(cfgs[k]) + 1
+		for _, name := range opt.Models {
+			total += len(configs(name, opt.Grid, caps.Items, caps.Users)) + 1
 		}
 		stage := fmt.Sprintf("fold %d/%d", f+1, opt.Folds)
 		var dump *dumper
@@ -120,7 +102,7 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 					opt.Progress(stage+" "+name, done, total)
 				}
 			}
-			res, err := searchModel(ctx, name, s, cache, cfgs[k], opt.FEBR, dump != nil, step)
+			res, err := search(ctx, name, s, cache, opt.Grid.space(), opt.FEBR, dump != nil, step)
 			if err != nil {
 				return nil, err
 			}

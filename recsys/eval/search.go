@@ -12,14 +12,16 @@ import (
 	"recsys/recsys/metrics"
 )
 
-// Grid is the hyper-parameter search space of dissertation §4.7.3: the main
-// parameter k, and the secondary fsSLIM constants tuned for every k.
+// Grid is the offline evaluation's hyper-parameter search space of
+// dissertation §4.7.3: the main parameter k, and the secondary fsSLIM
+// constants tuned for every k. Tune searches its recsys.Grid (space).
 type Grid struct {
 	K      []int
 	L1, L2 []float64
 	// Factors is the main parameter of bpr, wrmf and mfauc, the number of
-	// factors; their secondary grids are in mfgrid.go.
+	// factors; Extra their secondary grids by model (mfgrid.go).
 	Factors []int
+	Extra   map[string][]map[string]float64
 	// Lambda is FEBR's secondary grid, the ℓ2 constant λ on θ.
 	Lambda []float64
 }
@@ -33,80 +35,68 @@ func DefaultGrid() Grid {
 		L2: []float64{10, 1, 0.1},
 		// §4.7.3: factors ∈ {5, 10, 20, 50, 100, 200} for BPR and WRMF.
 		Factors: []int{5, 10, 20, 50, 100, 200},
+		Extra:   mfExtra(),
 		// §4.7.3: λ ∈ {10⁻⁴, …, 10⁻¹} for FEBR.
 		Lambda: slices.Clone(recsys.DefaultFEBRLambdas),
 	}
 }
 
-// capGrid keeps the values of k below limit and the first one at or above
-// it: every larger k gives the same model as that one ("capped by the
-// data": no list is longer than limit).
-func capGrid(ks []int, limit int) []int {
-	ks = slices.Sorted(slices.Values(ks))
-	var out []int
-	for _, k := range ks {
-		out = append(out, k)
-		if k >= limit {
-			break
-		}
+// withDefaults fills the empty fields of g from DefaultGrid.
+func (g Grid) withDefaults() Grid {
+	d := DefaultGrid()
+	g.K, g.L1, g.L2 = orDefault(g.K, d.K), orDefault(g.L1, d.L1), orDefault(g.L2, d.L2)
+	g.Factors, g.Lambda = orDefault(g.Factors, d.Factors), orDefault(g.Lambda, d.Lambda)
+	if len(g.Extra) == 0 {
+		g.Extra = d.Extra
 	}
-	return out
+	return g
 }
 
-// configs lists the candidate parameters of a model. itemCap is the longest
-// item neighbour list and userCap = |U| − 1. Models this harness has no
-// grid for are fitted once with their defaults.
-func configs(name string, g Grid, itemCap, userCap int) []recsys.Params {
-	var out []recsys.Params
-	ks := func(limit int) []int { return capGrid(g.K, limit) }
-	switch name {
-	case "popular":
-		out = append(out, recsys.Params{})
-	case "itemknn", "kunn-i":
-		for _, k := range ks(itemCap) {
-			out = append(out, recsys.Params{K: k})
-		}
-	case "userknn", "kunn-u":
-		for _, k := range ks(userCap) {
-			out = append(out, recsys.Params{K: k})
-		}
-	case "kunn":
-		for _, k := range ks(max(itemCap, userCap)) {
-			out = append(out, recsys.Params{K: k})
-		}
-	case "slim":
-		for _, k := range ks(itemCap) {
-			for _, l2 := range g.L2 {
-				for _, l1 := range g.L1 {
-					out = append(out, recsys.Params{K: k, L1: l1, L2: l2})
-				}
-			}
-		}
-	case "bpr", "wrmf", "mfauc":
-		out = mfConfigs(name, g.Factors)
-	default:
-		out = append(out, recsys.Params{})
+// orDefault is s, or d when s is empty.
+func orDefault[S ~[]E, E any](s, d S) S {
+	if len(s) == 0 {
+		return d
 	}
-	return out
+	return s
+}
+
+// space is g as the search space of Tune: the fsSLIM pairs are L2 × L1
+// with ℓ1 varying fastest, so that consecutive fits warm-start along ℓ1.
+func (g Grid) space() recsys.Grid {
+	var pairs [][2]float64
+	for _, l2 := range g.L2 {
+		for _, l1 := range g.L1 {
+			pairs = append(pairs, [2]float64{l1, l2})
+		}
+	}
+	return recsys.Grid{K: g.K, SLIM: pairs, Factors: g.Factors, Extra: g.Extra, Lambda: g.Lambda}
+}
+
+// configs lists the candidate parameters of a model on g (Tune's list).
+// itemCap is the longest item neighbour list and userCap = |U| − 1.
+// Models with no grid are fitted once with their defaults.
+func configs(name string, g Grid, itemCap, userCap int) []recsys.Params {
+	kind, err := recsys.KindOf(name)
+	if err != nil {
+		return nil
+	}
+	return candidates(kind, g.space(), recsys.Caps{Items: itemCap, Users: userCap})
 }
 
 // describeGrid renders the searched configurations as "k∈{10,20} ×
 // l1∈{1,0.1} × l2∈{1}" for the report.
 func describeGrid(cfgs []recsys.Params) string {
-	var ks, l1s, l2s []string
-	add := func(list []string, v string) []string {
-		if !slices.Contains(list, v) {
-			list = append(list, v)
-		}
-		return list
+	if slices.ContainsFunc(cfgs, func(p recsys.Params) bool { return p.FEBR != nil }) {
+		return describeFEBRGrid(cfgs)
 	}
+	var ks, l1s, l2s []string
 	for _, p := range cfgs {
 		if p.K > 0 {
-			ks = add(ks, strconv.Itoa(p.K))
+			ks = appendNew(ks, strconv.Itoa(p.K))
 		}
 		if p.L1 != 0 || p.L2 != 0 {
-			l1s = add(l1s, strconv.FormatFloat(p.L1, 'g', -1, 64))
-			l2s = add(l2s, strconv.FormatFloat(p.L2, 'g', -1, 64))
+			l1s = appendNew(l1s, formatFloat(p.L1))
+			l2s = appendNew(l2s, formatFloat(p.L2))
 		}
 	}
 	var parts []string
@@ -125,6 +115,35 @@ func describeGrid(cfgs []recsys.Params) string {
 	return strings.Join(parts, " × ")
 }
 
+// describeFEBRGrid renders the configurations of a FEBR variant: k and λ,
+// and the fsSLIM pairs chosen per k (SLIM affinity).
+func describeFEBRGrid(cfgs []recsys.Params) string {
+	var ks, lambdas, l1s, l2s []string
+	for _, p := range cfgs {
+		ks = appendNew(ks, strconv.Itoa(p.K))
+		if p.FEBR != nil {
+			lambdas = appendNew(lambdas, formatFloat(p.FEBR.Lambda))
+			continue
+		}
+		l1s, l2s = appendNew(l1s, formatFloat(p.L1)), appendNew(l2s, formatFloat(p.L2))
+	}
+	out := "k∈{" + strings.Join(ks, ",") + "} × lambda∈{" + strings.Join(lambdas, ",") + "}"
+	if len(l1s) > 0 {
+		out += " × slim l1∈{" + strings.Join(l1s, ",") + "}, l2∈{" + strings.Join(l2s, ",") + "} (per k, by SLIM's validation ADG)"
+	}
+	return out
+}
+
+// appendNew appends v to list unless it is there.
+func appendNew(list []string, v string) []string {
+	if !slices.Contains(list, v) {
+		list = append(list, v)
+	}
+	return list
+}
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
 // foldResult is one model on one fold.
 type foldResult struct {
 	grid         string
@@ -138,54 +157,31 @@ type foldResult struct {
 	tops  [][]scored
 }
 
-// search runs the two-level search of §4.7.3 for one model on one fold:
-// every configuration is fitted on the training matrix and scored on the
-// validation set; the one with the highest validation ADG (the first on a
-// tie, so the smaller k) is fitted again from scratch, which gives the
-// training time, and evaluated on the test set. step is called after
-// every fit.
-func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, cfgs []recsys.Params, dump bool, step func()) (*foldResult, error) {
-	pop := s.Train.Popularity()
-	var (
-		best, prevP recsys.Params
-		prev        recsys.Model
-	)
-	bestADG := -1.0
-	for _, p := range cfgs {
-		m, err := recsys.New(name)
-		if err != nil {
-			return nil, err
-		}
-		p.Cache = cache
-		if prev != nil && prevP.K == p.K && prevP.L2 == p.L2 {
-			// Consecutive configurations differ in ℓ1 only: warm start
-			// along the regularisation path (slim).
-			p.Init = prev
-		}
-		if err := m.Fit(ctx, s.Train, p); err != nil {
-			return nil, fmt.Errorf("eval: fit %s: %w", name, err)
-		}
-		ranks, _, err := rankSets(ctx, m, s.Train, pop, [][][]uint32{s.Validation}, 0)
-		if err != nil {
-			return nil, err
-		}
-		v, _ := meanValues(ranks[0], s.Train)
-		if v[metrics.MADG] > bestADG {
-			best, bestADG = p, v[metrics.MADG]
-		}
-		prev, prevP = m, p
-		step()
+// FEBRSeed seeds OPT-ADG in the evaluation unless Options.FEBR.Seed is set.
+const FEBRSeed = 1
+
+// search runs the two-level search of §4.7.3 for one model on one fold
+// (Tune over the full grid g and every validation user); the chosen
+// configuration is fitted again from scratch, which gives the training
+// time, and evaluated on the test set. febr is the template of the FEBR
+// fits. step is called after every fit.
+func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, g recsys.Grid, febr recsys.FEBROptions, dump bool, step func()) (*foldResult, error) {
+	if febr.Seed == 0 {
+		febr.Seed = FEBRSeed
+	}
+	t, err := Tune(ctx, name, s, cache, Tuning{Grid: g, FEBR: febr, OnFit: step})
+	if err != nil {
+		return nil, err
 	}
 	m, err := recsys.New(name)
 	if err != nil {
 		return nil, err
 	}
-	best.Cache, best.Init = nil, nil
 	start := time.Now()
-	if err := m.Fit(ctx, s.Train, best); err != nil {
+	if err := m.Fit(ctx, s.Train, t.Params); err != nil {
 		return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 	}
-	res := &foldResult{grid: describeGrid(cfgs), params: recsys.ParamsOf(m), valADG: bestADG, trainSeconds: time.Since(start).Seconds()}
+	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, trainSeconds: time.Since(start).Seconds()}
 	if err := res.measure(ctx, m, s, dump); err != nil {
 		return nil, err
 	}

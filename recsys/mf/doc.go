@@ -32,7 +32,31 @@ package mf
 import "recsys/recsys"
 
 func init() {
-	recsys.Register("bpr", func() recsys.Model { return &BPR{} })
-	recsys.Register("wrmf", func() recsys.Model { return &WRMF{} })
-	recsys.Register("mfauc", func() recsys.Model { return &MFAUC{} })
+	recsys.Register("bpr", recsys.Kind{New: func() recsys.Model { return &BPR{} }, Candidates: candidates("bpr")})
+	recsys.Register("wrmf", recsys.Kind{New: func() recsys.Model { return &WRMF{} }, Candidates: candidates("wrmf")})
+	recsys.Register("mfauc", recsys.Kind{New: func() recsys.Model { return &MFAUC{} }, Candidates: candidates("mfauc")})
+}
+
+// candidates is the grid of the model registered as name (dissertation
+// §4.7.3: the number of factors is the main parameter): every number of
+// factors in g.Factors (none: the default) with every secondary setting
+// of g.Extra[name] (none: the defaults). The data does not cap it.
+func candidates(name string) func(g recsys.Grid, _ recsys.Caps) []recsys.Params {
+	return func(g recsys.Grid, _ recsys.Caps) []recsys.Params {
+		factors := g.Factors
+		if len(factors) == 0 {
+			factors = []int{0}
+		}
+		secondary := g.Extra[name]
+		if len(secondary) == 0 {
+			secondary = []map[string]float64{nil}
+		}
+		var out []recsys.Params
+		for _, k := range factors {
+			for _, e := range secondary {
+				out = append(out, recsys.Params{K: k, Extra: e})
+			}
+		}
+		return out
+	}
 }

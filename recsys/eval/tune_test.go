@@ -1,4 +1,4 @@
-package jobs
+package eval
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"recsys/recsys"
-	"recsys/recsys/eval"
 	"recsys/recsys/metrics"
 )
 
@@ -17,7 +16,7 @@ import (
 // users, which a direct computation over the same users confirms.
 func TestValidate_users(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	d := &eval.Dataset{}
+	d := &Dataset{}
 	for u := 0; u < 200; u++ {
 		d.UserIDs = append(d.UserIDs, fmt.Sprintf("u%d", u))
 	}
@@ -33,7 +32,7 @@ func TestValidate_users(t *testing.T) {
 			d.Users, d.Items = append(d.Users, uint32(u)), append(d.Items, i)
 		}
 	}
-	split, err := eval.NewSplit(d, eval.Standard, 1, 0, eval.DefaultMinPositives)
+	split, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +64,7 @@ func TestValidate_users(t *testing.T) {
 		t.Errorf("cap = number of users: %v, want %v", same, all)
 	}
 	capped, _ := validate(ctx, m, split, 10)
-	sub := &eval.Split{Train: split.Train, Validation: make([][]uint32, len(split.Validation))}
+	sub := &Split{Train: split.Train, Validation: make([][]uint32, len(split.Validation))}
 	for k := 0; k < 10; k++ {
 		u := users[k*len(users)/10]
 		sub.Validation[u] = split.Validation[u]
