@@ -196,9 +196,13 @@ func addCounter(meta *bolt.Bucket, name string, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
+	// A counter at zero is deleted, as the day counters and popularity
+	// are, so the file's content depends on the counts alone, not on the
+	// order of the writes that made them (the bulk loader writes only
+	// counters above zero).
 	v := counter(meta, name) + delta
-	if v < 0 {
-		v = 0
+	if v <= 0 {
+		return meta.Delete([]byte("c/" + name))
 	}
 	return meta.Put([]byte("c/"+name), u64(uint64(v)))
 }
