@@ -83,6 +83,7 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 	if opts.Progress == nil {
 		opts.Progress = func(string) {}
 	}
+	removeStaleTemps(path)
 	// An existing target stays locked (bbolt's own flock) until the new
 	// file has replaced it, so no server or import starts on it meanwhile.
 	old, err := lockPristine(path, opts.Timeout)
@@ -92,7 +93,6 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 	if old != nil {
 		defer old.Close()
 	}
-	removeStaleTemps(path)
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+bulkTempInfix+"*")
 	if err != nil {
 		return BulkStats{}, err
