@@ -111,7 +111,8 @@ func bulkImport(ctx context.Context, db string, policy api.Policy, format, path 
 			return err
 		},
 	}
-	progress := func(stage string) { fmt.Fprintf(stderr, "import: %s\n", stage) }
+	start := time.Now()
+	progress := func(stage string) { fmt.Fprintf(stderr, "import: %5.1fs %s\n", time.Since(start).Seconds(), stage) }
 	return storage.BulkLoad(db, storage.BulkOptions{Policy: policy, Progress: progress}, src)
 }
 

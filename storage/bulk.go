@@ -118,7 +118,7 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 			return stats, err
 		}
 	}
-	stats.Events = len(b.events)
+	stats.Events = b.nEvents
 	if err := buildFile(tmpName, b, opts.Progress); err != nil {
 		return stats, err
 	}
@@ -142,6 +142,12 @@ func buildFile(name string, b *bulkBuilder, progress func(string)) error {
 		NoGrowSync:     true,
 		NoFreelistSync: true,
 		FreelistType:   bolt.FreelistMapType,
+		// Each time the file outgrows the map, bbolt remaps it and first
+		// copies every key and value the open transaction holds out of
+		// the old map (a third of the load's time at 1M events). Mapping
+		// what the file will need from the start spares that; on Linux
+		// the map reserves address space, the file grows as written.
+		InitialMmapSize: b.mapSize(),
 	})
 	if err != nil {
 		return err

@@ -49,7 +49,8 @@ type bulkBuilder struct {
 	items   []bulkItem // by dense index − 1
 	typeIdx map[string]uint16
 	types   []string
-	events  []bulkEvent
+	events  [][]bulkEvent // in chunks of bulkChunk, so that growing never copies
+	nEvents int
 	counts  api.Counts
 }
 
@@ -121,32 +122,55 @@ func (b *bulkBuilder) add(ev api.Interaction) error {
 	if negative {
 		e.bits |= bulkNegative
 	}
-	b.events = append(b.events, e)
+	if len(b.events) == 0 || len(b.events[len(b.events)-1]) == bulkChunk {
+		b.events = append(b.events, make([]bulkEvent, 0, bulkChunk))
+	}
+	last := &b.events[len(b.events)-1]
+	*last = append(*last, e)
+	b.nEvents++
 	return nil
 }
 
-// sortByPair orders the events by (user, item) and, within a pair, by
-// arrival: two stable counting sorts, by item and then by user.
-func sortByPair(evs []bulkEvent, users, items int) []bulkEvent {
-	tmp := make([]bulkEvent, len(evs))
-	countingSort(tmp, evs, items, func(e *bulkEvent) uint32 { return e.item })
-	countingSort(evs, tmp, users, func(e *bulkEvent) uint32 { return e.user })
+// mapSize is a generous bound on the size of the database file: about
+// 100 bytes per event and per item record are written (at 20M events the
+// file has 2.1 GB), so 256 per event and 4 KiB per item leave room.
+func (b *bulkBuilder) mapSize() int {
+	return 64<<20 + 256*b.nEvents + 4096*len(b.items)
+}
+
+// bulkChunk is the number of events per chunk (32 MB).
+const bulkChunk = 1 << 20
+
+// sortByPair returns the events ordered by (user, item) and, within a
+// pair, by arrival: two stable counting sorts, by item and then by user.
+// It drops the chunks once they are copied.
+func (b *bulkBuilder) sortByPair() []bulkEvent {
+	tmp := make([]bulkEvent, b.nEvents)
+	countingSort(tmp, b.events, len(b.items), func(e *bulkEvent) uint32 { return e.item })
+	b.events = nil
+	evs := make([]bulkEvent, len(tmp))
+	countingSort(evs, [][]bulkEvent{tmp}, len(b.users), func(e *bulkEvent) uint32 { return e.user })
 	return evs
 }
 
-// countingSort copies src into dst ordered by key (0..n), stably.
-func countingSort[T any](dst, src []T, n int, key func(*T) uint32) {
+// countingSort copies the chunks of src into dst ordered by key (0..n),
+// stably.
+func countingSort[T any](dst []T, src [][]T, n int, key func(*T) uint32) {
 	next := make([]int, n+2)
-	for k := range src {
-		next[key(&src[k])+1]++
+	for _, c := range src {
+		for k := range c {
+			next[key(&c[k])+1]++
+		}
 	}
 	for k := 1; k < len(next); k++ {
 		next[k] += next[k-1]
 	}
-	for k := range src {
-		x := key(&src[k])
-		dst[next[x]] = src[k]
-		next[x]++
+	for _, c := range src {
+		for k := range c {
+			x := key(&c[k])
+			dst[next[x]] = c[k]
+			next[x]++
+		}
 	}
 }
 
@@ -164,9 +188,8 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 		return err
 	}
 	defer w.rollback()
-	progress(fmt.Sprintf("sorting %d events by pair", len(b.events)))
-	evs := sortByPair(b.events, len(b.users), len(b.items))
-	b.events = nil
+	progress(fmt.Sprintf("sorting %d events by pair", b.nEvents))
+	evs := b.sortByPair()
 	progress("writing pairs")
 	pop := make([]int64, len(b.items)+1)
 	dayEvents := map[int64]int64{}
@@ -221,7 +244,7 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 
 	progress("writing the per-item pair index")
 	byItem := make([]itemUser, len(refs))
-	countingSort(byItem, refs, len(b.items), func(r *itemUser) uint32 { return r.item })
+	countingSort(byItem, [][]itemUser{refs}, len(b.items), func(r *itemUser) uint32 { return r.item })
 	refs = nil
 	for _, r := range byItem {
 		if err := w.put(bucketItemUsers, pairKey(uint64(r.item), uint64(r.user)), []byte{r.flags}); err != nil {
@@ -348,10 +371,11 @@ func (d dayNames) name(day int64) string {
 	return s
 }
 
-// bulkTxPuts is the number of keys written per transaction of a bulk load:
-// large enough that commits are rare, small enough that a transaction's
-// nodes and dirty pages stay a few hundred megabytes.
-const bulkTxPuts = 1 << 20
+// bulkTxPuts is the number of keys written per transaction of a bulk load.
+// bbolt holds a transaction's new keys in one node per bucket, searched and
+// grown at each Put: 2^17 was fastest of 2^15..2^19 (BenchmarkBulkLoad:
+// 2^19 took 8% longer), and commits without fsync are cheap.
+const bulkTxPuts = 1 << 17
 
 // bulkWriter appends keys in large transactions. bbolt keeps the key and
 // value slices of a Put until the commit, so callers pass fresh slices.
