@@ -83,6 +83,11 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 	if opts.Progress == nil {
 		opts.Progress = func(string) {}
 	}
+	// A symbolic link is followed, so that the rename replaces the file
+	// it names, not the link.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	removeStaleTemps(path)
 	// An existing target stays locked (bbolt's own flock) until the new
 	// file has replaced it, so no server or import starts on it meanwhile.
@@ -98,6 +103,10 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 		return BulkStats{}, err
 	}
 	tmpName := tmp.Name()
+	if fi, err := os.Stat(path); err == nil && old != nil {
+		// The new file keeps the old one's permissions, as far as it can.
+		_ = tmp.Chmod(fi.Mode().Perm())
+	}
 	tmp.Close()
 	published := false
 	defer func() {
@@ -123,7 +132,7 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 		return stats, err
 	}
 	stats.Counts = b.counts
-	opts.Progress("replacing " + path)
+	opts.Progress("putting the new database in place at " + path)
 	if err := publish(tmpName, path, old != nil); err != nil {
 		return stats, err
 	}

@@ -398,3 +398,39 @@ func TestOpen_afterReplace(t *testing.T) {
 		t.Fatalf("the opener sees %d events, want the new file's 50", c.Events)
 	}
 }
+
+// TestBulkLoad_symlinkedPristineTarget: a --db that is a symbolic link to
+// a pristine database loads into the file it names (the link stays a
+// link), and the file keeps its permissions.
+func TestBulkLoad_symlinkedPristineTarget(t *testing.T) {
+	dir := t.TempDir()
+	real, link := filepath.Join(dir, "real.db"), filepath.Join(dir, "link.db")
+	st, err := Open(real, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := os.Chmod(real, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.db", link); err != nil {
+		t.Fatal(err)
+	}
+	mustBulkLoad(t, link, genBulkStream(7, 100)).Close()
+	fi, err := os.Lstat(link)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("link.db is no longer a symbolic link: %v %v", fi.Mode(), err)
+	}
+	fi, err = os.Stat(real)
+	if err != nil || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("real.db: mode %v, err %v; want 0640", fi.Mode().Perm(), err)
+	}
+	st, err = Open(real, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if c := mustCounts(t, st); c.Events != 100 {
+		t.Fatalf("real.db holds %d events, want 100", c.Events)
+	}
+}
