@@ -194,8 +194,8 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 	pop := make([]int64, len(b.items)+1)
 	dayEvents := map[int64]int64{}
 	days := dayNames{}
-	var refs []itemUser
-	var later []int64 // the pair's events on days after its first one
+	refs := make([]itemUser, 0, len(evs)) // at most a pair per event
+	var later []int64                     // the pair's events on days after its first one
 	for lo := 0; lo < len(evs); {
 		user, item := evs[lo].user, evs[lo].item
 		hi := lo + 1
@@ -320,17 +320,17 @@ func (b *bulkBuilder) writeItems(w *bulkWriter, pop []int64) error {
 // writeMeta writes the counters (those above zero, as addCounter leaves
 // them) and the per-day event counters.
 func (b *bulkBuilder) writeMeta(w *bulkWriter, dayEvents map[int64]int64, days dayNames) error {
-	for name, v := range map[string]int64{counterUsers: b.counts.Users, counterItems: b.counts.Items,
-		counterPairs: b.counts.Interactions, counterPositives: b.counts.Positives, counterEvents: b.counts.Events} {
-		if v > 0 {
-			if err := w.put(bucketMeta, []byte("c/"+name), u64(uint64(v))); err != nil {
+	entries := map[string]int64{"c/" + counterUsers: b.counts.Users, "c/" + counterItems: b.counts.Items,
+		"c/" + counterPairs: b.counts.Interactions, "c/" + counterPositives: b.counts.Positives,
+		"c/" + counterEvents: b.counts.Events}
+	for day, n := range dayEvents {
+		entries[dayPrefix+days.name(day)] = n
+	}
+	for _, key := range slices.Sorted(maps.Keys(entries)) {
+		if v := entries[key]; v > 0 {
+			if err := w.put(bucketMeta, []byte(key), u64(uint64(v))); err != nil {
 				return err
 			}
-		}
-	}
-	for _, day := range slices.Sorted(maps.Keys(dayEvents)) {
-		if err := w.put(bucketMeta, []byte(dayPrefix+days.name(day)), u64(uint64(dayEvents[day]))); err != nil {
-			return err
 		}
 	}
 	return nil
