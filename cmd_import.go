@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
 	format := fs.String("format", "", "data format: movielens, lastfm or csv")
 	minValue := fs.String("min-value", "", "smallest value that counts as relevant (default: 4 for movielens ratings, none otherwise)")
+	incremental := fs.Bool("incremental", false, "add the events in 5,000-event transactions through the store's write path even into a new database (the bulk load is used otherwise when the database is new)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -47,13 +49,27 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else if v, ok := dataset.DefaultMinValue(*format); ok {
 		policy = policy.WithMin(typ, v)
 	}
+
+	start := time.Now()
+	if !*incremental {
+		stats, err := bulkImport(ctx, *db, policy, *format, path, stderr)
+		switch {
+		case err == nil:
+			fmt.Fprintf(stdout, "imported %d events and %d item records from %s in %.1fs (bulk load into a new database)\n",
+				stats.Events, stats.Items, path, time.Since(start).Seconds())
+			printImportCounts(stdout, *db, stats.Counts, policy)
+			return nil
+		case errors.Is(err, storage.ErrNotEmpty):
+			fmt.Fprintf(stdout, "%s already holds data: adding the events through the incremental path (5,000-event transactions)\n", *db)
+		default:
+			return err
+		}
+	}
 	st, err := storage.Open(*db, storage.Options{Policy: policy})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-
-	start := time.Now()
 	nItems, err := importItems(ctx, st, *format, path)
 	if err != nil {
 		return err
@@ -69,9 +85,32 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "imported %d events and %d item records from %s in %.1fs\n", nEvents, nItems, path, time.Since(start).Seconds())
-	fmt.Fprintf(stdout, "store %s now holds %d users, %d items, %d interactions (%d relevant under %s)\n",
-		*db, c.Users, c.Items, c.Interactions, c.Positives, policy.String())
+	printImportCounts(stdout, *db, c, policy)
 	return nil
+}
+
+func printImportCounts(w io.Writer, db string, c api.Counts, policy api.Policy) {
+	fmt.Fprintf(w, "store %s now holds %d users, %d items, %d interactions (%d relevant under %s)\n",
+		db, c.Users, c.Items, c.Interactions, c.Positives, policy.String())
+}
+
+// bulkImport builds a new database at db from the data set in one pass
+// (storage.BulkLoad), or returns storage.ErrNotEmpty, having read nothing,
+// when db already holds data.
+func bulkImport(ctx context.Context, db string, policy api.Policy, format, path string, stderr io.Writer) (storage.BulkStats, error) {
+	var bar *progress
+	src := storage.BulkSource{
+		Items: func(put func(api.Item) error) error { return readItems(format, path, put) },
+		Events: func(add func(api.Interaction) error) error {
+			bar = newProgress(stderr, fileSize(dataset.EventsPath(format, path)), "reading events")
+			err := readEvents(ctx, format, path, policy, bar, add)
+			bar.finish()
+			return err
+		},
+	}
+	start := time.Now()
+	progress := func(stage string) { fmt.Fprintf(stderr, "import: %5.1fs %s\n", time.Since(start).Seconds(), stage) }
+	return storage.BulkLoad(db, storage.BulkOptions{Policy: policy, Progress: progress}, src)
 }
 
 // importType is the interaction type a format's events carry.
@@ -97,18 +136,7 @@ func importItems(ctx context.Context, st *storage.Store, format, path string) (i
 		batch = batch[:0]
 		return err
 	}
-	err := dataset.ReadItems(format, path, func(it dataset.Item) error {
-		item := api.Item{ID: it.ID, Features: it.Features, Categories: it.Categories}
-		if it.Label != "" {
-			key := "title"
-			if format == "lastfm" {
-				key = "name"
-			}
-			item.Labels = map[string]string{key: it.Label}
-		}
-		if p := api.ValidateID(it.ID); p != "" {
-			return fmt.Errorf("item id %q %s", it.ID, p)
-		}
+	err := readItems(format, path, func(item api.Item) error {
 		batch = append(batch, item)
 		if len(batch) == importBatch {
 			return flush()
@@ -121,8 +149,25 @@ func importItems(ctx context.Context, st *storage.Store, format, path string) (i
 	return n, flush()
 }
 
+// readItems streams the item records of a data set as the store takes them.
+func readItems(format, path string, put func(api.Item) error) error {
+	return dataset.ReadItems(format, path, func(it dataset.Item) error {
+		item := api.Item{ID: it.ID, Features: it.Features, Categories: it.Categories}
+		if it.Label != "" {
+			key := "title"
+			if format == "lastfm" {
+				key = "name"
+			}
+			item.Labels = map[string]string{key: it.Label}
+		}
+		if p := api.ValidateID(it.ID); p != "" {
+			return fmt.Errorf("item id %q %s", it.ID, p)
+		}
+		return put(item)
+	})
+}
+
 func importEvents(ctx context.Context, st *storage.Store, format, path string, bar *progress) (int, error) {
-	policy := st.Policy()
 	batch := make([]api.Interaction, 0, importBatch)
 	n := 0
 	flush := func() error {
@@ -136,23 +181,8 @@ func importEvents(ctx context.Context, st *storage.Store, format, path string, b
 		batch = batch[:0]
 		return nil
 	}
-	read := 0
-	err := dataset.ReadEvents(format, path, func(ev dataset.Event) error {
-		read++
-		for _, id := range []string{ev.User, ev.Item} {
-			if p := api.ValidateID(id); p != "" {
-				return fmt.Errorf("event %d: id %q %s", read, id, p)
-			}
-		}
-		in := api.Interaction{UserID: ev.User, ItemID: ev.Item, Type: ev.Type,
-			Value: ev.Value, HasValue: ev.HasValue, Timestamp: ev.Time}
-		// Checked here so that the error names the event, not its place
-		// in a batch (a --min-value needs every event to carry a value).
-		if _, _, err := policy.Judge(in); err != nil {
-			return fmt.Errorf("event %d (user %q, item %q): %s", read, ev.User, ev.Item, api.ErrorMessage(err))
-		}
+	err := readEvents(ctx, format, path, st.Policy(), bar, func(in api.Interaction) error {
 		batch = append(batch, in)
-		bar.add(len(ev.User) + len(ev.Item) + 12)
 		if len(batch) == importBatch {
 			return flush()
 		}
@@ -162,6 +192,33 @@ func importEvents(ctx context.Context, st *storage.Store, format, path string, b
 		return n, err
 	}
 	return n, flush()
+}
+
+// readEvents streams the events of a data set, each checked (ids, and the
+// relevance policy's verdict) so that an error names the event, not its
+// place in a batch (a --min-value needs every event to carry a value).
+func readEvents(ctx context.Context, format, path string, policy api.Policy, bar *progress, add func(api.Interaction) error) error {
+	read := 0
+	return dataset.ReadEvents(format, path, func(ev dataset.Event) error {
+		read++
+		if read%65536 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		for _, id := range []string{ev.User, ev.Item} {
+			if p := api.ValidateID(id); p != "" {
+				return fmt.Errorf("event %d: id %q %s", read, id, p)
+			}
+		}
+		in := api.Interaction{UserID: ev.User, ItemID: ev.Item, Type: ev.Type,
+			Value: ev.Value, HasValue: ev.HasValue, Timestamp: ev.Time}
+		if _, _, err := policy.Judge(in); err != nil {
+			return fmt.Errorf("event %d (user %q, item %q): %s", read, ev.User, ev.Item, api.ErrorMessage(err))
+		}
+		bar.add(len(ev.User) + len(ev.Item) + 12)
+		return add(in)
+	})
 }
 
 func fileSize(name string) int64 {

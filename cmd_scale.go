@@ -38,6 +38,8 @@ type scaleConfig struct {
 	ReuseDB      bool
 	Bench        time.Duration
 	Concurrency  int
+	ImportOnly   bool
+	Incremental  bool
 }
 
 // ScaleResult is what `recsys scale --json` writes.
@@ -51,6 +53,7 @@ type ScaleResult struct {
 	GenerateSec    float64      `json:"generate_seconds"`
 	ImportSec      float64      `json:"import_seconds"`
 	ImportPeakRSS  int64        `json:"import_peak_rss_bytes"`
+	ImportLoadAvg  string       `json:"import_loadavg_start,omitempty"`
 	DBBytes        int64        `json:"db_bytes"`
 	Train          *trainStats  `json:"train,omitempty"`
 	TrainError     string       `json:"train_error,omitempty"`
@@ -88,6 +91,8 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "clients of the serving load")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	fs.BoolVar(&generateOnly, "generate-only", false, "write events.csv and stop")
+	fs.BoolVar(&c.ImportOnly, "import-only", false, "stop after the import (no training, no serving)")
+	fs.BoolVar(&c.Incremental, "incremental-import", false, "import with --incremental (5,000-event transactions), the path before the bulk load")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -134,12 +139,26 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		}
-		log("importing (load %s)", loadAvg())
-		if st, err = runChild(ctx, 0, io.Discard, stderr, exe, "import", "--db", db, "--format", "csv", events); err != nil {
+		args := []string{"import", "--db", db, "--format", "csv"}
+		if c.Incremental {
+			args = append(args, "--incremental")
+		}
+		res.ImportLoadAvg = loadAvg()
+		log("importing (load %s)", res.ImportLoadAvg)
+		if st, err = runChild(ctx, 0, io.Discard, stderr, exe, append(args, events)...); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 		res.ImportSec, res.ImportPeakRSS, res.DBBytes = st.seconds, st.peakRSS, fileBytes(db)
-		log("imported in %.1fs, peak RSS %s, database %s", res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
+		log("imported in %.1fs (%.0f events/s), peak RSS %s, database %s", res.ImportSec,
+			float64(c.Interactions)/res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
+	}
+	if c.ImportOnly {
+		res.LoadAvgEnd = loadAvg()
+		printScale(stdout, res)
+		if jsonOut != "" {
+			return writeJSONFile(jsonOut, res)
+		}
+		return nil
 	}
 
 	statsFile := filepath.Join(c.Dir, "train-stats.json")
@@ -380,10 +399,14 @@ func printScale(w io.Writer, r *ScaleResult) {
 			fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train: "+s.Name, s.Seconds, mib(s.PeakRSS))
 		}
 		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train (total)", r.Train.Seconds, mib(r.TrainPeakRSS))
-	} else {
+	} else if r.TrainError != "" {
 		fmt.Fprintf(w, "%-28s %s\n", "train", r.TrainError)
 	}
-	fmt.Fprintf(w, "database: %s after import, %s after training\n", mib(r.DBBytes), mib(r.DBBytesTrained))
+	if r.Train == nil && r.TrainError == "" {
+		fmt.Fprintf(w, "database: %s after import\n", mib(r.DBBytes))
+	} else {
+		fmt.Fprintf(w, "database: %s after import, %s after training\n", mib(r.DBBytes), mib(r.DBBytesTrained))
+	}
 	if r.Serving != nil {
 		fmt.Fprintf(w, "serving %s: ready in %.1fs, peak RSS %s\n", r.ServedModel, r.ServeStartSec, mib(r.ServePeakRSS))
 		printBench(w, r.Serving)

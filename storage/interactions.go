@@ -149,42 +149,13 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 			return err
 		}
 	} else {
-		p.first = ts
-		u.items++
 		w.counters[counterPairs]++
 	}
-	wasRelevant := old != nil && relevant(p.flags)
-	oldFlags, existed := p.flags, old != nil
-	p.count++
-	if ts >= p.last {
-		p.last, p.lastType = ts, ev.Type
-		p.flags &^= flagHasValue
-		p.value = 0
-		if ev.HasValue {
-			p.value = ev.Value
-			p.flags |= flagHasValue
-		}
-	}
-	switch {
-	case negative:
-		p.flags |= flagNegative
-	case positive:
-		p.flags |= flagReached
-		p.flags &^= flagNegative
-	}
-	isRelevant := relevant(p.flags)
-	if isRelevant != wasRelevant {
-		d := int64(1)
-		if !isRelevant {
-			d = -1
-		}
-		u.positives += d
+	d, changed := fold(u, &p, old == nil, pairEvent{ts: ts, typ: ev.Type, value: ev.Value,
+		hasValue: ev.HasValue, positive: positive, negative: negative})
+	if d != 0 {
 		w.popDelta[item] += d
 		w.counters[counterPositives] += d
-	}
-	u.events++
-	if ts > u.lastSeen {
-		u.lastSeen = ts
 	}
 	w.counters[counterEvents]++
 	day := dayOf(ts)
@@ -195,12 +166,65 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 	if err := w.pairs.Put(key, p.encode()); err != nil {
 		return err
 	}
-	if existed && oldFlags == p.flags {
+	if !changed {
 		// A repeat that changes no flag leaves the item's index entry as it
 		// is, sparing a page write per repeat.
 		return nil
 	}
 	return w.itemUsers.Put(pairKey(item, u.idx), []byte{p.flags})
+}
+
+// pairEvent is one event as it folds into its pair: its time (the server's
+// when it came without one) and the relevance policy's verdict.
+type pairEvent struct {
+	ts                 int64
+	typ                string
+	value              float64
+	hasValue           bool
+	positive, negative bool
+}
+
+// fold applies one event to the pair p of user u; fresh means p has no
+// event yet. It returns the change of the pair's relevance (−1, 0 or +1)
+// and whether the pair is new or its flags changed (its item_users entry
+// must be written). Ingest and the bulk loader both fold through it, so
+// the records they store are the same byte for byte.
+func fold(u *userRecord, p *pairRecord, fresh bool, e pairEvent) (dRelevant int64, changed bool) {
+	if fresh {
+		p.first = e.ts
+		u.items++
+	}
+	wasRelevant := !fresh && relevant(p.flags)
+	oldFlags := p.flags
+	p.count++
+	if e.ts >= p.last {
+		p.last, p.lastType = e.ts, e.typ
+		p.flags &^= flagHasValue
+		p.value = 0
+		if e.hasValue {
+			p.value = e.value
+			p.flags |= flagHasValue
+		}
+	}
+	switch {
+	case e.negative:
+		p.flags |= flagNegative
+	case e.positive:
+		p.flags |= flagReached
+		p.flags &^= flagNegative
+	}
+	if isRelevant := relevant(p.flags); isRelevant != wasRelevant {
+		dRelevant = 1
+		if !isRelevant {
+			dRelevant = -1
+		}
+		u.positives += dRelevant
+	}
+	u.events++
+	if e.ts > u.lastSeen {
+		u.lastSeen = e.ts
+	}
+	return dRelevant, fresh || oldFlags != p.flags
 }
 
 // flush writes the cached users, popularity deltas and counters.

@@ -62,7 +62,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	db, err := openBolt(path, &bolt.Options{
 		Timeout:        opts.Timeout,
 		ReadOnly:       opts.ReadOnly,
 		FreelistType:   bolt.FreelistMapType,
@@ -85,14 +85,42 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	db.MaxBatchDelay = batchDelay
 	s := &Store{db: db, policy: opts.Policy, now: opts.Now}
-	if err := s.init(opts.ReadOnly); err != nil {
+	if err := initDB(db, opts.ReadOnly); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
 }
 
-func (s *Store) init(readOnly bool) error {
+// openBolt opens path with bbolt and makes sure the file it locked is still
+// the one at path. The bulk loader replaces a database by renaming a new
+// file over it while it holds the old one's lock; a process that opened the
+// path before the rename gets the lock on the old, unlinked file once the
+// loader lets go, and would serve and write a file nobody sees again. It
+// opens the path anew then.
+func openBolt(path string, o *bolt.Options) (*bolt.DB, error) {
+	for attempt := 0; ; attempt++ {
+		var f *os.File
+		opts := *o
+		opts.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			var err error
+			f, err = os.OpenFile(name, flag, perm)
+			return f, err
+		}
+		db, err := bolt.Open(path, 0o600, &opts)
+		if err != nil {
+			return nil, err
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Stat(path)
+		if err1 != nil || err2 != nil || os.SameFile(held, now) || attempt == 10 {
+			return db, nil
+		}
+		db.Close()
+	}
+}
+
+func initDB(db *bolt.DB, readOnly bool) error {
 	check := func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
@@ -105,9 +133,9 @@ func (s *Store) init(readOnly bool) error {
 	}
 	if readOnly {
 		// Version 2 differs only in what deletes need (pair_days).
-		return s.db.View(check)
+		return db.View(check)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return db.Update(func(tx *bolt.Tx) error {
 		fresh := tx.Bucket(bucketMeta) == nil
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
@@ -196,9 +224,13 @@ func addCounter(meta *bolt.Bucket, name string, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
+	// A counter at zero is deleted, as the day counters and popularity
+	// are, so the file's content depends on the counts alone, not on the
+	// order of the writes that made them (the bulk loader writes only
+	// counters above zero).
 	v := counter(meta, name) + delta
-	if v < 0 {
-		v = 0
+	if v <= 0 {
+		return meta.Delete([]byte("c/" + name))
 	}
 	return meta.Put([]byte("c/"+name), u64(uint64(v)))
 }

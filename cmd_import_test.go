@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"recsys/storage"
+)
+
+// dbDump is every bucket of a bbolt file: its sequence and its keys and
+// values in order.
+type dbDump map[string]struct {
+	seq        uint64
+	keys, vals [][]byte
+}
+
+func dumpFile(tb testing.TB, path string) dbDump {
+	tb.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	out := dbDump{}
+	err = db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			d := out[string(name)]
+			d.seq = b.Sequence()
+			err := b.ForEach(func(k, v []byte) error {
+				d.keys = append(d.keys, bytes.Clone(k))
+				d.vals = append(d.vals, bytes.Clone(v))
+				return nil
+			})
+			out[string(name)] = d
+			return err
+		})
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// withoutClock drops the creation and update times an item record takes
+// from the server's clock, which differ between two runs of import.
+func withoutClock(tb testing.TB, v []byte) []byte {
+	tb.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(v[8:], &m); err != nil {
+		tb.Fatal(err)
+	}
+	delete(m, "created")
+	delete(m, "updated")
+	js, _ := json.Marshal(m)
+	return append(v[:8:8], js...)
+}
+
+// compareDumps fails on every difference between two files, comparing
+// item records without their clock times.
+func compareDumps(t *testing.T, a, b dbDump) {
+	t.Helper()
+	for name := range b {
+		if _, ok := a[name]; !ok {
+			t.Errorf("bucket %s only in the second file", name)
+		}
+	}
+	for name, da := range a {
+		db, ok := b[name]
+		if !ok {
+			t.Errorf("bucket %s only in the first file", name)
+			continue
+		}
+		if da.seq != db.seq || len(da.keys) != len(db.keys) {
+			t.Errorf("%s: sequence %d vs %d, %d keys vs %d", name, da.seq, db.seq, len(da.keys), len(db.keys))
+			continue
+		}
+		bad := 0
+		for k := range da.keys {
+			va, vb := da.vals[k], db.vals[k]
+			if name == "items" {
+				va, vb = withoutClock(t, va), withoutClock(t, vb)
+			}
+			if !bytes.Equal(da.keys[k], db.keys[k]) || !bytes.Equal(va, vb) {
+				if bad++; bad <= 3 {
+					t.Errorf("%s: entry %d: %q=%x vs %q=%x", name, k, da.keys[k], va, db.keys[k], vb)
+				}
+			}
+		}
+	}
+}
+
+// writeMovieLensLike writes a MovieLens-format folder: u.item for half the
+// items (the rest first appear in events), and u.data with repeated pairs
+// re-rated on later days, ratings on both sides of the threshold.
+func writeMovieLensLike(tb testing.TB, dir string) {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(11, 12))
+	var items strings.Builder
+	for i := 1; i <= 100; i += 2 {
+		flags := make([]string, 19)
+		for g := range flags {
+			flags[g] = "0"
+			if rng.IntN(4) == 0 {
+				flags[g] = "1"
+			}
+		}
+		fmt.Fprintf(&items, "%d|Film %d (1995)|01-Jan-1995||http://x|%s\n", i, i, strings.Join(flags, "|"))
+	}
+	var data strings.Builder
+	t0 := int64(880000000)
+	for range 5000 {
+		u, i := 1+int(80*rng.Float64()*rng.Float64()), 1+int(120*rng.Float64()*rng.Float64())
+		fmt.Fprintf(&data, "%d\t%d\t%d\t%d\n", u, i, 1+rng.IntN(5), t0+rng.Int64N(30*86400))
+	}
+	for name, text := range map[string]string{"u.item": items.String(), "u.data": data.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// TestImport_bulkEqualsIncremental runs `recsys import` into a new
+// database (the bulk load) and with --incremental (5,000-event
+// transactions through the store), and compares the two files bucket by
+// bucket, key by key, value by value: on MovieLens 100K, and on a
+// MovieLens-format folder with item records and repeated pairs.
+func TestImport_bulkEqualsIncremental(t *testing.T) {
+	gen := t.TempDir()
+	writeMovieLensLike(t, gen)
+	for _, c := range []struct{ name, dir string }{
+		{"ml-100k", filepath.Join("..", "shared", "datasets", "ml-100k")},
+		{"generated", gen},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := os.Stat(c.dir); err != nil {
+				t.Skipf("%s is missing", c.dir)
+			}
+			dir := t.TempDir()
+			bulk, inc := filepath.Join(dir, "bulk.db"), filepath.Join(dir, "inc.db")
+			var out bytes.Buffer
+			if err := runImport(t.Context(), []string{"--db", bulk, "--format", "movielens", c.dir}, &out, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), "bulk load") {
+				t.Fatalf("a new database was not bulk loaded: %s", out.String())
+			}
+			if err := runImport(t.Context(), []string{"--db", inc, "--format", "movielens", "--incremental", c.dir}, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			a, b := dumpFile(t, inc), dumpFile(t, bulk)
+			if len(a["pairs"].keys) == 0 {
+				t.Fatal("nothing imported")
+			}
+			compareDumps(t, a, b)
+
+			// A second import into the filled database takes the
+			// incremental path and says so.
+			out.Reset()
+			if err := runImport(t.Context(), []string{"--db", bulk, "--format", "movielens", c.dir}, &out, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), "already holds data") {
+				t.Fatalf("second import: %s", out.String())
+			}
+		})
+	}
+}
+
+// checkComplete fails unless path is a whole database: bbolt's consistency
+// check passes and it holds all n events as n pairs.
+func checkComplete(tb testing.TB, path string, n int64) {
+	tb.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return fmt.Errorf("bbolt check: %w", err)
+		}
+		events := tx.Bucket([]byte("meta")).Get([]byte("c/events"))
+		pairs := tx.Bucket([]byte("pairs")).Stats().KeyN
+		if len(events) != 8 || int64(binary.BigEndian.Uint64(events)) != n || int64(pairs) != n {
+			return fmt.Errorf("events counter %x and %d pairs, want %d", events, pairs, n)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestImport_sigkillBulk runs the real binary's bulk import of a generated
+// CSV and SIGKILLs it at a random moment in each of eight slices of an
+// uninterrupted run's time, into a new path and into a pristine database
+// (as serve leaves it) by turns. Each time the target must be absent, or
+// the old file byte for byte, or a complete database that bbolt's check
+// passes with every event; and the next import must succeed and leave no
+// temporary file.
+func TestImport_sigkillBulk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "events.csv")
+	const n = 200_000
+	if _, err := generateScaleCSV(csv, scaleConfig{Interactions: n, PerUser: 50, Items: 2000, ItemExponent: 1, UserExponent: 2, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	importInto := func(db, data string) {
+		t.Helper()
+		if out, err := execCommand(bin, "import", "--db", db, "--format", "csv", data); err != nil {
+			t.Fatalf("import: %v\n%s", err, out)
+		}
+	}
+	start := time.Now()
+	importInto(filepath.Join(dir, "full.db"), csv)
+	full := time.Since(start)
+	checkComplete(t, filepath.Join(dir, "full.db"), n)
+
+	tiny := filepath.Join(dir, "tiny.csv")
+	if err := os.WriteFile(tiny, []byte("x1,y1\nx2,y2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 1))
+	const trials = 8
+	for trial := range trials {
+		db := filepath.Join(dir, fmt.Sprintf("t%d", trial), "recsys.db")
+		if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var old []byte
+		if trial%2 == 1 {
+			st, err := storage.Open(db, storage.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			if old, err = os.ReadFile(db); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(bin, "import", "--db", db, "--format", "csv", csv)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Duration((float64(trial) + rng.Float64()) / trials * 1.15 * float64(full))
+		time.Sleep(at)
+		_ = cmd.Process.Kill() // SIGKILL
+		_ = cmd.Wait()
+		stage := lastLine(stderr.String())
+
+		b, err := os.ReadFile(db)
+		outcome := "complete"
+		switch {
+		case old == nil && errors.Is(err, os.ErrNotExist):
+			outcome = "absent"
+		case err != nil:
+			t.Fatal(err)
+		case old != nil && bytes.Equal(b, old):
+			outcome = "old file"
+		default:
+			checkComplete(t, db, n)
+		}
+		t.Logf("trial %d: SIGKILL after %v of %v (last stage %q): %s", trial, at.Round(time.Millisecond), full.Round(time.Millisecond), stage, outcome)
+		if outcome == "complete" {
+			importInto(db, tiny) // into a full database: the incremental path
+		} else {
+			importInto(db, csv)
+			checkComplete(t, db, n)
+		}
+		if left, _ := filepath.Glob(db + ".bulk-*"); len(left) != 0 {
+			t.Errorf("trial %d: temporary files left after the next import: %v", trial, left)
+		}
+	}
+	if t.Failed() {
+		t.Logf("kill moments drawn with seed %d", seed)
+	}
+}
