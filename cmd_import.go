@@ -125,28 +125,11 @@ func importType(format string) string {
 }
 
 func importItems(ctx context.Context, st *storage.Store, format, path string) (int, error) {
-	var batch []api.Item
-	n := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		err := st.PutItems(ctx, batch)
-		n += len(batch)
-		batch = batch[:0]
-		return err
+	b := batcher[api.Item]{store: func(items []api.Item) error { return st.PutItems(ctx, items) }}
+	if err := readItems(format, path, b.add); err != nil {
+		return b.n, err
 	}
-	err := readItems(format, path, func(item api.Item) error {
-		batch = append(batch, item)
-		if len(batch) == importBatch {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return n, err
-	}
-	return n, flush()
+	return b.n, b.flush()
 }
 
 // readItems streams the item records of a data set as the store takes them.
@@ -168,30 +151,42 @@ func readItems(format, path string, put func(api.Item) error) error {
 }
 
 func importEvents(ctx context.Context, st *storage.Store, format, path string, bar *progress) (int, error) {
-	batch := make([]api.Interaction, 0, importBatch)
-	n := 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if _, err := st.AddInteractions(ctx, batch); err != nil {
-			return err
-		}
-		n += len(batch)
-		batch = batch[:0]
+	b := batcher[api.Interaction]{store: func(evs []api.Interaction) error {
+		_, err := st.AddInteractions(ctx, evs)
+		return err
+	}}
+	if err := readEvents(ctx, format, path, st.Policy(), bar, b.add); err != nil {
+		return b.n, err
+	}
+	return b.n, b.flush()
+}
+
+// batcher hands records to store importBatch at a time; n counts the
+// records stored.
+type batcher[T any] struct {
+	buf   []T
+	n     int
+	store func([]T) error
+}
+
+func (b *batcher[T]) add(x T) error {
+	b.buf = append(b.buf, x)
+	if len(b.buf) == importBatch {
+		return b.flush()
+	}
+	return nil
+}
+
+func (b *batcher[T]) flush() error {
+	if len(b.buf) == 0 {
 		return nil
 	}
-	err := readEvents(ctx, format, path, st.Policy(), bar, func(in api.Interaction) error {
-		batch = append(batch, in)
-		if len(batch) == importBatch {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return n, err
+	if err := b.store(b.buf); err != nil {
+		return err
 	}
-	return n, flush()
+	b.n += len(b.buf)
+	b.buf = b.buf[:0]
+	return nil
 }
 
 // readEvents streams the events of a data set, each checked (ids, and the
