@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"recsys/api"
 )
@@ -65,10 +66,15 @@ func TestRecommend_coldSlots_ml100k(t *testing.T) {
 	if _, err := importEvents(ctx, a.store, "movielens", dir, newProgress(io.Discard, -1, "")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.sched.SubmitTrain(ctx, api.TrainRequest{Models: []string{"itemknn", "content"}, Trigger: "test"}); err != nil {
+	// The app's own scheduler loop may take the job before this goroutine
+	// could, so wait for the job rather than draining the queue here.
+	j, err := a.sched.SubmitTrain(ctx, api.TrainRequest{Models: []string{"itemknn", "content"}, Trigger: "test"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	a.sched.RunQueued(ctx)
+	if j = waitJob(t, a.getter(t), j.ID, 2*time.Minute, api.Job.Done); j.State != api.JobSucceeded {
+		t.Fatalf("training job ended %s: %s", j.State, j.Error)
+	}
 	cat, err := a.store.Catalogue(ctx)
 	if err != nil {
 		t.Fatal(err)
