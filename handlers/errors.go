@@ -34,7 +34,7 @@ func statusOf(code string) int {
 		return http.StatusUnsupportedMediaType
 	case api.CodeRateLimited:
 		return http.StatusTooManyRequests
-	case api.CodeUnavailable, api.CodeModelNotReady, api.CodeTimeout:
+	case api.CodeUnavailable, api.CodeModelNotReady, api.CodeTimeout, api.CodeStorageUnavailable:
 		return http.StatusServiceUnavailable
 	case api.CodeStorageFull:
 		return http.StatusInsufficientStorage

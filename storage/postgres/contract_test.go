@@ -1,0 +1,47 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"recsys/storage"
+	"recsys/storage/postgres"
+	"recsys/storage/postgres/pgtest"
+	"recsys/storage/storagetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// open opens a store on a fresh schema of the test server.
+func open(tb testing.TB, o storagetest.Options) storage.Backend {
+	tb.Helper()
+	s, err := postgres.Open(context.Background(), pgtest.Schema(tb), postgres.Options{Policy: o.Policy, Now: o.Now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestContract runs the storage contract (storage/storagetest), which the
+// bbolt store runs too, against the PostgreSQL store.
+func TestContract(t *testing.T) { storagetest.Contract(t, open) }
+
+// TestSameAnswersAsBolt runs one workload (every event type, values,
+// timestamps over a week, repeats out of order, catalogue writes, deletes
+// of pairs, users and items) on both stores and compares every read.
+func TestSameAnswersAsBolt(t *testing.T) {
+	now := time.Date(2026, 3, 8, 9, 10, 11, 12, time.UTC)
+	o := storagetest.Options{Now: func() time.Time { return now }}
+	for seed := 1; seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			t.Parallel()
+			pg, bolt := open(t, o), storagetest.OpenBolt(t, o)
+			storagetest.Workload(t, pg, seed)
+			storagetest.Workload(t, bolt, seed)
+			storagetest.Compare(t, bolt, pg)
+		})
+	}
+}
