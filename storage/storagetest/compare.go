@@ -17,19 +17,15 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 	same := func(what string, x, y any) {
 		tb.Helper()
 		if !reflect.DeepEqual(x, y) {
-			tb.Fatalf("%s differ:\n%+v\n%+v", what, x, y)
+			tb.Fatalf("%s differ:\n%+v\n%+v", what, reflect.Indirect(reflect.ValueOf(x)), reflect.Indirect(reflect.ValueOf(y)))
 		}
-	}
-	type answer struct {
-		v   any
-		err error
 	}
 	both := func(what string, read func(s storage.Backend) (any, error)) any {
 		tb.Helper()
 		x, errX := read(a)
 		y, errY := read(b)
 		same(what+" errors", api.ErrorCode(errX), api.ErrorCode(errY))
-		same(what, answer{x, nil}, answer{y, nil})
+		same(what, x, y)
 		return x
 	}
 	both("counts", func(s storage.Backend) (any, error) { return s.Counts(bg) })
