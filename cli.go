@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"recsys/jobs"
+	"recsys/storage/postgres"
 )
 
 // parseFlags parses a command's flags. A bad flag is one error line that
@@ -40,6 +41,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // that reads the store would leave a stray file and fail later, far from
 // the typo.
 func checkDatabase(path string) error {
+	if postgres.IsDSN(path) {
+		return nil
+	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

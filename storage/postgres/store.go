@@ -22,6 +22,7 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,7 +73,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("--db: %s", redact(err.Error()))
+		return nil, fmt.Errorf("--db %s: the URL does not parse (postgres://user:pass@host:port/db)", Redact(dsn))
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
@@ -90,16 +91,17 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// redact drops a password from a connection string in an error message.
-func redact(s string) string {
-	if i := strings.Index(s, "://"); i >= 0 {
-		if at := strings.Index(s[i:], "@"); at > 0 {
-			if colon := strings.Index(s[i+3:i+at], ":"); colon >= 0 {
-				return s[:i+3+colon+1] + "xxxxx" + s[i+at:]
-			}
-		}
+// Redact replaces the password of a postgres:// URL with "xxxxx", for
+// logs; anything else is returned as it is.
+func Redact(db string) string {
+	if !IsDSN(db) {
+		return db
 	}
-	return s
+	u, err := url.Parse(db)
+	if err != nil {
+		return "postgres://(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 //go:embed migrations/*.sql
