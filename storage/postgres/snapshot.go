@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -41,17 +43,28 @@ func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 		}
 		snap.ItemIDs, snap.Hidden, snap.Categories = cat.ItemIDs, cat.Hidden, cat.Categories
 		snap.FeatureNames, snap.Features = storage.DenseFeatures(feats)
-		n := max(m["positives"], 0)
-		snap.Users = make([]uint32, 0, n)
-		snap.Items = make([]uint32, 0, n)
+		// The pairs come in table order and are sorted here into (user,
+		// item) order, as the bbolt store gives them: a sort in the server
+		// spills to disk at the default work_mem and takes longer than the
+		// scan.
+		pairs := make([]uint64, 0, max(m["positives"], 0))
 		// Relevant: reached and not negative (storage.Relevant).
-		return copyOut(ctx, tx, fmt.Sprintf(`COPY (SELECT user_idx, item_idx FROM pairs WHERE flags & %d = %d
-			ORDER BY user_idx, item_idx) TO STDOUT (FORMAT binary)`, storage.FlagReached|storage.FlagNegative, storage.FlagReached),
+		err = copyOut(ctx, tx, fmt.Sprintf(`COPY (SELECT user_idx, item_idx FROM pairs WHERE flags & %d = %d)
+			TO STDOUT (FORMAT binary)`, storage.FlagReached|storage.FlagNegative, storage.FlagReached),
 			func(f [][]byte) error {
-				snap.Users = append(snap.Users, uint32(binary.BigEndian.Uint64(f[0])))
-				snap.Items = append(snap.Items, uint32(binary.BigEndian.Uint64(f[1])))
+				pairs = append(pairs, binary.BigEndian.Uint64(f[0])<<32|binary.BigEndian.Uint64(f[1])&math.MaxUint32)
 				return nil
 			})
+		if err != nil {
+			return err
+		}
+		slices.Sort(pairs)
+		snap.Users = make([]uint32, len(pairs))
+		snap.Items = make([]uint32, len(pairs))
+		for k, p := range pairs {
+			snap.Users[k], snap.Items[k] = uint32(p>>32), uint32(p)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

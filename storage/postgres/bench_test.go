@@ -1,0 +1,118 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"recsys/api"
+	"recsys/storage"
+	"recsys/storage/storagetest"
+)
+
+// The same benchmarks on both stores, so that one run compares them under
+// the same load: go test -run x -bench 'Stores' ./storage/postgres. With
+// RECSYS_TEST_POSTGRES naming a server started with fsync on
+// (PGFSYNC=on .ci/postgres.sh start DIR), both make every commit durable.
+
+var stores = []struct {
+	name string
+	open storagetest.Opener
+}{{"bolt", storagetest.OpenBolt}, {"postgres", open}}
+
+// benchEvents returns n view events of users drawn from 10,000 and items
+// from 2,000, skewed towards small indices like real popularity (as the
+// bbolt store's benchmarks).
+func benchEvents(rng *rand.Rand, n int) []api.Interaction {
+	evs := make([]api.Interaction, n)
+	for k := range evs {
+		u := rng.IntN(10000)
+		i := int(2000 * rng.Float64() * rng.Float64())
+		evs[k] = api.Interaction{UserID: fmt.Sprintf("u%d", u), ItemID: fmt.Sprintf("i%d", i), Type: "view"}
+	}
+	return evs
+}
+
+// fill adds n events in batches of 10,000.
+func fill(b *testing.B, s storage.Backend, rng *rand.Rand, n int) {
+	for k := 0; k < n; k += 10000 {
+		storagetest.MustAdd(b, s, benchEvents(rng, min(10000, n-k))...)
+	}
+}
+
+// BenchmarkStores_Ingest1000 is one durable write of a 1,000-event batch
+// into a store that holds 100,000 events; events/s is 1,000 over the time
+// per write.
+func BenchmarkStores_Ingest1000(b *testing.B) {
+	for _, st := range stores {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b, storagetest.Options{})
+			rng := rand.New(rand.NewPCG(1, 1000))
+			fill(b, s, rng, 100000)
+			batches := make([][]api.Interaction, 64)
+			for k := range batches {
+				batches[k] = benchEvents(rng, 1000)
+			}
+			k := 0
+			for b.Loop() {
+				if _, err := s.AddInteractions(context.Background(), batches[k%len(batches)]); err != nil {
+					b.Fatal(err)
+				}
+				k++
+			}
+			b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkStores_Ingest1000Parallel is four clients writing 1,000-event
+// batches at once.
+func BenchmarkStores_Ingest1000Parallel(b *testing.B) {
+	for _, st := range stores {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b, storagetest.Options{})
+			rng := rand.New(rand.NewPCG(2, 1000))
+			fill(b, s, rng, 100000)
+			batches := make([][]api.Interaction, 64)
+			for k := range batches {
+				batches[k] = benchEvents(rng, 1000)
+			}
+			b.SetParallelism(2) // 2 × GOMAXPROCS goroutines
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				k := rand.IntN(len(batches))
+				for pb.Next() {
+					if _, err := s.AddInteractions(context.Background(), batches[k%len(batches)]); err != nil {
+						b.Error(err)
+						return
+					}
+					k++
+				}
+			})
+			b.ReportMetric(1000*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkStores_Snapshot reads the training snapshot of a store holding
+// 1,000,000 events (952,252 distinct positive pairs).
+func BenchmarkStores_Snapshot(b *testing.B) {
+	for _, st := range stores {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b, storagetest.Options{})
+			rng := rand.New(rand.NewPCG(3, 1))
+			fill(b, s, rng, 1000000)
+			var pairs int
+			for b.Loop() {
+				snap, err := s.Snapshot(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				pairs = len(snap.Users)
+			}
+			b.ReportMetric(float64(pairs), "pairs")
+			b.ReportMetric(float64(pairs)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+		})
+	}
+}
