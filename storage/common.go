@@ -158,6 +158,7 @@ type Backend interface {
 	UserIDs(ctx context.Context, idx []uint32) ([]string, error)
 	ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
 	ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error)
+	Dumper
 	Policy() api.Policy
 	// Size is the database's size in bytes.
 	Size() int64

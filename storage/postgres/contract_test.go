@@ -45,3 +45,21 @@ func TestSameAnswersAsBolt(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrate_boltToPostgresAndBack copies a bbolt store into PostgreSQL
+// and that into a new bbolt file, as `recsys migrate` does: each copy has
+// the checksum of its source and answers every read as the original.
+func TestMigrate_boltToPostgresAndBack(t *testing.T) {
+	now := time.Date(2026, 3, 8, 9, 10, 11, 12, time.UTC)
+	o := storagetest.Options{Now: func() time.Time { return now }}
+	bolt, pg, back := storagetest.OpenBolt(t, o), open(t, o), storagetest.OpenBolt(t, o)
+	storagetest.Fill(t, bolt, 3)
+	there := storagetest.Migrate(t, bolt, pg)
+	again := storagetest.Migrate(t, pg, back)
+	if there != again {
+		t.Fatalf("checksums %s there, %s back", there, again)
+	}
+	storagetest.Compare(t, bolt, pg)
+	storagetest.Compare(t, bolt, back)
+	storagetest.SameServices(t, bolt, pg, back)
+}

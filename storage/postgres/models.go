@@ -43,20 +43,11 @@ func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) e
 	if err != nil {
 		return err
 	}
-	sealed := storage.SealBlob(blob)
-	var chunks [][]any
-	for k := 0; k == 0 || k*chunkSize < len(sealed); k++ {
-		chunks = append(chunks, []any{info.Name, info.Version, int32(k), sealed[k*chunkSize : min((k+1)*chunkSize, len(sealed))]})
-	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM models WHERE name = $1 AND version = $2`, info.Name, info.Version); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO models (name, version, info) VALUES ($1, $2, $3)`, info.Name, info.Version, meta); err != nil {
-			return err
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"model_chunks"}, []string{"name", "version", "seq", "data"},
-			pgx.CopyFromRows(chunks)); err != nil {
+		if err := insertModel(ctx, tx, info.Name, info.Version, meta, storage.SealBlob(blob)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM models WHERE name = $1 AND version NOT IN
@@ -66,6 +57,19 @@ func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) e
 		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, "model "+info.Name+" "+info.Version)
 		return err
 	})
+}
+
+// insertModel stores a model record and its sealed blob in chunks.
+func insertModel(ctx context.Context, tx pgx.Tx, name, version string, info, sealed []byte) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO models (name, version, info) VALUES ($1, $2, $3)`, name, version, info); err != nil {
+		return err
+	}
+	var chunks [][]any
+	for k := 0; k == 0 || k*chunkSize < len(sealed); k++ {
+		chunks = append(chunks, []any{name, version, int32(k), sealed[k*chunkSize : min((k+1)*chunkSize, len(sealed))]})
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"model_chunks"}, []string{"name", "version", "seq", "data"}, pgx.CopyFromRows(chunks))
+	return err
 }
 
 // Models lists every stored version, newest first within a name; Active

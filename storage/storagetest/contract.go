@@ -62,6 +62,7 @@ var contractCases = []struct {
 	{"concurrent ingest", testConcurrentIngest},
 	{"concurrent updates", testConcurrentUpdates},
 	{"invariants", testInvariants},
+	{"dump and restore", testDumpRestore},
 }
 
 var bg = context.Background()
