@@ -5,9 +5,10 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
+
+	"recsys/recsys/blob/blobtest"
 )
 
 // ownModels are the models of this file's concern (other models register
@@ -315,7 +316,7 @@ func FuzzLoad(f *testing.F) {
 		)
 		// Sizes read from corrupt bytes must not drive an allocation
 		// out of proportion to the input.
-		if n := allocatedBytes(func() { m, err = Load(data) }); n > uint64(64*len(data)+1<<20) {
+		if n := blobtest.Allocated(func() { m, err = Load(data) }); n > uint64(64*len(data)+1<<20) {
 			t.Fatalf("loading %d bytes allocated %d bytes", len(data), n)
 		}
 		if err != nil {
@@ -358,13 +359,4 @@ func TestModel_Score_concurrent(t *testing.T) {
 			}
 		}
 	}
-}
-
-// allocatedBytes reports the bytes fn allocates.
-func allocatedBytes(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }

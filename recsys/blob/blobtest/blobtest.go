@@ -10,6 +10,7 @@ import (
 	"encoding"
 	"flag"
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -51,4 +52,15 @@ func Reencode[T encoding.BinaryMarshaler](tb testing.TB, golden []byte, decode f
 		tb.Fatalf("re-encoding gives %d bytes that differ from the %d golden ones", len(again), len(golden))
 	}
 	return v
+}
+
+// Allocated reports the bytes fn allocates: the decoders' fuzz tests bound
+// it, so that sizes read from corrupt bytes cannot drive an allocation out
+// of proportion to the input.
+func Allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
