@@ -207,34 +207,42 @@ func TestModel_MarshalBinary_roundTrip(t *testing.T) {
 	for _, name := range ownModels {
 		t.Run(name, func(t *testing.T) {
 			m := fitted(t, name, x, Params{K: 6, L1: 0.5, L2: 1})
-			data, err := m.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Load(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if back.Name() != name {
-				t.Fatalf("loaded %q", back.Name())
-			}
-			again, _ := back.MarshalBinary()
-			if !bytes.Equal(data, again) {
-				t.Fatal("re-encoding changed the bytes")
-			}
-			a, b := make([]float64, 40), make([]float64, 40)
-			for u := range x.Users() {
-				ScoreUser(m, u, x.Row(u), a)
-				ScoreUser(back, u, x.Row(u), b)
-				if !slices.Equal(a, b) {
-					t.Fatalf("user %d: scores differ after the round trip", u)
-				}
-			}
+			_, back := roundTrip(t, name, m, x)
 			if !slices.Equal(paramTriple(m), paramTriple(back)) {
 				t.Fatal("parameters differ after the round trip")
 			}
 		})
 	}
+}
+
+// roundTrip encodes m (fitted as name) and loads the bytes: the loaded model is name,
+// encodes to the same bytes and scores every user of x as m does. It
+// returns the encoding and the loaded model.
+func roundTrip(t *testing.T, name string, m Model, x *Matrix) ([]byte, Model) {
+	t.Helper()
+	data, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Name() != name {
+		t.Fatalf("loaded %q", back.Name())
+	}
+	if again, _ := back.MarshalBinary(); !slices.Equal(data, again) {
+		t.Fatal("re-encoding changed the bytes")
+	}
+	a, b := make([]float64, x.Items()), make([]float64, x.Items())
+	for u := range x.Users() {
+		ScoreUser(m, u, x.Row(u), a)
+		ScoreUser(back, u, x.Row(u), b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("user %d: scores differ after the round trip", u)
+		}
+	}
+	return data, back
 }
 
 func paramTriple(m Model) []float64 {
