@@ -154,13 +154,7 @@ func checkComplete(tb testing.TB, path string, n int64) {
 // passes with every event; and the next import must succeed and leave no
 // temporary file.
 func TestImport_sigkillBulk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	bin, err := buildBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testBinary(t)
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "events.csv")
 	const n = 200_000
