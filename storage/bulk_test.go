@@ -220,10 +220,7 @@ func TestBulkLoad_equalsIncremental(t *testing.T) {
 func TestBulkLoad_pristineTarget(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "db")
-	st, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := mustOpen(t, path)
 	st.Close()
 	s := genBulkStream(4, 300)
 	bulk := mustBulkLoad(t, path, s)
@@ -248,10 +245,7 @@ func TestBulkLoad_pristineTarget(t *testing.T) {
 
 	// Only an item: not pristine either.
 	path2 := filepath.Join(dir, "db2")
-	st2, err := Open(path2, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st2 := mustOpen(t, path2)
 	if err := st2.PutItems(context.Background(), []api.Item{{ID: "x"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -304,10 +298,7 @@ func TestBulkLoad_failureLeavesNothing(t *testing.T) {
 func TestOpen_afterReplace(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "db")
-	st, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := mustOpen(t, path)
 	st.Close()
 	holder, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -344,10 +335,7 @@ func TestOpen_afterReplace(t *testing.T) {
 func TestBulkLoad_symlinkedPristineTarget(t *testing.T) {
 	dir := t.TempDir()
 	real, link := filepath.Join(dir, "real.db"), filepath.Join(dir, "link.db")
-	st, err := Open(real, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := mustOpen(t, real)
 	st.Close()
 	if err := os.Chmod(real, 0o640); err != nil {
 		t.Fatal(err)

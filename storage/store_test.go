@@ -18,11 +18,19 @@ import (
 
 func mustOpenStore(tb testing.TB) *Store {
 	tb.Helper()
-	s, err := Open(filepath.Join(tb.TempDir(), "test.db"), Options{})
+	s := mustOpen(tb, filepath.Join(tb.TempDir(), "test.db"))
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// mustOpen opens the store at path with the default options; the caller
+// closes it.
+func mustOpen(tb testing.TB, path string) *Store {
+	tb.Helper()
+	s, err := Open(path, Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -293,19 +301,13 @@ func TestStore_Snapshot_features(t *testing.T) {
 
 func TestStore_Open_reopenKeepsData(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, path)
 	mustAdd(t, s, ev("a", "x", "view"))
 	if _, err := Open(path, Options{Timeout: 50 * time.Millisecond}); err == nil {
 		t.Fatal("a second open of a locked database succeeded")
 	}
 	s.Close()
-	s, err = Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = mustOpen(t, path)
 	defer s.Close()
 	if c := mustCounts(t, s); c.Events != 1 {
 		t.Fatalf("events after reopen = %d, want 1", c.Events)
@@ -314,10 +316,7 @@ func TestStore_Open_reopenKeepsData(t *testing.T) {
 
 func TestStore_Open_readOnlyRefusesWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ro.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, path)
 	mustAdd(t, s, ev("a", "x", "view"))
 	s.Close()
 	ro, err := Open(path, Options{ReadOnly: true})
