@@ -43,6 +43,27 @@ func statusOf(code string) int {
 	}
 }
 
+// endpoint answers one API request: the status and the value to encode, or
+// the error that becomes the error envelope. A nil value is an answer
+// without a body (204).
+type endpoint func(w http.ResponseWriter, r *http.Request) (int, any, error)
+
+// serve is the route of an endpoint: every failure goes out through
+// writeError, every answer through writeJSON.
+func (h *handler) serve(e endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		status, v, err := e(w, r)
+		switch {
+		case err != nil:
+			h.writeError(w, r, err)
+		case v == nil:
+			w.WriteHeader(status)
+		default:
+			h.writeJSON(w, r, status, v)
+		}
+	}
+}
+
 // writeError writes the docs/design.md#api envelope. Internal errors are logged
 // with the request id and answered without their text.
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
