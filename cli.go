@@ -143,3 +143,12 @@ func (p *progress) finish() {
 		_ = p.bar.Finish()
 	}
 }
+
+// fileSize is the size of the named file in bytes, or -1 when it cannot be
+// read (an unknown total to a progress bar; a missing database to scale).
+func fileSize(name string) int64 {
+	if st, err := os.Stat(name); err == nil {
+		return st.Size()
+	}
+	return -1
+}
