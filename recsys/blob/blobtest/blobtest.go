@@ -64,3 +64,21 @@ func Allocated(fn func()) uint64 {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
 }
+
+// RoundTrip encodes v and decodes the bytes into a new T with its
+// UnmarshalBinary; it returns the bytes and the decoded copy.
+func RoundTrip[T any, PT interface {
+	*T
+	encoding.BinaryUnmarshaler
+}](tb testing.TB, v encoding.BinaryMarshaler) ([]byte, PT) {
+	tb.Helper()
+	data, err := v.MarshalBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	back := PT(new(T))
+	if err := back.UnmarshalBinary(data); err != nil {
+		tb.Fatal(err)
+	}
+	return data, back
+}
