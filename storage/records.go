@@ -7,9 +7,9 @@ import (
 	"math"
 	"time"
 
-	"recsys/api"
-
 	bolt "go.etcd.io/bbolt"
+
+	"recsys/api"
 )
 
 func u64(v uint64) []byte {
