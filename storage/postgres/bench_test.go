@@ -34,11 +34,19 @@ func benchEvents(rng *rand.Rand, n int) []api.Interaction {
 	return evs
 }
 
-// fill adds n events in batches of 10,000.
-func fill(b *testing.B, s storage.Backend, rng *rand.Rand, n int) {
+// filled opens a store holding n events (added 10,000 at a time) and
+// returns it with 64 batches of 1,000 more.
+func filled(b *testing.B, open storagetest.Opener, seed uint64, n int) (storage.Backend, [][]api.Interaction) {
+	s := open(b, storagetest.Options{})
+	rng := rand.New(rand.NewPCG(seed, 1000))
 	for k := 0; k < n; k += 10000 {
 		storagetest.MustAdd(b, s, benchEvents(rng, min(10000, n-k))...)
 	}
+	batches := make([][]api.Interaction, 64)
+	for k := range batches {
+		batches[k] = benchEvents(rng, 1000)
+	}
+	return s, batches
 }
 
 // BenchmarkStores_Ingest1000 is one durable write of a 1,000-event batch
@@ -47,13 +55,7 @@ func fill(b *testing.B, s storage.Backend, rng *rand.Rand, n int) {
 func BenchmarkStores_Ingest1000(b *testing.B) {
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
-			s := st.open(b, storagetest.Options{})
-			rng := rand.New(rand.NewPCG(1, 1000))
-			fill(b, s, rng, 100000)
-			batches := make([][]api.Interaction, 64)
-			for k := range batches {
-				batches[k] = benchEvents(rng, 1000)
-			}
+			s, batches := filled(b, st.open, 1, 100000)
 			k := 0
 			for b.Loop() {
 				if _, err := s.AddInteractions(context.Background(), batches[k%len(batches)]); err != nil {
@@ -71,13 +73,7 @@ func BenchmarkStores_Ingest1000(b *testing.B) {
 func BenchmarkStores_Ingest1000Parallel(b *testing.B) {
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
-			s := st.open(b, storagetest.Options{})
-			rng := rand.New(rand.NewPCG(2, 1000))
-			fill(b, s, rng, 100000)
-			batches := make([][]api.Interaction, 64)
-			for k := range batches {
-				batches[k] = benchEvents(rng, 1000)
-			}
+			s, batches := filled(b, st.open, 2, 100000)
 			b.SetParallelism(2) // 2 × GOMAXPROCS goroutines
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -100,9 +96,7 @@ func BenchmarkStores_Ingest1000Parallel(b *testing.B) {
 func BenchmarkStores_Snapshot(b *testing.B) {
 	for _, st := range stores {
 		b.Run(st.name, func(b *testing.B) {
-			s := st.open(b, storagetest.Options{})
-			rng := rand.New(rand.NewPCG(3, 1))
-			fill(b, s, rng, 1000000)
+			s, _ := filled(b, st.open, 3, 1000000)
 			var pairs int
 			for b.Loop() {
 				snap, err := s.Snapshot(context.Background())

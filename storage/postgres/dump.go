@@ -199,15 +199,11 @@ func (p *pgSink) User(u storage.DumpUser) error {
 }
 
 func (p *pgSink) Item(it storage.DumpItem) error {
-	feats, err := jsonOpt(it.Features)
+	c, err := columnsOf(api.Item{Features: it.Features, Categories: it.Categories, Labels: it.Labels})
 	if err != nil {
 		return err
 	}
-	labels, err := jsonOpt(it.Labels)
-	if err != nil {
-		return err
-	}
-	return p.add("items", int64(it.Idx), it.ID, feats, catsOpt(it.Categories), labels, it.Hidden, it.Created, it.Updated, it.Positive)
+	return p.add("items", int64(it.Idx), it.ID, c.features, c.categories, c.labels, it.Hidden, it.Created, it.Updated, it.Positive)
 }
 
 func (p *pgSink) Pair(x storage.DumpPair) error {

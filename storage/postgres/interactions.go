@@ -382,15 +382,12 @@ func forget(ctx context.Context, tx pgx.Tx, cond string, args ...any) error {
 // DeleteInteraction forgets the pair (user, item).
 func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) error {
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		var u, i int64
-		if err := tx.QueryRow(ctx, `SELECT idx FROM users WHERE id = $1`, userID).Scan(&u); err == pgx.ErrNoRows {
-			return notFound("user", userID)
-		} else if err != nil {
+		u, err := indexOf(ctx, tx, "user", userID)
+		if err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `SELECT idx FROM items WHERE id = $1`, itemID).Scan(&i); err == pgx.ErrNoRows {
-			return notFound("item", itemID)
-		} else if err != nil {
+		i, err := indexOf(ctx, tx, "item", itemID)
+		if err != nil {
 			return err
 		}
 		var exists bool

@@ -66,11 +66,26 @@ func jsonOpt[M ~map[string]V, V any](m M) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-func catsOpt(c []string) []string {
-	if len(c) == 0 {
-		return nil
+// itemColumnValues are an item's optional fields as stored: NULL (nil)
+// when empty.
+type itemColumnValues struct {
+	features, labels []byte
+	categories       []string
+}
+
+func columnsOf(it api.Item) (itemColumnValues, error) {
+	var c itemColumnValues
+	var err error
+	if c.features, err = jsonOpt(it.Features); err != nil {
+		return c, err
 	}
-	return c
+	if c.labels, err = jsonOpt(it.Labels); err != nil {
+		return c, err
+	}
+	if len(it.Categories) > 0 {
+		c.categories = it.Categories
+	}
+	return c, nil
 }
 
 // PutItems creates or replaces items in one transaction. Replacing keeps the
@@ -113,22 +128,18 @@ func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 		}
 		b := &pgx.Batch{}
 		for _, it := range items {
-			feats, err := jsonOpt(it.Features)
-			if err != nil {
-				return err
-			}
-			labels, err := jsonOpt(it.Labels)
+			c, err := columnsOf(it)
 			if err != nil {
 				return err
 			}
 			if i, ok := idx[it.ID]; ok {
 				delete(idx, it.ID) // a repeat within the batch replaces it
 				b.Queue(`INSERT INTO items (idx, id, features, categories, labels, hidden, created, updated)
-					VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, i, it.ID, feats, catsOpt(it.Categories), labels, it.Hidden, now)
+					VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`, i, it.ID, c.features, c.categories, c.labels, it.Hidden, now)
 				continue
 			}
 			b.Queue(`UPDATE items SET features = $2, categories = $3, labels = $4, hidden = $5, updated = $6 WHERE id = $1`,
-				it.ID, feats, catsOpt(it.Categories), labels, it.Hidden, now)
+				it.ID, c.features, c.categories, c.labels, it.Hidden, now)
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
@@ -158,20 +169,16 @@ func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item)
 		if err != nil {
 			return err
 		}
-		feats, err := jsonOpt(it.Features)
-		if err != nil {
-			return err
-		}
-		labels, err := jsonOpt(it.Labels)
+		c, err := columnsOf(it)
 		if err != nil {
 			return err
 		}
 		now := s.now().UnixNano()
 		if _, err := tx.Exec(ctx, `UPDATE items SET features = $2, categories = $3, labels = $4, hidden = $5, updated = $6 WHERE idx = $1`,
-			r.idx, feats, catsOpt(it.Categories), labels, it.Hidden, now); err != nil {
+			r.idx, c.features, c.categories, c.labels, it.Hidden, now); err != nil {
 			return err
 		}
-		r.features, r.categories, r.labels, r.hidden, r.updated = feats, catsOpt(it.Categories), labels, it.Hidden, now
+		r.features, r.categories, r.labels, r.hidden, r.updated = c.features, c.categories, c.labels, it.Hidden, now
 		out, err = r.toAPI()
 		return err
 	})
@@ -228,21 +235,7 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 
 // DeleteItem deletes an item and every pair with it.
 func (s *Store) DeleteItem(ctx context.Context, id string) error {
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		var i int64
-		if err := tx.QueryRow(ctx, `SELECT idx FROM items WHERE id = $1`, id).Scan(&i); err == pgx.ErrNoRows {
-			return notFound("item", id)
-		} else if err != nil {
-			return err
-		}
-		if err := forget(ctx, tx, "item_idx = $1", i); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM items WHERE idx = $1`, i); err != nil {
-			return err
-		}
-		return addCounters(ctx, tx, map[string]int64{"items": -1})
-	})
+	err := s.write(ctx, func(tx pgx.Tx) error { return deleteWithPairs(ctx, tx, "item", id) })
 	if err == nil {
 		s.itemsVersion.Add(1)
 		s.eventsVersion.Add(1)

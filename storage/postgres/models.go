@@ -25,12 +25,18 @@ const chunkSize = 1 << 20
 
 // NewModelVersion returns a fresh, increasing version string.
 func (s *Store) NewModelVersion(ctx context.Context) (string, error) {
-	var seq int64
+	return s.newName(ctx, "model_seq", "v%06d")
+}
+
+// newName formats the next number of a sequence counter; the zero padding
+// makes name order age order.
+func (s *Store) newName(ctx context.Context, seq, format string) (string, error) {
+	var n int64
 	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
-		seq, err = nextSeq(ctx, tx, "model_seq", 1)
+		n, err = nextSeq(ctx, tx, seq, 1)
 		return err
 	})
-	return fmt.Sprintf("v%06d", seq), err
+	return fmt.Sprintf(format, n), err
 }
 
 // PutModel stores a model version, its blob sealed with a checksum and cut
@@ -164,12 +170,7 @@ func setting(ctx context.Context, tx pgx.Tx, name string) (string, error) {
 
 // NewJobID returns a fresh job id.
 func (s *Store) NewJobID(ctx context.Context) (string, error) {
-	var seq int64
-	err := s.tx(ctx, func(tx pgx.Tx) (err error) {
-		seq, err = nextSeq(ctx, tx, "job_seq", 1)
-		return err
-	})
-	return fmt.Sprintf("j%012d", seq), err
+	return s.newName(ctx, "job_seq", "j%012d")
 }
 
 // PutJob creates or replaces a job record.
@@ -253,25 +254,23 @@ func (s *Store) FailInterruptedJobs(ctx context.Context, reason string) (int, er
 
 // PutReport stores a report, giving it an id and a time when it has none.
 func (s *Store) PutReport(ctx context.Context, r *api.Report) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
-		if r.ID == "" {
-			seq, err := nextSeq(ctx, tx, "report_seq", 1)
-			if err != nil {
-				return err
-			}
-			r.ID = fmt.Sprintf("r%012d", seq)
-		}
-		if r.CreatedAt.IsZero() {
-			r.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
-		}
-		v, err := json.Marshal(r)
+	if r.ID == "" {
+		id, err := s.newName(ctx, "report_seq", "r%012d")
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO reports (id, record) VALUES ($1, $2)
-			ON CONFLICT (id) DO UPDATE SET record = excluded.record`, r.ID, v)
+		r.ID = id
+	}
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+	}
+	v, err := json.Marshal(r)
+	if err != nil {
 		return err
-	})
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO reports (id, record) VALUES ($1, $2)
+		ON CONFLICT (id) DO UPDATE SET record = excluded.record`, r.ID, v)
+	return s.errOf(err)
 }
 
 // Report reads one report.

@@ -25,25 +25,36 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 
 // DeleteUser deletes a user and every pair of theirs.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		var u int64
-		if err := tx.QueryRow(ctx, `SELECT idx FROM users WHERE id = $1`, id).Scan(&u); err == pgx.ErrNoRows {
-			return notFound("user", id)
-		} else if err != nil {
-			return err
-		}
-		if err := forget(ctx, tx, "user_idx = $1", u); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM users WHERE idx = $1`, u); err != nil {
-			return err
-		}
-		return addCounters(ctx, tx, map[string]int64{"users": -1})
-	})
+	err := s.write(ctx, func(tx pgx.Tx) error { return deleteWithPairs(ctx, tx, "user", id) })
 	if err == nil {
 		s.eventsVersion.Add(1)
 	}
 	return err
+}
+
+// indexOf is the dense index of user or item id, not_found when none.
+func indexOf(ctx context.Context, tx pgx.Tx, kind, id string) (int64, error) {
+	var idx int64
+	err := tx.QueryRow(ctx, `SELECT idx FROM `+kind+`s WHERE id = $1`, id).Scan(&idx)
+	if err == pgx.ErrNoRows {
+		return 0, notFound(kind, id)
+	}
+	return idx, err
+}
+
+// deleteWithPairs deletes a user or an item (kind) and every pair with it.
+func deleteWithPairs(ctx context.Context, tx pgx.Tx, kind, id string) error {
+	idx, err := indexOf(ctx, tx, kind, id)
+	if err != nil {
+		return err
+	}
+	if err := forget(ctx, tx, kind+"_idx = $1", idx); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM `+kind+`s WHERE idx = $1`, idx); err != nil {
+		return err
+	}
+	return addCounters(ctx, tx, map[string]int64{kind + "s": -1})
 }
 
 // UserIDs maps dense user indices to ids ("" for unknown ones).

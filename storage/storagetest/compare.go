@@ -60,39 +60,32 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 		both("user "+id, func(s storage.Backend) (any, error) { return s.User(bg, id) })
 		both("profile "+id, func(s storage.Backend) (any, error) { return s.Profile(bg, id) })
 		both("history "+id, func(s storage.Backend) (any, error) {
-			var pages []any
-			cursor := ""
-			for {
-				h, next, err := s.History(bg, id, api.Page{Cursor: cursor, Limit: 3})
-				if err != nil {
-					return pages, err
-				}
-				pages = append(pages, h, next)
-				if next == "" {
-					return pages, nil
-				}
-				cursor = next
-			}
+			return allPages(3, func(pg api.Page) (any, string, error) { return s.History(bg, id, pg) })
 		})
 	}
 	both("items", func(s storage.Backend) (any, error) {
-		var pages []any
-		cursor := ""
-		for {
-			page, next, err := s.Items(bg, api.Page{Cursor: cursor, Limit: 4})
-			if err != nil {
-				return pages, err
-			}
-			pages = append(pages, page, next)
-			if next == "" {
-				return pages, nil
-			}
-			cursor = next
-		}
+		return allPages(4, func(pg api.Page) (any, string, error) { return s.Items(bg, pg) })
 	})
 	for _, id := range snap.ItemIDs {
 		if id != "" {
 			both("item "+id, func(s storage.Backend) (any, error) { return s.Item(bg, id) })
 		}
+	}
+}
+
+// allPages reads a listing page by page and returns the pages and cursors.
+func allPages(limit int, read func(api.Page) (any, string, error)) ([]any, error) {
+	var pages []any
+	cursor := ""
+	for {
+		page, next, err := read(api.Page{Cursor: cursor, Limit: limit})
+		if err != nil {
+			return pages, err
+		}
+		pages = append(pages, page, next)
+		if next == "" {
+			return pages, nil
+		}
+		cursor = next
 	}
 }
