@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"recsys/storage"
+	"recsys/storage/bolttest"
 	"recsys/storage/postgres/pgtest"
 	"recsys/storage/storagetest"
 )
@@ -17,7 +18,8 @@ import (
 // TestMigrate_command runs `recsys migrate` from a bbolt file into
 // PostgreSQL and from there into a new file: each run prints the counts
 // and the verified checksum, the same both ways, and the final file
-// answers every read as the first. Into a database that holds data, from a
+// answers every read as the first and holds the same bytes in every
+// bucket. Into a database that holds data, from a
 // missing file, or to the same database it refuses, changing nothing.
 func TestMigrate_command(t *testing.T) {
 	dir := t.TempDir()
@@ -59,6 +61,10 @@ func TestMigrate_command(t *testing.T) {
 	}
 	defer b.Close()
 	storagetest.Compare(t, a, b)
+	// Through PostgreSQL and back, the file holds what it held, to the byte.
+	if diff := bolttest.Diff(bolttest.File(t, first), bolttest.File(t, back), nil); diff != nil {
+		t.Fatalf("the file back from PostgreSQL differs: %v", diff)
+	}
 
 	for _, c := range []struct {
 		name     string

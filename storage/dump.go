@@ -321,7 +321,11 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 				return ErrNotEmpty
 			}
 		}
-		return fill(&boltSink{tx: tx, w: newWriter(tx)})
+		sink := &boltSink{tx: tx, w: newWriter(tx)}
+		if err := fill(sink); err != nil {
+			return err
+		}
+		return sink.finish()
 	})
 	if err == nil {
 		s.itemsVersion.Add(1)
@@ -330,10 +334,38 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 	return err
 }
 
-// boltSink writes dump records into a write transaction.
+// boltSink writes dump records into a write transaction. The dump's order
+// is the order of the index → id buckets and of pairs, not that of the
+// users, items and item_users buckets: their entries wait in later and go
+// in sorted at the end, since bbolt inserts out of key order within one
+// transaction in quadratic time (every insert moves the rest of an
+// unsplit node).
 type boltSink struct {
-	tx *bolt.Tx
-	w  *writer
+	tx    *bolt.Tx
+	w     *writer
+	later map[*bolt.Bucket][]keyValue
+}
+
+type keyValue struct{ k, v []byte }
+
+func (b *boltSink) putLater(bk *bolt.Bucket, k, v []byte) {
+	if b.later == nil {
+		b.later = map[*bolt.Bucket][]keyValue{}
+	}
+	b.later[bk] = append(b.later[bk], keyValue{k, v})
+}
+
+// finish writes the entries that waited, each bucket's in key order.
+func (b *boltSink) finish() error {
+	for bk, kvs := range b.later {
+		sort.Slice(kvs, func(x, y int) bool { return bytes.Compare(kvs[x].k, kvs[y].k) < 0 })
+		for _, kv := range kvs {
+			if err := bk.Put(kv.k, kv.v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (b *boltSink) Head(h DumpHead) error {
@@ -356,9 +388,7 @@ func (b *boltSink) Head(h DumpHead) error {
 func (b *boltSink) User(u DumpUser) error {
 	r := userRecord{idx: u.Idx, created: u.T.Created, lastSeen: u.T.LastSeen, items: u.T.Items,
 		positives: u.T.Positives, events: u.T.Events}
-	if err := b.w.users.Put([]byte(u.ID), r.encode()); err != nil {
-		return err
-	}
+	b.putLater(b.w.users, []byte(u.ID), r.encode())
 	return b.w.userIDs.Put(u64(u.Idx), []byte(u.ID))
 }
 
@@ -368,9 +398,7 @@ func (b *boltSink) Item(it DumpItem) error {
 	if err != nil {
 		return err
 	}
-	if err := b.w.items.Put([]byte(it.ID), rec); err != nil {
-		return err
-	}
+	b.putLater(b.w.items, []byte(it.ID), rec)
 	if err := b.w.itemID.Put(u64(it.Idx), []byte(it.ID)); err != nil {
 		return err
 	}
@@ -382,7 +410,8 @@ func (b *boltSink) Pair(p DumpPair) error {
 	if err := b.w.pairs.Put(pairKey(p.User, p.Item), r.encode()); err != nil {
 		return err
 	}
-	return b.w.itemUsers.Put(pairKey(p.Item, p.User), []byte{p.P.Flags})
+	b.putLater(b.w.itemUsers, pairKey(p.Item, p.User), []byte{p.P.Flags})
+	return nil
 }
 
 func (b *boltSink) PairDay(p DumpPairDay) error {
