@@ -61,6 +61,7 @@ var contractCases = []struct {
 	{"reports", testReports},
 	{"concurrent ingest", testConcurrentIngest},
 	{"concurrent updates", testConcurrentUpdates},
+	{"concurrent deletes", testConcurrentDeletes},
 	{"invariants", testInvariants},
 	{"dump and restore", testDumpRestore},
 }
@@ -939,6 +940,49 @@ func testConcurrentUpdates(t *testing.T, open Opener) {
 	if it := mustItem(t, s, "x"); it.Features["n"] != n {
 		t.Fatalf("n = %v after %d increments", it.Features["n"], n)
 	}
+}
+
+// testConcurrentDeletes: deletes of users, items and pairs racing with
+// batches and catalogue writes on the same ids leave every counter equal
+// to what it counts.
+func testConcurrentDeletes(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	run := func(f func(k int) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 30 {
+				if err := f(k); err != nil && api.ErrorCode(err) != api.CodeNotFound {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for w := range 3 {
+		run(func(k int) error {
+			evs := make([]api.Interaction, 10)
+			for j := range evs {
+				evs[j] = Ev(fmt.Sprintf("u%d", (w+j+k)%6), fmt.Sprintf("i%d", (j*k+w)%7), []string{"view", "like", "dislike"}[(j+k)%3])
+			}
+			_, err := s.AddInteractions(bg, evs)
+			return err
+		})
+	}
+	run(func(k int) error { return s.DeleteUser(bg, fmt.Sprintf("u%d", k%6)) })
+	run(func(k int) error { return s.DeleteItem(bg, fmt.Sprintf("i%d", (k*3)%7)) })
+	run(func(k int) error { return s.DeleteInteraction(bg, fmt.Sprintf("u%d", k%6), fmt.Sprintf("i%d", k%7)) })
+	run(func(k int) error {
+		return s.PutItems(bg, []api.Item{{ID: fmt.Sprintf("i%d", k%7), Categories: []string{"c"}}})
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	checkInvariants(t, s)
 }
 
 // testInvariants runs a mixed workload and checks that the counters agree
