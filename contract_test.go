@@ -33,6 +33,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"recsys/api"
+	"recsys/storage/postgres/pgtest"
 	"recsys/web"
 )
 
@@ -133,6 +134,16 @@ type contractServer struct {
 // ends. mutate adjusts the configuration first.
 func startContractServer(t *testing.T, mutate func(*Config)) *contractServer {
 	t.Helper()
+	if strings.HasPrefix(t.Name(), "TestContract_postgres/") {
+		// The same scenarios on the PostgreSQL store.
+		dsn, m := pgtest.Schema(t), mutate
+		mutate = func(c *Config) {
+			c.DB = dsn
+			if m != nil {
+				m(c)
+			}
+		}
+	}
 	a := startApp(t, mutate)
 	// A server with no keys lets everything through, but the contract asks
 	// clients for a key on guarded routes, so the tests send one anyway.
@@ -364,6 +375,25 @@ func TestContract(t *testing.T) {
 		return
 	}
 	t.Run("coverage", func(t *testing.T) { checkCoverage(t, c) })
+}
+
+// TestContract_postgres runs the data scenarios of TestContract on a
+// server whose store is PostgreSQL: the same requests, the same answers,
+// every one checked against openapi.yaml.
+func TestContract_postgres(t *testing.T) {
+	loadContract(t)
+	for _, sc := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"service", testContractService},
+		{"items", testContractItems},
+		{"interactions_users_recommendations", testContractInteractions},
+		{"trained_model", testContractTrainedModel},
+		{"jobs_models_evaluations", testContractLifecycle},
+	} {
+		t.Run(sc.name, sc.run)
+	}
 }
 
 // unprovoked are the documented answers no test can bring about yet, with
