@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +63,24 @@ func TestMigrate_boltToPostgresAndBack(t *testing.T) {
 	storagetest.Compare(t, bolt, pg)
 	storagetest.Compare(t, bolt, back)
 	storagetest.SameServices(t, bolt, pg, back)
+}
+
+// TestOpen_durableCommits: connections commit synchronously even on a
+// server configured with synchronous_commit off, and a URL asking for off
+// is refused.
+func TestOpen_durableCommits(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	s, err := postgres.Open(context.Background(), dsn+"&options=-csynchronous_commit%3Doff", postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got string
+	if err := s.Pool().QueryRow(context.Background(), "SHOW synchronous_commit").Scan(&got); err != nil || got != "on" {
+		t.Fatalf("synchronous_commit = %q, %v; want on", got, err)
+	}
+	if _, err := postgres.Open(context.Background(), dsn+"&synchronous_commit=off", postgres.Options{}); err == nil ||
+		!strings.Contains(err.Error(), "synchronous_commit=off") {
+		t.Fatalf("a URL asking for synchronous_commit=off: err = %v", err)
+	}
 }

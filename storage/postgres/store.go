@@ -75,6 +75,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--db %s: the URL does not parse (postgres://user:pass@host:port/db)", Redact(dsn))
 	}
+	// A write is answered only once it is on disk: every setting but off
+	// flushes the commit locally, and a server configured with off is
+	// overridden for our connections.
+	switch sc := cfg.ConnConfig.RuntimeParams["synchronous_commit"]; sc {
+	case "":
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	case "off":
+		return nil, fmt.Errorf("--db %s: synchronous_commit=off would answer writes before they are durable", Redact(dsn))
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
