@@ -345,18 +345,26 @@ func clipBody(b []byte) string {
 // openapi.yaml, and ends by checking that nothing documented went unseen.
 // The scenarios live in contract_<resource>_test.go; this file holds the
 // harness they share.
+// contractScenario is one part of TestContract.
+type contractScenario struct {
+	name string
+	run  func(*testing.T)
+}
+
+// dataScenarios are the scenarios about the data, which TestContract runs on
+// bbolt and TestContract_postgres on PostgreSQL.
+var dataScenarios = []contractScenario{
+	{"service", testContractService},
+	{"items", testContractItems},
+	{"interactions_users_recommendations", testContractInteractions},
+	{"trained_model", testContractTrainedModel},
+	{"jobs_models_evaluations", testContractLifecycle},
+}
+
 func TestContract(t *testing.T) {
 	c := loadContract(t)
-	scenarios := []struct {
-		name string
-		run  func(*testing.T)
-	}{
-		{"service", testContractService},
-		{"items", testContractItems},
-		{"interactions_users_recommendations", testContractInteractions},
-		{"trained_model", testContractTrainedModel},
+	scenarios := append(slices.Clone(dataScenarios), []contractScenario{
 		{"content_model", testContractContentModel},
-		{"jobs_models_evaluations", testContractLifecycle},
 		{"unrouted", testContractUnrouted},
 		{"auth", testContractAuth},
 		{"auth_admin_disabled", testContractAdminDisabled},
@@ -364,7 +372,7 @@ func TestContract(t *testing.T) {
 		{"store_closed", testContractStoreClosed},
 		{"timeout", testContractTimeout},
 		{"storage_full", testContractStorageFull},
-	}
+	}...)
 	all := true
 	for _, sc := range scenarios {
 		ran := false
@@ -382,16 +390,7 @@ func TestContract(t *testing.T) {
 // every one checked against openapi.yaml.
 func TestContract_postgres(t *testing.T) {
 	loadContract(t)
-	for _, sc := range []struct {
-		name string
-		run  func(*testing.T)
-	}{
-		{"service", testContractService},
-		{"items", testContractItems},
-		{"interactions_users_recommendations", testContractInteractions},
-		{"trained_model", testContractTrainedModel},
-		{"jobs_models_evaluations", testContractLifecycle},
-	} {
+	for _, sc := range dataScenarios {
 		t.Run(sc.name, sc.run)
 	}
 }
