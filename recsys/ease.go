@@ -222,7 +222,7 @@ func (m *EASE) fitDense(ctx context.Context, x *Matrix, active []uint32, progres
 						continue
 					}
 					pij := g[min(i, j)*n+max(i, j)]
-					row[j] = float32(-pij / g[j*n+j])
+					row[j] = float32(0 - pij/g[j*n+j]) // +0, not −0, where P_ij = 0
 				}
 			}
 		}

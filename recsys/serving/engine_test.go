@@ -28,6 +28,12 @@ func add(tb testing.TB, st *storage.Store, user string, typ string, items ...str
 // fitItemKNN fits itemknn with k neighbours on the interactions in st.
 func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
 	tb.Helper()
+	return fitModel(tb, st, "itemknn", recsys.Params{K: k})
+}
+
+// fitModel fits the named model with p on the interactions in st.
+func fitModel(tb testing.TB, st *storage.Store, name string, p recsys.Params) recsys.Model {
+	tb.Helper()
 	ctx := context.Background()
 	snap, err := st.Snapshot(ctx)
 	if err != nil {
@@ -41,8 +47,8 @@ func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, _ := recsys.New("itemknn")
-	if err := m.Fit(ctx, x, recsys.Params{K: k}); err != nil {
+	m, _ := recsys.New(name)
+	if err := m.Fit(ctx, x, p); err != nil {
 		tb.Fatal(err)
 	}
 	return m
