@@ -13,8 +13,8 @@ import (
 
 // TestEngine_easeRP3Beta_liveHistory: ease and rp3beta answer from the
 // history at request time, so a user's new events change the list at
-// once, with the consumed items as reasons. Two tastes, {a, b, c} (3
-// users) and {x, y, z} (4 users), share no user, so XᵀX is block
+// once, with the consumed items as reasons. The two tastes of twoTastes,
+// {a, b, c} (3 users) and {x, y, z} (4 users), share no user, so XᵀX is block
 // diagonal. EASE, λ = 1: column b is the ridge regression
 // [[4,3],[3,4]] w = [3,3], w = 3/7 on a and c; column z is [[5,4],[4,5]]
 // w = [4,4], w = 4/9 on x and y. RP3β, β = 0: W(a, b) = 3·(1/3)(1/3) = 1/3
@@ -30,14 +30,8 @@ func TestEngine_easeRP3Beta_liveHistory(t *testing.T) {
 		{"ease", recsys.Params{K: 5, Extra: map[string]float64{"lambda": 1, "max_dense": 0}}, 4.0 / 9},
 		{"rp3beta", recsys.Params{K: 5, Extra: map[string]float64{"beta": 0}}, 1.0 / 3},
 	} {
-		st := mustStore(t)
+		st := twoTastes(t)
 		ctx := context.Background()
-		for _, u := range []string{"p1", "p2", "p3"} {
-			add(t, st, u, "view", "a", "b", "c")
-		}
-		for _, u := range []string{"q1", "q2", "q3", "q4"} {
-			add(t, st, u, "view", "x", "y", "z")
-		}
 		m := fitModel(t, st, tc.name, tc.p)
 		eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
 		eng.Install(&Served{Info: api.ModelInfo{Name: tc.name, Version: "v1"}, Model: m}, true)
