@@ -82,3 +82,17 @@ func benchFit(b *testing.B, name string) {
 }
 
 func BenchmarkFit_kunn(b *testing.B) { benchFit(b, "kunn") }
+
+func BenchmarkFit_rp3beta(b *testing.B) { benchFit(b, "rp3beta") }
+
+// BenchmarkFit_ease is the dense closed form over the 1,700 items (λ =
+// DefaultEASELambda); BenchmarkFit_easeSparse the sparse variant with
+// k_max = 100, forced by the dense limit 0.
+func BenchmarkFit_ease(b *testing.B) { benchFit(b, "ease") }
+func BenchmarkFit_easeSparse(b *testing.B) {
+	b.Setenv(EnvEASEMaxDense, "0")
+	benchFit(b, "ease")
+}
+
+func BenchmarkScore_ease(b *testing.B)    { benchScore(b, "ease") }
+func BenchmarkScore_rp3beta(b *testing.B) { benchScore(b, "rp3beta") }

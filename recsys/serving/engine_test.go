@@ -25,8 +25,28 @@ func add(tb testing.TB, st *storage.Store, user string, typ string, items ...str
 	}
 }
 
+// twoTastes is a store where users p1–p3 viewed {a, b, c} and q1–q4
+// {x, y, z}.
+func twoTastes(tb testing.TB) *storage.Store {
+	tb.Helper()
+	st := mustStore(tb)
+	for _, u := range []string{"p1", "p2", "p3"} {
+		add(tb, st, u, "view", "a", "b", "c")
+	}
+	for _, u := range []string{"q1", "q2", "q3", "q4"} {
+		add(tb, st, u, "view", "x", "y", "z")
+	}
+	return st
+}
+
 // fitItemKNN fits itemknn with k neighbours on the interactions in st.
 func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
+	tb.Helper()
+	return fitModel(tb, st, "itemknn", recsys.Params{K: k})
+}
+
+// fitModel fits the named model with p on the interactions in st.
+func fitModel(tb testing.TB, st *storage.Store, name string, p recsys.Params) recsys.Model {
 	tb.Helper()
 	ctx := context.Background()
 	snap, err := st.Snapshot(ctx)
@@ -41,8 +61,8 @@ func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, _ := recsys.New("itemknn")
-	if err := m.Fit(ctx, x, recsys.Params{K: k}); err != nil {
+	m, _ := recsys.New(name)
+	if err := m.Fit(ctx, x, p); err != nil {
 		tb.Fatal(err)
 	}
 	return m
@@ -109,15 +129,8 @@ func TestEngine_popularityFallback(t *testing.T) {
 // TestEngine_modelUsesLiveHistory: an item-based model answers from the
 // history at request time, and excludes what was just consumed.
 func TestEngine_modelUsesLiveHistory(t *testing.T) {
-	st := mustStore(t)
+	st := twoTastes(t)
 	ctx := context.Background()
-	// Two tastes: {a, b, c} and {x, y, z}.
-	for _, u := range []string{"p1", "p2", "p3"} {
-		add(t, st, u, "view", "a", "b", "c")
-	}
-	for _, u := range []string{"q1", "q2", "q3", "q4"} {
-		add(t, st, u, "view", "x", "y", "z")
-	}
 	m := fitItemKNN(t, st, 5)
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
 	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)
