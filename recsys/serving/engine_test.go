@@ -25,11 +25,10 @@ func add(tb testing.TB, st *storage.Store, user string, typ string, items ...str
 	}
 }
 
-// fitItemKNN fits itemknn with k neighbours on the interactions in st.
-func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
+// fitMatrix is the training matrix of the interactions in st.
+func fitMatrix(tb testing.TB, st *storage.Store) *recsys.Matrix {
 	tb.Helper()
-	ctx := context.Background()
-	snap, err := st.Snapshot(ctx)
+	snap, err := st.Snapshot(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -41,8 +40,14 @@ func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return x
+}
+
+// fitItemKNN fits itemknn with k neighbours on the interactions in st.
+func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
+	tb.Helper()
 	m, _ := recsys.New("itemknn")
-	if err := m.Fit(ctx, x, recsys.Params{K: k}); err != nil {
+	if err := m.Fit(context.Background(), fitMatrix(tb, st), recsys.Params{K: k}); err != nil {
 		tb.Fatal(err)
 	}
 	return m

@@ -1,0 +1,295 @@
+package recsys
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// TopRanker is implemented by models that find a user's best items
+// without scoring the whole catalogue. RankTop(history, pop, skip, n,
+// scores) returns exactly what
+//
+//	m.Score(history, scores); scores[i] = −Inf where skip(i); TopN(scores, pop, nil, n)
+//
+// returns, the same items in the same order, and leaves in scores[i] the
+// same score for every returned item i (the other entries of scores are
+// unspecified). The catalogue is 0..len(scores)−1.
+type TopRanker interface {
+	RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32
+}
+
+// rankBlock is how many items one block of a rankIndex holds.
+const rankBlock = 64
+
+// rankIndex holds the reversed lists of an item-item affinity A (row j:
+// the items i with j ∈ KNN(i), and A(i, j)) laid out so that a top-n
+// query can skip most of the catalogue and still return the exact answer.
+//
+// Items get positions in decreasing order of their row sum Σ_j A(i, j) (a
+// bound on any of their scores) and are grouped in blocks of rankBlock
+// positions; every reversed row is sorted by position. For a history H,
+// each block has the bound ub(b) = Σ_{j∈H} max_{i∈b} A(i, j), added in
+// ascending j, which is at least the score of every item of the block as
+// the full scorer computes it: that score adds the A(i, j) ≤ max terms in
+// the same order, and rounded addition is monotone. A query scores the
+// blocks exactly in decreasing order of bound and stops at the first block
+// whose bound is below the n-th best score found, so it returns the same
+// items and the same scores as scoring every item.
+type rankIndex struct {
+	nItems int
+	order  []uint32 // position → item
+	pos    []uint32 // item → position
+	ptr    []int    // row j is ent[ptr[j]:ptr[j+1]]
+	ent    []rankEntry
+	// Rows with at least as many entries as there are blocks keep their
+	// block maxima densely: row j's are bmax[dense[j]·nBlocks:][:nBlocks]
+	// (dense[j] = −1 for a shorter row, whose maxima come from its
+	// entries).
+	dense []int32
+	bmax  []float64
+	// bound[b] caps the score of every item of block b: the largest row
+	// sum of its items, raised to cover rounding (see newRankIndex).
+	bound []float64
+	pool  sync.Pool // *rankScratch
+}
+
+// rankEntry is one entry A(item, j) of reversed row j.
+type rankEntry struct {
+	item  uint32
+	pos   uint32
+	value float64
+}
+
+type rankScratch struct {
+	hist   []uint32
+	ub     []float64
+	blocks []blockBound
+	heap   []uint32
+}
+
+type blockBound struct {
+	ub float64
+	b  int32
+}
+
+func (x *rankIndex) nBlocks() int { return (x.nItems + rankBlock - 1) / rankBlock }
+
+// newRankIndex builds the index of the affinity whose KNN lists are fwd
+// (row i: j ∈ KNN(i) with A(i, j) > 0) over nItems items.
+func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
+	x := &rankIndex{nItems: nItems, order: make([]uint32, nItems), pos: make([]uint32, nItems)}
+	rowSum := make([]float64, nItems)
+	for i := 0; i < min(nItems, fwd.Rows()); i++ {
+		for _, e := range fwd.Row(i) {
+			rowSum[i] += e.Value
+		}
+	}
+	for i := range x.order {
+		x.order[i] = uint32(i)
+	}
+	slices.SortFunc(x.order, func(a, b uint32) int {
+		if c := cmp.Compare(rowSum[b], rowSum[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for p, i := range x.order {
+		x.pos[i] = uint32(p)
+	}
+	// Counting sort by row j, filled in position order of i, so every row
+	// comes out sorted by position.
+	x.ptr = make([]int, nItems+1)
+	for i := 0; i < min(nItems, fwd.Rows()); i++ {
+		for _, e := range fwd.Row(i) {
+			x.ptr[e.Index+1]++
+		}
+	}
+	for j := 0; j < nItems; j++ {
+		x.ptr[j+1] += x.ptr[j]
+	}
+	x.ent = make([]rankEntry, x.ptr[nItems])
+	next := slices.Clone(x.ptr[:nItems])
+	for p, i := range x.order {
+		if int(i) >= fwd.Rows() {
+			continue
+		}
+		for _, e := range fwd.Row(int(i)) {
+			x.ent[next[e.Index]] = rankEntry{item: i, pos: uint32(p), value: e.Value}
+			next[e.Index]++
+		}
+	}
+	nb := x.nBlocks()
+	x.dense = make([]int32, nItems)
+	for j := range x.dense {
+		x.dense[j] = -1
+		row := x.ent[x.ptr[j]:x.ptr[j+1]]
+		if len(row) < nb {
+			continue
+		}
+		x.dense[j] = int32(len(x.bmax) / nb)
+		m := make([]float64, nb)
+		for _, e := range row {
+			m[e.pos/rankBlock] = max(m[e.pos/rankBlock], e.value)
+		}
+		x.bmax = append(x.bmax, m...)
+	}
+	// A score adds at most the item's row entries, so it is at most their
+	// sum in exact arithmetic; both roundings together stay below a
+	// relative 2·nItems·2⁻⁵³, which the 1e-8 margin covers for catalogues
+	// up to 10⁷ items.
+	x.bound = make([]float64, nb)
+	for p, i := range x.order {
+		x.bound[p/rankBlock] = max(x.bound[p/rankBlock], rowSum[i]*(1+1e-8))
+	}
+	x.pool.New = func() any { return &rankScratch{ub: make([]float64, nb), blocks: make([]blockBound, nb)} }
+	return x
+}
+
+// row returns reversed row j.
+func (x *rankIndex) row(j uint32) []rankEntry { return x.ent[x.ptr[j]:x.ptr[j+1]] }
+
+// accumulate adds scale·A(i, j) to scores[i] for every j of history and i
+// with j ∈ KNN(i), as itemSide.accumulate does from its reversed lists.
+func (x *rankIndex) accumulate(history []uint32, scores []float64, scale float64) int {
+	known := 0
+	prev := -1
+	for _, j := range history {
+		if int(j) >= x.nItems || int(j) == prev {
+			continue
+		}
+		prev = int(j)
+		known++
+		for _, e := range x.row(j) {
+			scores[e.item] += scale * e.value
+		}
+	}
+	return known
+}
+
+// topN is RankTop for the affinity score Σ_{j∈H∩KNN(i)} A(i, j) (scale 1;
+// ItemP's score), on a catalogue of len(scores) ≥ nItems items.
+func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
+	if n <= 0 {
+		return nil
+	}
+	sc := x.pool.Get().(*rankScratch)
+	defer x.pool.Put(sc)
+	sc.hist = sc.hist[:0]
+	prev := -1
+	for _, j := range history {
+		if int(j) < x.nItems && int(j) != prev {
+			sc.hist = append(sc.hist, j)
+			prev = int(j)
+		}
+	}
+	ub := sc.ub
+	clear(ub)
+	for _, j := range sc.hist {
+		if d := x.dense[j]; d >= 0 {
+			m := x.bmax[int(d)*len(ub):][:len(ub)]
+			for b, v := range m {
+				ub[b] += v
+			}
+			continue
+		}
+		// Entries are sorted by position: add each block's largest.
+		row := x.row(j)
+		for k := 0; k < len(row); {
+			b := row[k].pos / rankBlock
+			m := row[k].value
+			for k++; k < len(row) && row[k].pos/rankBlock == b; k++ {
+				m = max(m, row[k].value)
+			}
+			ub[b] += m
+		}
+	}
+	blocks := sc.blocks[:0]
+	for b, u := range ub {
+		blocks = append(blocks, blockBound{ub: min(u, x.bound[b]), b: int32(b)})
+	}
+	// Items past the model's catalogue score 0: one more block, bound 0.
+	if len(scores) > x.nItems {
+		blocks = append(blocks, blockBound{ub: 0, b: -1})
+	}
+	slices.SortFunc(blocks, func(a, b blockBound) int { return cmp.Compare(b.ub, a.ub) })
+	sc.blocks = blocks
+
+	t := tieOrder{pop: popularity}
+	h := sc.heap[:0]
+	worse := func(a, b uint32) bool { return t.before(scores, b, a) }
+	push := func(item uint32) {
+		if skip(item) {
+			return
+		}
+		if len(h) < n {
+			h = append(h, item)
+			for c := len(h) - 1; c > 0; {
+				p := (c - 1) / 2
+				if !worse(h[c], h[p]) {
+					break
+				}
+				h[c], h[p] = h[p], h[c]
+				c = p
+			}
+			return
+		}
+		if !t.before(scores, item, h[0]) {
+			return
+		}
+		h[0] = item
+		for c := 0; ; {
+			w := c
+			if l := 2*c + 1; l < len(h) && worse(h[l], h[w]) {
+				w = l
+			}
+			if r := 2*c + 2; r < len(h) && worse(h[r], h[w]) {
+				w = r
+			}
+			if w == c {
+				break
+			}
+			h[c], h[w] = h[w], h[c]
+			c = w
+		}
+	}
+	for _, bb := range blocks {
+		// An item of this block scores at most bb.ub: below the n-th best
+		// score found, it cannot enter, nor can any later block's.
+		if len(h) == n && bb.ub < scores[h[0]] {
+			break
+		}
+		if bb.b < 0 {
+			for i := x.nItems; i < len(scores); i++ {
+				scores[i] = 0
+				push(uint32(i))
+			}
+			continue
+		}
+		lo, hi := uint32(bb.b)*rankBlock, min(uint32(bb.b+1)*rankBlock, uint32(x.nItems))
+		for p := lo; p < hi; p++ {
+			scores[x.order[p]] = 0
+		}
+		for _, j := range sc.hist {
+			row := x.row(j)
+			k, _ := slices.BinarySearchFunc(row, lo, func(e rankEntry, p uint32) int { return cmp.Compare(e.pos, p) })
+			for ; k < len(row) && row[k].pos < hi; k++ {
+				scores[row[k].item] += row[k].value
+			}
+		}
+		for p := lo; p < hi; p++ {
+			push(x.order[p])
+		}
+	}
+	slices.SortFunc(h, func(a, b uint32) int {
+		if t.before(scores, a, b) {
+			return -1
+		}
+		if t.before(scores, b, a) {
+			return 1
+		}
+		return 0
+	})
+	sc.heap = h
+	return slices.Clone(h)
+}
