@@ -2,6 +2,7 @@ package recsys
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sync"
 )
@@ -19,35 +20,40 @@ type TopRanker interface {
 	RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32
 }
 
-// rankBlock is how many items one block of a rankIndex holds.
-const rankBlock = 64
+// rankBlocks caps the number of blocks of a rankIndex, and rankMinBlock
+// is the fewest items a block holds: every row keeps one bound per block,
+// so the bounds take at most 4·rankBlocks bytes per item, and a query adds
+// |H|·rankBlocks of them.
+const (
+	rankBlocks   = 128
+	rankMinBlock = 64
+)
 
 // rankIndex holds the reversed lists of an item-item affinity A (row j:
 // the items i with j ∈ KNN(i), and A(i, j)) laid out so that a top-n
 // query can skip most of the catalogue and still return the exact answer.
 //
 // Items get positions in decreasing order of their row sum Σ_j A(i, j) (a
-// bound on any of their scores) and are grouped in blocks of rankBlock
-// positions; every reversed row is sorted by position. For a history H,
-// each block has the bound ub(b) = Σ_{j∈H} max_{i∈b} A(i, j), added in
-// ascending j, which is at least the score of every item of the block as
-// the full scorer computes it: that score adds the A(i, j) ≤ max terms in
-// the same order, and rounded addition is monotone. A query scores the
-// blocks exactly in decreasing order of bound and stops at the first block
-// whose bound is below the n-th best score found, so it returns the same
-// items and the same scores as scoring every item.
+// bound on any of their scores) and are grouped in at most rankBlocks
+// blocks of consecutive positions; every reversed row is sorted by
+// position. For a history H, each block has the bound ub(b) =
+// Σ_{j∈H} max_{i∈b} A(i, j), added in ascending j, which is at least the
+// score of every item of the block as the full scorer computes it: that
+// score adds the A(i, j) ≤ max terms in the same order, and rounded
+// addition is monotone (the maxima are kept as float32 rounded up, still
+// ≥ every term). A query scores the blocks exactly in decreasing order of
+// bound and stops at the first block whose bound is below the n-th best
+// score found, so it returns the same items and the same scores as
+// scoring every item.
 type rankIndex struct {
 	nItems int
 	order  []uint32 // position → item
 	pos    []uint32 // item → position
 	ptr    []int    // row j is ent[ptr[j]:ptr[j+1]]
 	ent    []rankEntry
-	// Rows with at least as many entries as there are blocks keep their
-	// block maxima densely: row j's are bmax[dense[j]·nBlocks:][:nBlocks]
-	// (dense[j] = −1 for a shorter row, whose maxima come from its
-	// entries).
-	dense []int32
-	bmax  []float64
+	shift  uint // a block holds 1<<shift consecutive positions
+	// bmax[j·nBlocks+b] is max_{i∈b} A(i, j), rounded up to a float32.
+	bmax []float32
 	// bound[b] caps the score of every item of block b: the largest row
 	// sum of its items, raised to cover rounding (see newRankIndex).
 	bound []float64
@@ -62,6 +68,7 @@ type rankEntry struct {
 }
 
 type rankScratch struct {
+	rest   []bool // blocks left to the one pass
 	hist   []uint32
 	ub     []float64
 	blocks []blockBound
@@ -73,7 +80,24 @@ type blockBound struct {
 	b  int32
 }
 
-func (x *rankIndex) nBlocks() int { return (x.nItems + rankBlock - 1) / rankBlock }
+func (x *rankIndex) nBlocks() int { return (x.nItems + 1<<x.shift - 1) >> x.shift }
+
+// block is the block of position p.
+func (x *rankIndex) block(p uint32) int { return int(p >> x.shift) }
+
+// span is the positions of block b.
+func (x *rankIndex) span(b int) (lo, hi uint32) {
+	return uint32(b << x.shift), uint32(min((b+1)<<x.shift, x.nItems))
+}
+
+// roundUp32 is the least float32 at least v.
+func roundUp32(v float64) float32 {
+	f := float32(v)
+	if float64(f) < v {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
 
 // newRankIndex builds the index of the affinity whose KNN lists are fwd
 // (row i: j ∈ KNN(i) with A(i, j) > 0) over nItems items.
@@ -119,20 +143,16 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 			next[e.Index]++
 		}
 	}
+	for x.shift = 0; 1<<x.shift < rankMinBlock || (nItems+1<<x.shift-1)>>x.shift > rankBlocks; x.shift++ {
+	}
 	nb := x.nBlocks()
-	x.dense = make([]int32, nItems)
-	for j := range x.dense {
-		x.dense[j] = -1
-		row := x.ent[x.ptr[j]:x.ptr[j+1]]
-		if len(row) < nb {
-			continue
+	x.bmax = make([]float32, nItems*nb)
+	for j := 0; j < nItems; j++ {
+		m := x.bmax[j*nb:][:nb]
+		for _, e := range x.row(uint32(j)) {
+			b := x.block(e.pos)
+			m[b] = max(m[b], roundUp32(e.value))
 		}
-		x.dense[j] = int32(len(x.bmax) / nb)
-		m := make([]float64, nb)
-		for _, e := range row {
-			m[e.pos/rankBlock] = max(m[e.pos/rankBlock], e.value)
-		}
-		x.bmax = append(x.bmax, m...)
 	}
 	// A score adds at most the item's row entries, so it is at most their
 	// sum in exact arithmetic; both roundings together stay below a
@@ -140,10 +160,37 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 	// up to 10⁷ items.
 	x.bound = make([]float64, nb)
 	for p, i := range x.order {
-		x.bound[p/rankBlock] = max(x.bound[p/rankBlock], rowSum[i]*(1+1e-8))
+		b := x.block(uint32(p))
+		x.bound[b] = max(x.bound[b], rowSum[i]*(1+1e-8))
 	}
-	x.pool.New = func() any { return &rankScratch{ub: make([]float64, nb), blocks: make([]blockBound, nb)} }
+	x.pool.New = func() any {
+		return &rankScratch{ub: make([]float64, nb), blocks: make([]blockBound, nb), rest: make([]bool, nb)}
+	}
 	return x
+}
+
+// scoreRest scores the items of the given blocks (not yet scored) in one
+// pass over the history's rows, each item's terms added in ascending j as
+// the full scorer adds them.
+func (x *rankIndex) scoreRest(sc *rankScratch, blocks []blockBound, scores []float64) {
+	clear(sc.rest)
+	for _, bb := range blocks {
+		if bb.b < 0 {
+			continue
+		}
+		sc.rest[bb.b] = true
+		lo, hi := x.span(int(bb.b))
+		for p := lo; p < hi; p++ {
+			scores[x.order[p]] = 0
+		}
+	}
+	for _, j := range sc.hist {
+		for _, e := range x.row(j) {
+			if sc.rest[e.pos>>x.shift] {
+				scores[e.item] += e.value
+			}
+		}
+	}
 }
 
 // row returns reversed row j.
@@ -186,22 +233,9 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	ub := sc.ub
 	clear(ub)
 	for _, j := range sc.hist {
-		if d := x.dense[j]; d >= 0 {
-			m := x.bmax[int(d)*len(ub):][:len(ub)]
-			for b, v := range m {
-				ub[b] += v
-			}
-			continue
-		}
-		// Entries are sorted by position: add each block's largest.
-		row := x.row(j)
-		for k := 0; k < len(row); {
-			b := row[k].pos / rankBlock
-			m := row[k].value
-			for k++; k < len(row) && row[k].pos/rankBlock == b; k++ {
-				m = max(m, row[k].value)
-			}
-			ub[b] += m
+		m := x.bmax[int(j)*len(ub):][:len(ub)]
+		for b, v := range m {
+			ub[b] += float64(v)
 		}
 	}
 	blocks := sc.blocks[:0]
@@ -253,7 +287,18 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 			c = w
 		}
 	}
-	for _, bb := range blocks {
+	// Scoring one block costs a binary search per history item plus its
+	// entries; when the bounds do not prune (items whose scores do not
+	// follow their row sums), the blocks left are scored in one pass over
+	// the history's rows, as the full scorer does, so that a query costs
+	// at most about 1.25 times a full scoring.
+	full := 0
+	for _, j := range sc.hist {
+		full += x.ptr[j+1] - x.ptr[j]
+	}
+	perBlock := 24*len(sc.hist) + full/max(1, len(ub))
+	spent := 0
+	for k, bb := range blocks {
 		// An item of this block scores at most bb.ub: below the n-th best
 		// score found, it cannot enter, nor can any later block's.
 		if len(h) == n && bb.ub < scores[h[0]] {
@@ -266,7 +311,27 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 			}
 			continue
 		}
-		lo, hi := uint32(bb.b)*rankBlock, min(uint32(bb.b+1)*rankBlock, uint32(x.nItems))
+		if spent += perBlock; spent > full/4 {
+			x.scoreRest(sc, blocks[k:], scores)
+			for _, bb := range blocks[k:] {
+				if len(h) == n && bb.ub < scores[h[0]] {
+					break
+				}
+				if bb.b < 0 {
+					for i := x.nItems; i < len(scores); i++ {
+						scores[i] = 0
+						push(uint32(i))
+					}
+					continue
+				}
+				lo, hi := x.span(int(bb.b))
+				for p := lo; p < hi; p++ {
+					push(x.order[p])
+				}
+			}
+			break
+		}
+		lo, hi := x.span(int(bb.b))
 		for p := lo; p < hi; p++ {
 			scores[x.order[p]] = 0
 		}

@@ -119,14 +119,14 @@ func TestRankIndex_bound(t *testing.T) {
 		for _, j := range h {
 			best := make(map[uint32]float64)
 			for _, e := range ri.row(j) {
-				best[e.pos/rankBlock] = max(best[e.pos/rankBlock], e.value)
+				best[uint32(ri.block(e.pos))] = max(best[uint32(ri.block(e.pos))], e.value)
 			}
 			for b, v := range best {
 				bounds[b] += v
 			}
 		}
 		for i, s := range scores {
-			b := ri.pos[i] / rankBlock
+			b := ri.block(ri.pos[i])
 			if s > min(bounds[b], ri.bound[b]) {
 				t.Fatalf("user %d: item %d scores %v above its block's bound %v (row-sum bound %v)", u, i, s, bounds[b], ri.bound[b])
 			}
