@@ -52,8 +52,11 @@ type rankIndex struct {
 	ptr    []int    // row j is ent[ptr[j]:ptr[j+1]]
 	ent    []rankEntry
 	shift  uint // a block holds 1<<shift consecutive positions
-	// bmax[j·nBlocks+b] is max_{i∈b} A(i, j), rounded up to a float32.
+	// bmax[j·nBlocks+b] is max_{i∈b} A(i, j), rounded up to a float32,
+	// and row j's entries in block b are row(j)[boff[j·(nBlocks+1)+b]:
+	// boff[j·(nBlocks+1)+b+1]].
 	bmax []float32
+	boff []uint32
 	// bound[b] caps the score of every item of block b: the largest row
 	// sum of its items, raised to cover rounding (see newRankIndex).
 	bound []float64
@@ -147,11 +150,17 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 	}
 	nb := x.nBlocks()
 	x.bmax = make([]float32, nItems*nb)
+	x.boff = make([]uint32, nItems*(nb+1))
 	for j := 0; j < nItems; j++ {
-		m := x.bmax[j*nb:][:nb]
-		for _, e := range x.row(uint32(j)) {
+		m, off := x.bmax[j*nb:][:nb], x.boff[j*(nb+1):][:nb+1]
+		row := x.row(uint32(j))
+		for _, e := range row {
 			b := x.block(e.pos)
 			m[b] = max(m[b], roundUp32(e.value))
+			off[b+1]++
+		}
+		for b := range nb {
+			off[b+1] += off[b]
 		}
 	}
 	// A score adds at most the item's row entries, so it is at most their
@@ -287,7 +296,7 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 			c = w
 		}
 	}
-	// Scoring one block costs a binary search per history item plus its
+	// Scoring one block costs a look-up per history item plus its
 	// entries; when the bounds do not prune (items whose scores do not
 	// follow their row sums), the blocks left are scored in one pass over
 	// the history's rows, as the full scorer does, so that a query costs
@@ -296,7 +305,7 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	for _, j := range sc.hist {
 		full += x.ptr[j+1] - x.ptr[j]
 	}
-	perBlock := 24*len(sc.hist) + full/max(1, len(ub))
+	perBlock := 4*len(sc.hist) + full/max(1, len(ub))
 	spent := 0
 	for k, bb := range blocks {
 		// An item of this block scores at most bb.ub: below the n-th best
@@ -335,11 +344,11 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 		for p := lo; p < hi; p++ {
 			scores[x.order[p]] = 0
 		}
+		nb1 := len(ub) + 1
 		for _, j := range sc.hist {
-			row := x.row(j)
-			k, _ := slices.BinarySearchFunc(row, lo, func(e rankEntry, p uint32) int { return cmp.Compare(e.pos, p) })
-			for ; k < len(row) && row[k].pos < hi; k++ {
-				scores[row[k].item] += row[k].value
+			off := x.boff[int(j)*nb1+int(bb.b):]
+			for _, e := range x.row(j)[off[0]:off[1]] {
+				scores[e.item] += e.value
 			}
 		}
 		for p := lo; p < hi; p++ {
