@@ -165,12 +165,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			float64(c.Interactions)/res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
 	}
 	if c.ImportOnly {
-		res.LoadAvgEnd = loadAvg()
-		printScale(stdout, res)
-		if jsonOut != "" {
-			return writeJSONFile(jsonOut, res)
-		}
-		return nil
+		return finishScale(stdout, res, jsonOut)
 	}
 
 	statsFile := filepath.Join(c.Dir, "train-stats.json")
@@ -202,6 +197,12 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	return finishScale(stdout, res, jsonOut)
+}
+
+// finishScale records the final load, prints the result and writes its
+// JSON when asked.
+func finishScale(stdout io.Writer, res *ScaleResult, jsonOut string) error {
 	res.LoadAvgEnd = loadAvg()
 	printScale(stdout, res)
 	if jsonOut != "" {
@@ -230,12 +231,7 @@ func scaleServeOnly(ctx context.Context, c scaleConfig, events string, res *Scal
 	if err := scaleServe(ctx, c, exe, db, users, res, log, stderr); err != nil {
 		return err
 	}
-	res.LoadAvgEnd = loadAvg()
-	printScale(stdout, res)
-	if jsonOut != "" {
-		return writeJSONFile(jsonOut, res)
-	}
-	return nil
+	return finishScale(stdout, res, jsonOut)
 }
 
 // lastGeneratedUser reads N from the last line "uN,..." of a generated
@@ -258,7 +254,7 @@ func lastGeneratedUser(events string) (int, error) {
 	id, _, _ := strings.Cut(lines[len(lines)-1], ",")
 	n, err := strconv.Atoi(strings.TrimPrefix(id, "u"))
 	if err != nil || !strings.HasPrefix(id, "u") || n < 1 {
-		return 0, fmt.Errorf("%s does not end with a generated line uN,...", events)
+		return 0, fmt.Errorf("%s does not end with a generated line (uN,item,...)", events)
 	}
 	return n, nil
 }

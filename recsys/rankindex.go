@@ -258,42 +258,25 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	slices.SortFunc(blocks, func(a, b blockBound) int { return cmp.Compare(b.ub, a.ub) })
 	sc.blocks = blocks
 
-	t := tieOrder{pop: popularity}
-	h := sc.heap[:0]
-	worse := func(a, b uint32) bool { return t.before(scores, b, a) }
+	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: sc.heap[:0]}
 	push := func(item uint32) {
-		if skip(item) {
+		if !skip(item) {
+			q.push(item)
+		}
+	}
+	// pushBlock offers the items of block b (−1: those past the model's
+	// catalogue, which score 0), whose scores are set.
+	pushBlock := func(b int32) {
+		if b < 0 {
+			for i := x.nItems; i < len(scores); i++ {
+				scores[i] = 0
+				push(uint32(i))
+			}
 			return
 		}
-		if len(h) < n {
-			h = append(h, item)
-			for c := len(h) - 1; c > 0; {
-				p := (c - 1) / 2
-				if !worse(h[c], h[p]) {
-					break
-				}
-				h[c], h[p] = h[p], h[c]
-				c = p
-			}
-			return
-		}
-		if !t.before(scores, item, h[0]) {
-			return
-		}
-		h[0] = item
-		for c := 0; ; {
-			w := c
-			if l := 2*c + 1; l < len(h) && worse(h[l], h[w]) {
-				w = l
-			}
-			if r := 2*c + 2; r < len(h) && worse(h[r], h[w]) {
-				w = r
-			}
-			if w == c {
-				break
-			}
-			h[c], h[w] = h[w], h[c]
-			c = w
+		lo, hi := x.span(int(b))
+		for p := lo; p < hi; p++ {
+			push(x.order[p])
 		}
 	}
 	// Scoring one block costs a look-up per history item plus its
@@ -310,60 +293,41 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	for k, bb := range blocks {
 		// An item of this block scores at most bb.ub: below the n-th best
 		// score found, it cannot enter, nor can any later block's.
-		if len(h) == n && bb.ub < scores[h[0]] {
+		if q.full() && bb.ub < scores[q.h[0]] {
 			break
 		}
-		if bb.b < 0 {
-			for i := x.nItems; i < len(scores); i++ {
-				scores[i] = 0
-				push(uint32(i))
-			}
-			continue
-		}
-		if spent += perBlock; spent > full/4 {
-			x.scoreRest(sc, blocks[k:], scores)
-			for _, bb := range blocks[k:] {
-				if len(h) == n && bb.ub < scores[h[0]] {
-					break
-				}
-				if bb.b < 0 {
-					for i := x.nItems; i < len(scores); i++ {
-						scores[i] = 0
-						push(uint32(i))
+		if bb.b >= 0 {
+			if spent += perBlock; spent > full/4 {
+				x.scoreRest(sc, blocks[k:], scores)
+				for _, bb := range blocks[k:] {
+					if q.full() && bb.ub < scores[q.h[0]] {
+						break
 					}
-					continue
+					pushBlock(bb.b)
 				}
-				lo, hi := x.span(int(bb.b))
-				for p := lo; p < hi; p++ {
-					push(x.order[p])
-				}
+				break
 			}
-			break
+			x.scoreBlock(sc, int(bb.b), scores)
 		}
-		lo, hi := x.span(int(bb.b))
-		for p := lo; p < hi; p++ {
-			scores[x.order[p]] = 0
-		}
-		nb1 := len(ub) + 1
-		for _, j := range sc.hist {
-			off := x.boff[int(j)*nb1+int(bb.b):]
-			for _, e := range x.row(j)[off[0]:off[1]] {
-				scores[e.item] += e.value
-			}
-		}
-		for p := lo; p < hi; p++ {
-			push(x.order[p])
+		pushBlock(bb.b)
+	}
+	top := q.sorted()
+	sc.heap = top
+	return slices.Clone(top)
+}
+
+// scoreBlock sets the exact scores of the items of block b: each item's
+// terms added in ascending j, as the full scorer adds them.
+func (x *rankIndex) scoreBlock(sc *rankScratch, b int, scores []float64) {
+	lo, hi := x.span(b)
+	for p := lo; p < hi; p++ {
+		scores[x.order[p]] = 0
+	}
+	nb1 := len(sc.ub) + 1
+	for _, j := range sc.hist {
+		off := x.boff[int(j)*nb1+b:]
+		for _, e := range x.row(j)[off[0]:off[1]] {
+			scores[e.item] += e.value
 		}
 	}
-	slices.SortFunc(h, func(a, b uint32) int {
-		if t.before(scores, a, b) {
-			return -1
-		}
-		if t.before(scores, b, a) {
-			return 1
-		}
-		return 0
-	})
-	sc.heap = h
-	return slices.Clone(h)
 }
