@@ -478,8 +478,10 @@ func printScale(w io.Writer, r *ScaleResult) {
 		r.Interactions, r.Users, r.Items, r.ItemExponent, r.UserExponent, r.Seed)
 	fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadAvgStart, r.LoadAvgEnd)
 	fmt.Fprintf(w, "%-28s %9s %12s\n", "stage", "seconds", "peak RSS")
-	fmt.Fprintf(w, "%-28s %9.1f %12s\n", "generate events.csv", r.GenerateSec, "")
-	fmt.Fprintf(w, "%-28s %9.1f %12s\n", "import", r.ImportSec, mib(r.ImportPeakRSS))
+	if r.GenerateSec > 0 { // not with --serve-only
+		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "generate events.csv", r.GenerateSec, "")
+		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "import", r.ImportSec, mib(r.ImportPeakRSS))
+	}
 	if r.Train != nil {
 		for _, s := range r.Train.Stages {
 			fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train: "+s.Name, s.Seconds, mib(s.PeakRSS))
