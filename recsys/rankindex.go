@@ -283,7 +283,7 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	// entries; when the bounds do not prune (items whose scores do not
 	// follow their row sums), the blocks left are scored in one pass over
 	// the history's rows, as the full scorer does, so that a query costs
-	// at most about 1.25 times a full scoring.
+	// at most about 1.125 times a full scoring.
 	full := 0
 	for _, j := range sc.hist {
 		full += x.ptr[j+1] - x.ptr[j]
@@ -297,7 +297,7 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 			break
 		}
 		if bb.b >= 0 {
-			if spent += perBlock; spent > full/4 {
+			if spent += perBlock; spent > full/8 {
 				x.scoreRest(sc, blocks[k:], scores)
 				for _, bb := range blocks[k:] {
 					if q.full() && bb.ub < scores[q.h[0]] {
