@@ -25,7 +25,8 @@ type testApp struct {
 	stop func()
 }
 
-// startApp starts an App on 127.0.0.1:0; edit changes the config first.
+// startApp starts an App on 127.0.0.1:0 with a fresh database until the
+// test ends; edit changes the config first.
 func startApp(tb testing.TB, edit func(*Config)) *testApp {
 	tb.Helper()
 	c := Config{Addr: "127.0.0.1:0", DB: filepath.Join(tb.TempDir(), "app.db"),
@@ -37,7 +38,7 @@ func startApp(tb testing.TB, edit func(*Config)) *testApp {
 	app, err := NewApp(ctx, c)
 	if err != nil {
 		cancel()
-		tb.Fatal(err)
+		tb.Fatalf("NewApp: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx) }()
@@ -47,7 +48,9 @@ func startApp(tb testing.TB, edit func(*Config)) *testApp {
 		if err := <-done; err != nil {
 			tb.Errorf("Run: %v", err)
 		}
-		app.Close()
+		if err := app.Close(); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
 	})
 	tb.Cleanup(a.stop)
 	return a

@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"recsys/api"
 	"recsys/jobs"
 )
 
@@ -142,4 +143,27 @@ func (p *progress) finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// fileSize is the size of the named file in bytes, or -1 when it cannot be
+// read (an unknown total to a progress bar; a missing database to scale).
+func fileSize(name string) int64 {
+	if st, err := os.Stat(name); err == nil {
+		return st.Size()
+	}
+	return -1
+}
+
+// printReport prints an evaluation report as table does and, when jsonOut
+// is set, writes it there as JSON; cmd names the command in errors.
+func printReport(cmd string, stdout io.Writer, rep *api.Report, table func(io.Writer, *api.Report) error, jsonOut string) error {
+	if err := table(stdout, rep); err != nil {
+		return err
+	}
+	if jsonOut != "" {
+		if err := writeJSONFile(jsonOut, rep); err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
+	}
+	return nil
 }

@@ -120,15 +120,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	if err := eval.WriteTable(stdout, rep); err != nil {
-		return err
-	}
-	if *jsonOut != "" {
-		if err := writeJSONFile(*jsonOut, rep); err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
-	}
-	return nil
+	return printReport("eval", stdout, rep, eval.WriteTable, *jsonOut)
 }
 
 // parseList parses a comma-separated list; an empty string gives nil.

@@ -112,15 +112,7 @@ func runEvalRetrieval(ctx context.Context, args []string, stdout, stderr io.Writ
 		return fmt.Errorf("eval-retrieval: %w", err)
 	}
 	rep.CreatedAt = time.Now().UTC()
-	if err := eval.WriteTable(stdout, rep); err != nil {
-		return err
-	}
-	if *jsonOut != "" {
-		if err := writeJSONFile(*jsonOut, rep); err != nil {
-			return fmt.Errorf("eval-retrieval: %w", err)
-		}
-	}
-	return nil
+	return printReport("eval-retrieval", stdout, rep, eval.WriteTable, *jsonOut)
 }
 
 // runColdStart is `recsys eval-retrieval --coldstart`: retrieval/eval.ColdStart
@@ -157,13 +149,5 @@ func runColdStart(ctx context.Context, data, format, methods, jsonOut string, op
 		return fmt.Errorf("eval-retrieval: %w", err)
 	}
 	rep.CreatedAt = time.Now().UTC()
-	if err := eval.WriteColdStartTable(stdout, rep); err != nil {
-		return err
-	}
-	if jsonOut != "" {
-		if err := writeJSONFile(jsonOut, rep); err != nil {
-			return fmt.Errorf("eval-retrieval: %w", err)
-		}
-	}
-	return nil
+	return printReport("eval-retrieval", stdout, rep, eval.WriteColdStartTable, jsonOut)
 }

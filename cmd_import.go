@@ -215,10 +215,3 @@ func readEvents(ctx context.Context, format, path string, policy api.Policy, bar
 		return add(in)
 	})
 }
-
-func fileSize(name string) int64 {
-	if st, err := os.Stat(name); err == nil {
-		return st.Size()
-	}
-	return -1
-}

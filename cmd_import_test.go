@@ -18,41 +18,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/storage"
+	"recsys/storage/bolttest"
 )
-
-// dbDump is every bucket of a bbolt file: its sequence and its keys and
-// values in order.
-type dbDump map[string]struct {
-	seq        uint64
-	keys, vals [][]byte
-}
-
-func dumpFile(tb testing.TB, path string) dbDump {
-	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
-	out := dbDump{}
-	err = db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			d := out[string(name)]
-			d.seq = b.Sequence()
-			err := b.ForEach(func(k, v []byte) error {
-				d.keys = append(d.keys, bytes.Clone(k))
-				d.vals = append(d.vals, bytes.Clone(v))
-				return nil
-			})
-			out[string(name)] = d
-			return err
-		})
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
 
 // withoutClock drops the creation and update times an item record takes
 // from the server's clock, which differ between two runs of import.
@@ -66,40 +33,6 @@ func withoutClock(tb testing.TB, v []byte) []byte {
 	delete(m, "updated")
 	js, _ := json.Marshal(m)
 	return append(v[:8:8], js...)
-}
-
-// compareDumps fails on every difference between two files, comparing
-// item records without their clock times.
-func compareDumps(t *testing.T, a, b dbDump) {
-	t.Helper()
-	for name := range b {
-		if _, ok := a[name]; !ok {
-			t.Errorf("bucket %s only in the second file", name)
-		}
-	}
-	for name, da := range a {
-		db, ok := b[name]
-		if !ok {
-			t.Errorf("bucket %s only in the first file", name)
-			continue
-		}
-		if da.seq != db.seq || len(da.keys) != len(db.keys) {
-			t.Errorf("%s: sequence %d vs %d, %d keys vs %d", name, da.seq, db.seq, len(da.keys), len(db.keys))
-			continue
-		}
-		bad := 0
-		for k := range da.keys {
-			va, vb := da.vals[k], db.vals[k]
-			if name == "items" {
-				va, vb = withoutClock(t, va), withoutClock(t, vb)
-			}
-			if !bytes.Equal(da.keys[k], db.keys[k]) || !bytes.Equal(va, vb) {
-				if bad++; bad <= 3 {
-					t.Errorf("%s: entry %d: %q=%x vs %q=%x", name, k, da.keys[k], va, db.keys[k], vb)
-				}
-			}
-		}
-	}
 }
 
 // writeMovieLensLike writes a MovieLens-format folder: u.item for half the
@@ -160,11 +93,20 @@ func TestImport_bulkEqualsIncremental(t *testing.T) {
 			if err := runImport(t.Context(), []string{"--db", inc, "--format", "movielens", "--incremental", c.dir}, io.Discard, io.Discard); err != nil {
 				t.Fatal(err)
 			}
-			a, b := dumpFile(t, inc), dumpFile(t, bulk)
-			if len(a["pairs"].keys) == 0 {
+			a, b := bolttest.File(t, inc), bolttest.File(t, bulk)
+			if len(a["pairs"].Keys) == 0 {
 				t.Fatal("nothing imported")
 			}
-			compareDumps(t, a, b)
+			// Item records are compared without their clock times.
+			itemsWithoutClock := func(bucket string, v []byte) []byte {
+				if bucket != "items" {
+					return v
+				}
+				return withoutClock(t, v)
+			}
+			for _, d := range bolttest.Diff(a, b, itemsWithoutClock) {
+				t.Error(d)
+			}
 
 			// A second import into the filled database takes the
 			// incremental path and says so.
@@ -212,13 +154,7 @@ func checkComplete(tb testing.TB, path string, n int64) {
 // passes with every event; and the next import must succeed and leave no
 // temporary file.
 func TestImport_sigkillBulk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	bin, err := buildBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testBinary(t)
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "events.csv")
 	const n = 200_000

@@ -142,8 +142,8 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	db := filepath.Join(c.Dir, "scale.db")
 	var st childStats
-	if c.ReuseDB && fileBytes(db) > 0 {
-		res.DBBytes = fileBytes(db)
+	if c.ReuseDB && fileSize(db) > 0 {
+		res.DBBytes = fileSize(db)
 		log("reusing %s (%s); no import", db, mib(res.DBBytes))
 	} else {
 		for _, f := range []string{db, db + ".lock"} {
@@ -160,7 +160,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if st, err = runChild(ctx, 0, io.Discard, stderr, exe, append(args, events)...); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
-		res.ImportSec, res.ImportPeakRSS, res.DBBytes = st.seconds, st.peakRSS, fileBytes(db)
+		res.ImportSec, res.ImportPeakRSS, res.DBBytes = st.seconds, st.peakRSS, fileSize(db)
 		log("imported in %.1fs (%.0f events/s), peak RSS %s, database %s", res.ImportSec,
 			float64(c.Interactions)/res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
 	}
@@ -190,7 +190,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		res.Train = &ts
 		res.TrainPeakRSS = max(res.TrainPeakRSS, ts.PeakRSS)
 	}
-	res.DBBytesTrained = fileBytes(db)
+	res.DBBytesTrained = fileSize(db)
 
 	if c.Bench > 0 && res.Train != nil {
 		if err := scaleServe(ctx, c, exe, db, users, res, log, stderr); err != nil {
@@ -216,7 +216,7 @@ func finishScale(stdout io.Writer, res *ScaleResult, jsonOut string) error {
 // them in order).
 func scaleServeOnly(ctx context.Context, c scaleConfig, events string, res *ScaleResult, log func(string, ...any), stdout, stderr io.Writer, jsonOut string) error {
 	db := filepath.Join(c.Dir, "scale.db")
-	if fileBytes(db) == 0 {
+	if fileSize(db) == 0 {
 		return fmt.Errorf("--serve-only: %s is missing; run scale without it first", db)
 	}
 	users, err := lastGeneratedUser(events)
@@ -227,7 +227,7 @@ func scaleServeOnly(ctx context.Context, c scaleConfig, events string, res *Scal
 	if err != nil {
 		return err
 	}
-	res.Users, res.DBBytes, res.DBBytesTrained = users, fileBytes(db), fileBytes(db)
+	res.Users, res.DBBytes, res.DBBytesTrained = users, fileSize(db), fileSize(db)
 	if err := scaleServe(ctx, c, exe, db, users, res, log, stderr); err != nil {
 		return err
 	}
@@ -443,14 +443,6 @@ func freeLoopback() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
-}
-
-func fileBytes(name string) int64 {
-	fi, err := os.Stat(name)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
 }
 
 // loadAvg is the 1, 5 and 15 minute load average, "" where unknown.

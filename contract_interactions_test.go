@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -127,19 +126,13 @@ func testContractInteractions(t *testing.T) {
 	})
 
 	t.Run("history pages", func(t *testing.T) {
-		var got []string
-		path := "/users/user-1/interactions?limit=2"
-		for range 10 {
-			var page api.HistoryOut
-			s.do(t, contractCase{method: "GET", path: path, want: 200}).decode(t, &page)
+		got := pagedIDs(t, s, "/users/user-1/interactions?limit=2", func(page api.HistoryOut) ([]string, string) {
+			var ids []string
 			for _, e := range page.Interactions {
-				got = append(got, e.ItemID)
+				ids = append(ids, e.ItemID)
 			}
-			if page.NextCursor == "" {
-				break
-			}
-			path = "/users/user-1/interactions?limit=2&cursor=" + url.QueryEscape(page.NextCursor)
-		}
+			return ids, page.NextCursor
+		})
 		sort.Strings(got)
 		if want := []string{"item-1", "item-3", "item-4", "item-5"}; !slices.Equal(got, want) {
 			t.Errorf("history items = %q, want %q", got, want)

@@ -105,22 +105,35 @@ func testContractItems(t *testing.T) {
 		}
 	})
 	t.Run("pages", func(t *testing.T) {
-		var ids []string
-		path := "/items?limit=2"
-		for range 10 {
-			var page api.ItemsOut
-			s.do(t, contractCase{method: "GET", path: path, want: 200}).decode(t, &page)
+		ids := pagedIDs(t, s, "/items?limit=2", func(page api.ItemsOut) ([]string, string) {
+			var ids []string
 			for _, it := range page.Items {
 				ids = append(ids, it.ID)
 			}
-			if page.NextCursor == "" {
-				break
-			}
-			path = "/items?limit=2&cursor=" + url.QueryEscape(page.NextCursor)
-		}
+			return ids, page.NextCursor
+		})
 		want := []string{"a/b", "item-0", "item-1", "item-2", "item-3", "item-4", "item-5"}
 		if !slices.Equal(ids, want) {
 			t.Errorf("paged ids = %q, want %q", ids, want)
 		}
 	})
+}
+
+// pagedIDs follows a list from path (a query with a limit) through its
+// next cursors, ten pages at the most; ids gives a page's ids and cursor.
+func pagedIDs[P any](t *testing.T, s *contractServer, path string, ids func(P) ([]string, string)) []string {
+	t.Helper()
+	var all []string
+	next := path
+	for range 10 {
+		var page P
+		s.do(t, contractCase{method: "GET", path: next, want: 200}).decode(t, &page)
+		got, cursor := ids(page)
+		all = append(all, got...)
+		if cursor == "" {
+			break
+		}
+		next = path + "&cursor=" + url.QueryEscape(cursor)
+	}
+	return all
 }

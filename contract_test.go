@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -34,7 +33,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"recsys/api"
-	"recsys/handlers"
 	"recsys/web"
 )
 
@@ -135,36 +133,10 @@ type contractServer struct {
 // ends. mutate adjusts the configuration first.
 func startContractServer(t *testing.T, mutate func(*Config)) *contractServer {
 	t.Helper()
-	cfg := Config{
-		Addr:   "127.0.0.1:0",
-		DB:     filepath.Join(t.TempDir(), "recsys.db"),
-		Policy: api.DefaultPolicy(),
-		Limits: handlers.DefaultLimits,
-	}
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	app, err := NewApp(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatalf("NewApp: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	stop := sync.OnceFunc(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		if err := app.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	t.Cleanup(stop)
+	a := startApp(t, mutate)
 	// A server with no keys lets everything through, but the contract asks
 	// clients for a key on guarded routes, so the tests send one anyway.
-	return &contractServer{app: app, base: "http://" + app.Addr(), auth: "Bearer any-key-will-do", stop: stop}
+	return &contractServer{app: a.App, base: a.URL, auth: "Bearer any-key-will-do", stop: a.stop}
 }
 
 var contractClient = &http.Client{

@@ -50,13 +50,24 @@ func freeAddr(tb testing.TB) string {
 	return addr
 }
 
-// startBinary runs `recsys serve` on db and waits until it answers.
-func startBinary(tb testing.TB, db string, extra ...string) (*exec.Cmd, string) {
+// testBinary skips tb under -short; otherwise it builds this program (once)
+// and returns the path of the binary.
+func testBinary(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("builds and runs the binary")
+	}
 	bin, err := buildBinary()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return bin
+}
+
+// startBinary runs `recsys serve` on db and waits until it answers.
+func startBinary(tb testing.TB, db string, extra ...string) (*exec.Cmd, string) {
+	tb.Helper()
+	bin := testBinary(tb)
 	addr := freeAddr(tb)
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--db", db}, extra...)...)
 	var logs bytes.Buffer
@@ -84,9 +95,6 @@ func startBinary(tb testing.TB, db string, extra ...string) (*exec.Cmd, string) 
 // kills the server with SIGKILL at a random moment, restarts it, and
 // checks that every batch answered 201 is there in full.
 func TestDurability_sigkillDuringIngest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
 	db := filepath.Join(t.TempDir(), "durable.db")
 	cmd, url := startBinary(t, db)
 	const perBatch = 200

@@ -73,9 +73,6 @@ func checkDB(tb testing.TB, path string) {
 // a restart; after a clean shutdown bbolt's check finds no damage, every
 // batch answered 201 is there in full and no refused batch left a trace.
 func TestFault_diskFull(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
 	db := filepath.Join(t.TempDir(), "full.db")
 	cmd, url := startBinary(t, db)
 	const perBatch = 200
@@ -177,13 +174,7 @@ func TestFault_diskFull(t *testing.T) {
 // may read but not write: it exits at once with status 1 and a message that
 // names the file and says it is not writable, and leaves the file as it was.
 func TestFault_readOnlyDatabase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	bin, err := buildBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testBinary(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "ro.db")
 	st, err := storage.Open(db, storage.Options{})

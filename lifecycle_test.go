@@ -247,9 +247,7 @@ func TestRestart_servesPersistedModel(t *testing.T) {
 // TestTraining_sigkill kills the real binary during a training job; the
 // restart serves the previous model and reports the job failed.
 func TestTraining_sigkill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	bin := testBinary(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "kill.db")
 	var csv strings.Builder
@@ -258,10 +256,6 @@ func TestTraining_sigkill(t *testing.T) {
 	}
 	csvPath := filepath.Join(dir, "events.csv")
 	if err := os.WriteFile(csvPath, []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin, err := buildBinary()
-	if err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"import", "--db", db, "--format", "csv", csvPath}, {"train", "--db", db, "--models", "itemknn"}} {

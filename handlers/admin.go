@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -15,17 +16,25 @@ func (h *handler) registerAdminRoutes(r chi.Router) {
 	if h.Jobs == nil {
 		return
 	}
-	r.With(h.requireApp).Get("/models", h.handleModelList)
-	r.With(h.requireApp).Get("/evaluations", h.handleEvaluationList)
-	r.With(h.requireApp).Get("/evaluations/{id}", h.handleEvaluationGet)
+	r.With(h.requireApp).Get("/models", h.serve(h.handleModelList))
+	r.With(h.requireApp).Get("/evaluations", h.serve(h.handleEvaluationList))
+	r.With(h.requireApp).Get("/evaluations/{id}", h.serve(byJobID(http.StatusOK, func(ctx context.Context, id string) (*api.Report, error) {
+		return h.Reports.Report(ctx, id)
+	})))
 	r.Route("/admin", func(r chi.Router) {
 		r.Use(h.requireAdmin)
-		r.Post("/retrain", h.handleRetrain)
-		r.Post("/evaluations", h.handleEvaluationPost)
-		r.Get("/jobs", h.handleJobList)
-		r.Get("/jobs/{id}", h.handleJobGet)
-		r.Delete("/jobs/{id}", h.handleJobCancel)
-		r.Post("/models/{name}/activate", h.handleModelActivate)
+		r.Post("/retrain", h.serve(h.handleRetrain))
+		r.Post("/evaluations", h.serve(h.handleEvaluationPost))
+		r.Get("/jobs", h.serve(h.handleJobList))
+		r.Get("/jobs/{id}", h.serve(byJobID(http.StatusOK, func(ctx context.Context, id string) (api.Job, error) {
+			return h.JobRecords.Job(ctx, id)
+		})))
+		// Cancelling answers the job's record; it reaches "cancelled" once
+		// the job has stopped.
+		r.Delete("/jobs/{id}", h.serve(byJobID(http.StatusAccepted, func(ctx context.Context, id string) (api.Job, error) {
+			return h.Jobs.Cancel(ctx, id)
+		})))
+		r.Post("/models/{name}/activate", h.serve(h.handleModelActivate))
 	})
 }
 
@@ -51,15 +60,10 @@ func (h *handler) decodeOptional(w http.ResponseWriter, r *http.Request, dst any
 
 // handleRetrain starts a training job: 202 with its id, or 409 naming the
 // training job already running (unless the body asks to queue).
-func (h *handler) handleRetrain(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleRetrain(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var in api.RetrainIn
-	if err := h.decodeOptional(w, r, &in); err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	if err := h.validate(in); err != nil {
-		h.writeError(w, r, err)
-		return
+	if err := h.decodeValid(w, r, &in, h.decodeOptional); err != nil {
+		return 0, nil, err
 	}
 	// The query parameters, when present, win over the body.
 	var err error
@@ -67,134 +71,82 @@ func (h *handler) handleRetrain(w http.ResponseWriter, r *http.Request) {
 		in.Auto, err = queryBool(r, "auto", in.Auto)
 	}
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	j, err := h.Jobs.SubmitTrain(r.Context(), api.TrainRequest{Models: in.Models, Auto: in.Auto, Queue: in.Queue, Trigger: "api"})
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	w.Header().Set("Location", "/admin/jobs/"+j.ID)
-	h.writeJSON(w, r, http.StatusAccepted, api.JobAccepted{JobID: j.ID, State: j.State})
+	return jobAccepted(w)(h.Jobs.SubmitTrain(r.Context(), api.TrainRequest{Models: in.Models, Auto: in.Auto, Queue: in.Queue, Trigger: "api"}))
 }
 
-func (h *handler) handleEvaluationPost(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleEvaluationPost(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var in api.EvaluationIn
-	if err := h.decodeOptional(w, r, &in); err != nil {
-		h.writeError(w, r, err)
-		return
+	if err := h.decodeValid(w, r, &in, h.decodeOptional); err != nil {
+		return 0, nil, err
 	}
-	if err := h.validate(in); err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	j, err := h.Jobs.SubmitEvaluation(r.Context(), api.EvaluationRequest(in))
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	w.Header().Set("Location", "/admin/jobs/"+j.ID)
-	h.writeJSON(w, r, http.StatusAccepted, api.JobAccepted{JobID: j.ID, State: j.State})
+	return jobAccepted(w)(h.Jobs.SubmitEvaluation(r.Context(), api.EvaluationRequest(in)))
 }
 
-func (h *handler) handleJobList(w http.ResponseWriter, r *http.Request) {
+// jobAccepted answers a submitted job: 202 with its id and state, and its
+// address in Location.
+func jobAccepted(w http.ResponseWriter) func(api.Job, error) (int, any, error) {
+	return func(j api.Job, err error) (int, any, error) {
+		if err != nil {
+			return 0, nil, err
+		}
+		w.Header().Set("Location", "/admin/jobs/"+j.ID)
+		return http.StatusAccepted, api.JobAccepted{JobID: j.ID, State: j.State}, nil
+	}
+}
+
+func (h *handler) handleJobList(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	limit, err := queryInt(r, "limit", 50, 1, 1000)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	jobs, err := h.JobRecords.Jobs(r.Context(), limit)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	if jobs == nil {
-		jobs = []api.Job{}
-	}
-	h.writeJSON(w, r, http.StatusOK, api.JobsOut{Jobs: jobs})
+	return http.StatusOK, api.JobsOut{Jobs: nonNil(jobs)}, err
 }
 
-// jobID reads and checks a job id from the path.
-func jobID(r *http.Request) (string, error) {
-	id := chi.URLParam(r, "id")
-	if len(id) == 0 || len(id) > 64 || strings.ContainsFunc(id, func(c rune) bool { return c < '!' || c > '~' }) {
-		return "", api.FieldError("id", "is not a job id")
+// byJobID answers status and what get returns for the job id in the path
+// (a job's record, or the report an evaluation job wrote).
+func byJobID[T any](status int, get func(ctx context.Context, id string) (T, error)) endpoint {
+	return func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+		id := chi.URLParam(r, "id")
+		if len(id) == 0 || len(id) > 64 || strings.ContainsFunc(id, func(c rune) bool { return c < '!' || c > '~' }) {
+			return 0, nil, api.FieldError("id", "is not a job id")
+		}
+		v, err := get(r.Context(), id)
+		return status, v, err
 	}
-	return id, nil
 }
 
-func (h *handler) handleJobGet(w http.ResponseWriter, r *http.Request) {
-	id, err := jobID(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	j, err := h.JobRecords.Job(r.Context(), id)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	h.writeJSON(w, r, http.StatusOK, j)
-}
-
-// handleJobCancel cancels a running or queued job and answers with its
-// record; the record reaches "cancelled" once the job has stopped.
-func (h *handler) handleJobCancel(w http.ResponseWriter, r *http.Request) {
-	id, err := jobID(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	j, err := h.Jobs.Cancel(r.Context(), id)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	h.writeJSON(w, r, http.StatusAccepted, j)
-}
-
-func (h *handler) handleModelList(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleModelList(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	ms, err := h.Models.Models(r.Context())
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	if ms == nil {
-		ms = []api.ModelInfo{}
-	}
-	h.writeJSON(w, r, http.StatusOK, api.ModelsOut{Models: ms, ModelNames: h.Jobs.ModelNames()})
+	return http.StatusOK, api.ModelsOut{Models: nonNil(ms), ModelNames: h.Jobs.ModelNames()}, err
 }
 
-func (h *handler) handleModelActivate(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleModelActivate(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	name := chi.URLParam(r, "name")
 	if len(name) == 0 || len(name) > 64 {
-		h.writeError(w, r, api.FieldError("name", "must be 1-64 bytes"))
-		return
+		return 0, nil, api.FieldError("name", "must be 1-64 bytes")
 	}
 	if err := h.Jobs.Activate(r.Context(), name); err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	ms, err := h.Models.Models(r.Context())
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	for _, m := range ms {
 		if m.Name == name && m.Active {
-			h.writeJSON(w, r, http.StatusOK, m)
-			return
+			return http.StatusOK, m, nil
 		}
 	}
-	h.writeError(w, r, api.Errorf(api.CodeInternal, "model %s activated but not listed", name))
+	return 0, nil, api.Errorf(api.CodeInternal, "model %s activated but not listed", name)
 }
 
-func (h *handler) handleEvaluationList(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleEvaluationList(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	reps, err := h.Reports.Reports(r.Context())
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	out := api.ReportsOut{Evaluations: make([]api.ReportSummary, 0, len(reps))}
 	for _, rep := range reps {
@@ -209,19 +161,5 @@ func (h *handler) handleEvaluationList(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Evaluations = append(out.Evaluations, s)
 	}
-	h.writeJSON(w, r, http.StatusOK, out)
-}
-
-func (h *handler) handleEvaluationGet(w http.ResponseWriter, r *http.Request) {
-	id, err := jobID(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	rep, err := h.Reports.Report(r.Context(), id)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	h.writeJSON(w, r, http.StatusOK, rep)
+	return http.StatusOK, out, nil
 }

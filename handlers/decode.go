@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -344,4 +345,44 @@ func truncate(s string) string {
 		return s[:32] + "…"
 	}
 	return s
+}
+
+// decodeValid reads the body into dst with decode and validates it.
+func (h *handler) decodeValid(w http.ResponseWriter, r *http.Request, dst any, decode func(http.ResponseWriter, *http.Request, any) error) error {
+	if err := decode(w, r, dst); err != nil {
+		return err
+	}
+	return h.validate(dst)
+}
+
+// nonNil is s, or an empty slice for nil: lists are encoded as [], never
+// null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// queryPage reads the page a list request asks for: limit (1-1000, default
+// 100) and cursor (at most maxCursor bytes).
+func queryPage(r *http.Request, maxCursor int) (api.Page, error) {
+	limit, err := queryInt(r, "limit", 100, 1, 1000)
+	if err != nil {
+		return api.Page{}, err
+	}
+	cursor, err := queryString(r, "cursor", maxCursor)
+	return api.Page{Cursor: cursor, Limit: limit}, err
+}
+
+// deleteByID is the endpoint of a DELETE: 204 once del has removed what
+// the id in the path names.
+func deleteByID(del func(ctx context.Context, id string) error) endpoint {
+	return func(_ http.ResponseWriter, r *http.Request) (int, any, error) {
+		id, err := pathID(r, "id")
+		if err == nil {
+			err = del(r.Context(), id)
+		}
+		return http.StatusNoContent, nil, err
+	}
 }

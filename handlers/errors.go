@@ -13,33 +13,51 @@ import (
 	"recsys/api"
 )
 
-// statusOf maps an error code to its HTTP status.
+// statuses maps an error code to its HTTP status; a code it does not name
+// (internal) is a 500.
+var statuses = map[string]int{
+	api.CodeInvalid:          http.StatusBadRequest,
+	api.CodeUnauthorized:     http.StatusUnauthorized,
+	api.CodeForbidden:        http.StatusForbidden,
+	api.CodeAdminDisabled:    http.StatusForbidden,
+	api.CodeNotFound:         http.StatusNotFound,
+	api.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	api.CodeConflict:         http.StatusConflict,
+	api.CodeTooLarge:         http.StatusRequestEntityTooLarge,
+	api.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
+	api.CodeRateLimited:      http.StatusTooManyRequests,
+	api.CodeUnavailable:      http.StatusServiceUnavailable,
+	api.CodeModelNotReady:    http.StatusServiceUnavailable,
+	api.CodeTimeout:          http.StatusServiceUnavailable,
+	api.CodeStorageFull:      http.StatusInsufficientStorage,
+}
+
+// statusOf is the HTTP status of an error code.
 func statusOf(code string) int {
-	switch code {
-	case api.CodeInvalid:
-		return http.StatusBadRequest
-	case api.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case api.CodeForbidden, api.CodeAdminDisabled:
-		return http.StatusForbidden
-	case api.CodeNotFound:
-		return http.StatusNotFound
-	case api.CodeMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case api.CodeConflict:
-		return http.StatusConflict
-	case api.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case api.CodeUnsupportedMedia:
-		return http.StatusUnsupportedMediaType
-	case api.CodeRateLimited:
-		return http.StatusTooManyRequests
-	case api.CodeUnavailable, api.CodeModelNotReady, api.CodeTimeout:
-		return http.StatusServiceUnavailable
-	case api.CodeStorageFull:
-		return http.StatusInsufficientStorage
-	default:
-		return http.StatusInternalServerError
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// endpoint answers one API request: the status and the value to encode, or
+// the error that becomes the error envelope. A nil value is an answer
+// without a body (204).
+type endpoint func(w http.ResponseWriter, r *http.Request) (int, any, error)
+
+// serve is the route of an endpoint: every failure goes out through
+// writeError, every answer through writeJSON.
+func (h *handler) serve(e endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		status, v, err := e(w, r)
+		switch {
+		case err != nil:
+			h.writeError(w, r, err)
+		case v == nil:
+			w.WriteHeader(status)
+		default:
+			h.writeJSON(w, r, status, v)
+		}
 	}
 }
 

@@ -14,7 +14,7 @@ func (h *handler) registerHealthRoutes(r chi.Router) {
 	r.Get("/readyz", h.handleReadyz)
 	r.Method(http.MethodGet, "/metrics", h.metrics.handler)
 	r.Get("/openapi.yaml", h.handleOpenAPI)
-	r.With(h.requireApp).Get("/stats", h.handleStats)
+	r.With(h.requireApp).Get("/stats", h.serve(h.handleStats))
 }
 
 // handleHealthz answers liveness: the process serves HTTP.
@@ -44,26 +44,17 @@ func (h *handler) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleStats returns the store counters and daily activity.
-func (h *handler) handleStats(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleStats(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	days, err := queryInt(r, "days", 365, 1, 3650)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	c, err := h.Stats.Counts(r.Context())
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	act, err := h.Stats.Activity(r.Context(), days)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	if act == nil {
-		act = []api.DayCount{}
-	}
-	h.writeJSON(w, r, http.StatusOK, api.StatsOut{Counts: c, EventsByDay: act})
+	return http.StatusOK, api.StatsOut{Counts: c, EventsByDay: nonNil(act)}, err
 }
 
 func (h *handler) registerWebRoutes(r chi.Router) {

@@ -10,28 +10,22 @@ import (
 )
 
 func (h *handler) registerInteractionRoutes(r chi.Router) {
-	r.With(h.requireApp).Post("/interactions", h.handleInteractionsPost)
+	r.With(h.requireApp).Post("/interactions", h.serve(h.handleInteractionsPost))
 }
 
 // handleInteractionsPost stores one event or a batch, all or nothing, and
 // answers 201 only after the transaction has committed.
-func (h *handler) handleInteractionsPost(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleInteractionsPost(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	var in api.InteractionsIn
 	if err := h.decodeJSON(w, r, &in); err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	evs, err := h.interactionsFrom(in)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	n, err := h.Interactions.AddInteractions(r.Context(), evs)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	h.writeJSON(w, r, http.StatusCreated, api.InteractionsOut{Stored: n})
+	return http.StatusCreated, api.InteractionsOut{Stored: n}, err
 }
 
 // batchIn is validated on its own so that failing fields are named

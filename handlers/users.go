@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -10,63 +11,35 @@ import (
 
 func (h *handler) registerUserRoutes(r chi.Router) {
 	r.Route("/users/{id}", func(r chi.Router) {
-		r.With(h.requireApp).Get("/", h.handleUserGet)
-		r.With(h.requireAdmin).Delete("/", h.handleUserDelete)
-		r.With(h.requireApp).Get("/interactions", h.handleUserInteractions)
-		r.With(h.requireAdmin).Delete("/interactions/{item_id}", h.handleInteractionDelete)
-		r.With(h.requireApp).Get("/recommendations", h.handleRecommendations)
+		r.With(h.requireApp).Get("/", h.serve(h.handleUserGet))
+		r.With(h.requireAdmin).Delete("/", h.serve(deleteByID(func(ctx context.Context, id string) error { return h.Users.DeleteUser(ctx, id) })))
+		r.With(h.requireApp).Get("/interactions", h.serve(h.handleUserInteractions))
+		r.With(h.requireAdmin).Delete("/interactions/{item_id}", h.serve(h.handleInteractionDelete))
+		r.With(h.requireApp).Get("/recommendations", h.serve(h.handleRecommendations))
 	})
 }
 
-func (h *handler) handleUserGet(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleUserGet(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	id, err := pathID(r, "id")
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	u, err := h.Users.User(r.Context(), id)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
 	//lint:ignore S1016 the wire type is spelled out so that it can diverge from the stored one
-	h.writeJSON(w, r, http.StatusOK, api.UserOut{ID: u.ID, CreatedAt: u.CreatedAt, LastSeen: u.LastSeen,
-		Items: u.Items, Positives: u.Positives, Events: u.Events})
+	return http.StatusOK, api.UserOut{ID: u.ID, CreatedAt: u.CreatedAt, LastSeen: u.LastSeen,
+		Items: u.Items, Positives: u.Positives, Events: u.Events}, err
 }
 
-func (h *handler) handleUserDelete(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r, "id")
-	if err == nil {
-		err = h.Users.DeleteUser(r.Context(), id)
-	}
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (h *handler) handleUserInteractions(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleUserInteractions(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	id, err := pathID(r, "id")
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	limit, err := queryInt(r, "limit", 100, 1, 1000)
+	page, err := queryPage(r, 64)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	cursor, err := queryString(r, "cursor", 64)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	entries, next, err := h.Interactions.History(r.Context(), id, api.Page{Cursor: cursor, Limit: limit})
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
+	entries, next, err := h.Interactions.History(r.Context(), id, page)
 	out := api.HistoryOut{UserID: id, Interactions: make([]api.HistoryEntryOut, len(entries)), NextCursor: next}
 	for k, e := range entries {
 		o := api.HistoryEntryOut{ItemID: e.ItemID, Type: e.LastType, Count: e.Count, FirstSeen: e.FirstSeen,
@@ -77,41 +50,34 @@ func (h *handler) handleUserInteractions(w http.ResponseWriter, r *http.Request)
 		}
 		out.Interactions[k] = o
 	}
-	h.writeJSON(w, r, http.StatusOK, out)
+	return http.StatusOK, out, err
 }
 
-func (h *handler) handleInteractionDelete(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleInteractionDelete(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	id, err := pathID(r, "id")
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	item, err := pathID(r, "item_id")
 	if err == nil {
 		err = h.Interactions.DeleteInteraction(r.Context(), id, item)
 	}
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent, nil, err
 }
 
 // handleRecommendations answers the top n for a user from the requested or
 // active model; an unknown user gets popularity (docs/design.md#api).
-func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) {
+func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	req, err := h.recommendRequest(r)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
 	rec, err := h.Recommender.Recommend(r.Context(), req)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return 0, nil, err
 	}
-	h.writeJSON(w, r, http.StatusOK, api.RecommendationsOut{UserID: rec.UserID, Model: rec.Model,
-		ModelVersion: rec.ModelVersion, Items: rec.Items, Fallback: rec.Fallback})
+	return http.StatusOK, api.RecommendationsOut{UserID: rec.UserID, Model: rec.Model,
+		ModelVersion: rec.ModelVersion, Items: rec.Items, Fallback: rec.Fallback}, nil
 }
 
 func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error) {

@@ -46,6 +46,12 @@ func benchScore(b *testing.B, name string) {
 	if err := m.Fit(context.Background(), x, Params{K: 100}); err != nil {
 		b.Fatal(err)
 	}
+	scoreUsers(b, m, x)
+}
+
+// scoreUsers measures scoring one user's history and taking the top 10,
+// as a recommendation request does, cycling through the users of x.
+func scoreUsers(b *testing.B, m Model, x *Matrix) {
 	scores := make([]float64, x.Items())
 	pop := x.Popularity()
 	b.ResetTimer()

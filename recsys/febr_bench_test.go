@@ -38,22 +38,13 @@ func BenchmarkFEBRFit(b *testing.B) {
 // as a recommendation request does.
 func BenchmarkFEBRScore(b *testing.B) {
 	x := benchMatrix(b)
-	pop := x.Popularity()
 	for _, name := range []string{"febr-i-slim", "febr-iu-kunn"} {
 		b.Run(name, func(b *testing.B) {
 			m, _ := New(name)
 			if err := m.Fit(context.Background(), x, Params{K: 50, L1: 1, L2: 10, FEBR: &FEBROptions{Iterations: 20_000}}); err != nil {
 				b.Fatal(err)
 			}
-			scores := make([]float64, x.Items())
-			b.ResetTimer()
-			u := 0
-			for b.Loop() {
-				h := x.Row(u % x.Users())
-				m.Score(h, scores)
-				TopN(scores, pop, h, 10)
-				u++
-			}
+			scoreUsers(b, m, x)
 		})
 	}
 }

@@ -298,36 +298,25 @@ func bestSLIM(ctx context.Context, x *Matrix, p Params, pairs [][2]float64, val 
 }
 
 // modelValidationADG is the mean ADG of a fitted model over the users with
-// validation items, ranking the items not in the user's training row,
-// ties broken by training popularity (as the offline evaluation does).
+// validation items, ranked as the offline evaluation ranks them
+// (RankHeldOut: the items not in the user's training row, ties broken by
+// training popularity).
 func modelValidationADG(ctx context.Context, m Model, x *Matrix, val [][]uint32) (float64, error) {
-	var users []int
-	for u := range min(len(val), x.Users()) {
-		if len(val[u]) > 0 {
-			users = append(users, u)
-		}
-	}
-	if len(users) == 0 {
-		return 0, ctx.Err()
-	}
-	ranker := NewRanker(x.Popularity(), x.Items())
-	per := make([]float64, len(users))
-	err := ParallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
-		scores := make([]float64, x.Items())
-		return func(lo, hi int) {
-			for k := lo; k < hi; k++ {
-				u := users[k]
-				ScoreUser(m, u, x.Row(u), scores)
-				per[k] = metrics.ADG(ranker.Ranks(scores, x.Row(u), val[u]))
-			}
-		}
-	})
+	set := make([][]uint32, x.Users())
+	copy(set, val)
+	ranks, _, err := RankHeldOut(ctx, m, x, x.Popularity(), [][][]uint32{set}, 0)
 	if err != nil {
 		return 0, err
 	}
-	sum := 0.0
-	for _, a := range per {
-		sum += a
+	sum, users := 0.0, 0
+	for _, r := range ranks[0] {
+		if len(r) > 0 {
+			sum += metrics.ADG(r)
+			users++
+		}
 	}
-	return sum / float64(len(users)), nil
+	if users == 0 {
+		return 0, ctx.Err()
+	}
+	return sum / float64(users), nil
 }

@@ -446,28 +446,7 @@ func TestFEBR_MarshalBinary_roundTrip(t *testing.T) {
 	for _, name := range febrModels() {
 		t.Run(name, func(t *testing.T) {
 			m := fitted(t, name, x, Params{K: 6, L1: 0.5, L2: 1, FEBR: &FEBROptions{Iterations: 3000}})
-			data, err := m.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Load(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if back.Name() != name {
-				t.Fatalf("loaded %q", back.Name())
-			}
-			if again, _ := back.MarshalBinary(); !slices.Equal(data, again) {
-				t.Fatal("re-encoding changed the bytes")
-			}
-			a, b := make([]float64, 40), make([]float64, 40)
-			for u := range x.Users() {
-				ScoreUser(m, u, x.Row(u), a)
-				ScoreUser(back, u, x.Row(u), b)
-				if !slices.Equal(a, b) {
-					t.Fatalf("user %d: scores differ after the round trip", u)
-				}
-			}
+			data, back := roundTrip(t, name, m, x)
 			pm, pb := ParamsOf(m), ParamsOf(back)
 			for k, v := range pm {
 				if pb[k] != v {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"recsys/recsys/internal/synth"
 )
 
 // randomMatrix draws X with each entry 1 with probability p, and returns
@@ -35,21 +37,8 @@ func randomMatrix(tb testing.TB, seed uint64, m, n int, p float64) (*Matrix, [][
 // generated is a larger sparse matrix with popularity skew for benchmarks.
 func generated(tb testing.TB, seed uint64, m, n, perUser int) *Matrix {
 	tb.Helper()
-	rng := rand.New(rand.NewPCG(seed, 11))
 	var pairs []Pair
-	for u := range m {
-		cluster := rng.IntN(8)
-		for range perUser {
-			var i int
-			if rng.Float64() < 0.6 {
-				// Items of the user's cluster, skewed towards low indices.
-				i = (cluster + 8*int(float64(n/8)*rng.Float64()*rng.Float64())) % n
-			} else {
-				i = int(float64(n) * rng.Float64() * rng.Float64())
-			}
-			pairs = append(pairs, Pair{User: uint32(u), Item: uint32(i)})
-		}
-	}
+	synth.Clustered(seed, m, n, perUser, func(u, i uint32) { pairs = append(pairs, Pair{User: u, Item: i}) })
 	x, err := NewMatrix(m, n, pairs)
 	if err != nil {
 		tb.Fatal(err)

@@ -38,6 +38,20 @@ func checkLists(t *testing.T, got *Neighbours, want func(r int) []Neighbour) {
 	}
 }
 
+// denseCosineKNN gives the brute-force neighbours of row i from the dense
+// co-occurrence g and the counts c: the k best by cosine g_ij/√(c_i·c_j).
+func denseCosineKNN(g *mat.Dense, c []int, k int) func(i int) []Neighbour {
+	return func(i int) []Neighbour {
+		sim := make([]float64, len(c))
+		for j := range sim {
+			if c[i] > 0 && c[j] > 0 {
+				sim[j] = g.At(i, j) / math.Sqrt(float64(c[i])*float64(c[j]))
+			}
+		}
+		return bruteKNN(sim, i, k)
+	}
+}
+
 func TestItemCosineKNN_matchesDense(t *testing.T) {
 	for _, tc := range []struct {
 		seed uint64
@@ -54,15 +68,7 @@ func TestItemCosineKNN_matchesDense(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkLists(t, got, func(i int) []Neighbour {
-			sim := make([]float64, len(c))
-			for j := range sim {
-				if c[i] > 0 && c[j] > 0 {
-					sim[j] = g.At(i, j) / math.Sqrt(float64(c[i])*float64(c[j]))
-				}
-			}
-			return bruteKNN(sim, i, tc.k)
-		})
+		checkLists(t, got, denseCosineKNN(&g, c, tc.k))
 	}
 }
 
@@ -76,15 +82,7 @@ func TestUserCosineKNN_matchesDense(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkLists(t, got, func(u int) []Neighbour {
-		sim := make([]float64, len(c))
-		for v := range sim {
-			if c[u] > 0 && c[v] > 0 {
-				sim[v] = g.At(u, v) / math.Sqrt(float64(c[u])*float64(c[v]))
-			}
-		}
-		return bruteKNN(sim, u, 4)
-	})
+	checkLists(t, got, denseCosineKNN(&g, c, 4))
 }
 
 // kunnItemSim is Eq. (4.5) computed directly: ~iᵀ W_U ~j / (‖i‖‖j‖).

@@ -5,9 +5,10 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
+
+	"recsys/recsys/blob/blobtest"
 )
 
 // ownModels are the models of this file's concern (other models register
@@ -206,34 +207,42 @@ func TestModel_MarshalBinary_roundTrip(t *testing.T) {
 	for _, name := range ownModels {
 		t.Run(name, func(t *testing.T) {
 			m := fitted(t, name, x, Params{K: 6, L1: 0.5, L2: 1})
-			data, err := m.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Load(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if back.Name() != name {
-				t.Fatalf("loaded %q", back.Name())
-			}
-			again, _ := back.MarshalBinary()
-			if !bytes.Equal(data, again) {
-				t.Fatal("re-encoding changed the bytes")
-			}
-			a, b := make([]float64, 40), make([]float64, 40)
-			for u := range x.Users() {
-				ScoreUser(m, u, x.Row(u), a)
-				ScoreUser(back, u, x.Row(u), b)
-				if !slices.Equal(a, b) {
-					t.Fatalf("user %d: scores differ after the round trip", u)
-				}
-			}
+			_, back := roundTrip(t, name, m, x)
 			if !slices.Equal(paramTriple(m), paramTriple(back)) {
 				t.Fatal("parameters differ after the round trip")
 			}
 		})
 	}
+}
+
+// roundTrip encodes m (fitted as name) and loads the bytes: the loaded model is name,
+// encodes to the same bytes and scores every user of x as m does. It
+// returns the encoding and the loaded model.
+func roundTrip(t *testing.T, name string, m Model, x *Matrix) ([]byte, Model) {
+	t.Helper()
+	data, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Name() != name {
+		t.Fatalf("loaded %q", back.Name())
+	}
+	if again, _ := back.MarshalBinary(); !slices.Equal(data, again) {
+		t.Fatal("re-encoding changed the bytes")
+	}
+	a, b := make([]float64, x.Items()), make([]float64, x.Items())
+	for u := range x.Users() {
+		ScoreUser(m, u, x.Row(u), a)
+		ScoreUser(back, u, x.Row(u), b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("user %d: scores differ after the round trip", u)
+		}
+	}
+	return data, back
 }
 
 func paramTriple(m Model) []float64 {
@@ -315,7 +324,7 @@ func FuzzLoad(f *testing.F) {
 		)
 		// Sizes read from corrupt bytes must not drive an allocation
 		// out of proportion to the input.
-		if n := allocatedBytes(func() { m, err = Load(data) }); n > uint64(64*len(data)+1<<20) {
+		if n := blobtest.Allocated(func() { m, err = Load(data) }); n > uint64(64*len(data)+1<<20) {
 			t.Fatalf("loading %d bytes allocated %d bytes", len(data), n)
 		}
 		if err != nil {
@@ -358,13 +367,4 @@ func TestModel_Score_concurrent(t *testing.T) {
 			}
 		}
 	}
-}
-
-// allocatedBytes reports the bytes fn allocates.
-func allocatedBytes(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }

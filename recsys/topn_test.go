@@ -52,15 +52,22 @@ func fullOrder(scores []float64, pop []uint32, exclude []uint32) []uint32 {
 	return all
 }
 
+// tiedScores draws n scores among levels whole values (many ties) and n
+// popularities below pops, item by item.
+func tiedScores(rng *rand.Rand, n, levels, pops int) ([]float64, []uint32) {
+	scores, pop := make([]float64, n), make([]uint32, n)
+	for i := range scores {
+		scores[i] = float64(rng.IntN(levels))
+		pop[i] = uint32(rng.IntN(pops))
+	}
+	return scores, pop
+}
+
 func TestTopN_matchesFullSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 50 {
 		n := 1 + rng.IntN(200)
-		scores, pop := make([]float64, n), make([]uint32, n)
-		for i := range scores {
-			scores[i] = float64(rng.IntN(5)) // many ties
-			pop[i] = uint32(rng.IntN(4))
-		}
+		scores, pop := tiedScores(rng, n, 5, 4)
 		var exclude []uint32
 		for i := range n {
 			if rng.IntN(5) == 0 {
@@ -91,11 +98,7 @@ func TestRanks_matchFullSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 100 {
 		n := 2 + rng.IntN(100)
-		scores, pop := make([]float64, n), make([]uint32, n)
-		for i := range scores {
-			scores[i] = float64(rng.IntN(4))
-			pop[i] = uint32(rng.IntN(3))
-		}
+		scores, pop := tiedScores(rng, n, 4, 3)
 		perm := rng.Perm(n)
 		nEx, nRel := rng.IntN(n/2+1), 1+rng.IntN(n/2)
 		exclude := make([]uint32, 0, nEx)

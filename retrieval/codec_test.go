@@ -7,20 +7,15 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"recsys/recsys/blob/blobtest"
 )
 
 func mat1(v float64) *mat.Dense { return mat.NewDense(1, 1, []float64{v}) }
 
 func TestMetric_MarshalBinary_roundTrip(t *testing.T) {
 	met := mustMetric(t, 6, 4, 2)
-	b, err := met.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got Metric
-	if err := got.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
+	b, got := blobtest.RoundTrip[Metric](t, met)
 	if got.Method != met.Method || !slices.Equal(got.Mean, met.Mean) || !slices.Equal(got.Scale, met.Scale) || !mat.Equal(got.L, met.L) {
 		t.Fatalf("round trip changed the metric")
 	}
@@ -35,14 +30,7 @@ func TestIndex_MarshalBinary_roundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	vs := randVectors(rng, 30, 5)
 	ix, _ := BuildIndex(vs)
-	b, err := ix.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got Index
-	if err := got.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
+	b, got := blobtest.RoundTrip[Index](t, ix)
 	if got.Len() != 30 || got.Dim() != 5 || !slices.Equal(got.Vector(17), vs[17]) {
 		t.Fatalf("round trip changed the index")
 	}

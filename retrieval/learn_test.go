@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"recsys/recsys/blob/blobtest"
 	"recsys/retrieval/rank"
 )
 
@@ -108,15 +109,8 @@ func TestLearn_fromNeighbours_coldStart(t *testing.T) {
 			t.Errorf("%s: recall %.3f not 0.15 above Euclidean %.3f", method, rl, re)
 		}
 		// The learned metric survives a round trip.
-		b, err := met.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back Metric
-		if err := back.UnmarshalBinary(b); err != nil {
-			t.Fatal(err)
-		}
-		if got := recall(&back); got != rl {
+		_, back := blobtest.RoundTrip[Metric](t, met)
+		if got := recall(back); got != rl {
 			t.Errorf("recall after round trip %.3f, want %.3f", got, rl)
 		}
 	}

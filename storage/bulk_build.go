@@ -266,18 +266,23 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 	return w.commit()
 }
 
+// orderByID is 0..n-1 sorted by id: the order of the id-keyed buckets.
+func orderByID(n int, id func(k uint32) string) []uint32 {
+	byID := make([]uint32, n)
+	for k := range byID {
+		byID[k] = uint32(k)
+	}
+	slices.SortFunc(byID, func(x, y uint32) int { return cmp.Compare(id(x), id(y)) })
+	return byID
+}
+
 func (b *bulkBuilder) writeUsers(w *bulkWriter) error {
 	for k := range b.users {
 		if err := w.put(bucketUserIDs, u64(uint64(k+1)), []byte(b.users[k].id)); err != nil {
 			return err
 		}
 	}
-	byID := make([]uint32, len(b.users))
-	for k := range byID {
-		byID[k] = uint32(k)
-	}
-	slices.SortFunc(byID, func(x, y uint32) int { return cmp.Compare(b.users[x].id, b.users[y].id) })
-	for _, k := range byID {
+	for _, k := range orderByID(len(b.users), func(k uint32) string { return b.users[k].id }) {
 		if err := w.put(bucketUsers, []byte(b.users[k].id), b.users[k].rec.encode()); err != nil {
 			return err
 		}
@@ -299,12 +304,7 @@ func (b *bulkBuilder) writeItems(w *bulkWriter, pop []int64) error {
 			}
 		}
 	}
-	byID := make([]uint32, len(b.items))
-	for k := range byID {
-		byID[k] = uint32(k)
-	}
-	slices.SortFunc(byID, func(x, y uint32) int { return cmp.Compare(b.items[x].id, b.items[y].id) })
-	for _, k := range byID {
+	for _, k := range orderByID(len(b.items), func(k uint32) string { return b.items[k].id }) {
 		rec, err := b.items[k].rec.encode()
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/bolttest"
 )
 
 // bulkStream is a generated import: item records, then events with
@@ -134,68 +135,6 @@ func mustBulkLoad(tb testing.TB, path string, s bulkStream) *Store {
 	return st
 }
 
-// bucketDump is a bucket's sequence and every key and value.
-type bucketDump struct {
-	seq  uint64
-	keys [][]byte
-	vals [][]byte
-}
-
-func dumpDB(tb testing.TB, db *bolt.DB) map[string]bucketDump {
-	tb.Helper()
-	out := map[string]bucketDump{}
-	err := db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			d := bucketDump{seq: b.Sequence()}
-			err := b.ForEach(func(k, v []byte) error {
-				d.keys = append(d.keys, bytes.Clone(k))
-				d.vals = append(d.vals, bytes.Clone(v))
-				return nil
-			})
-			out[string(name)] = d
-			return err
-		})
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
-// diffDBs reports the first differences between two databases, bucket by
-// bucket, key by key, value by value.
-func diffDBs(a, b map[string]bucketDump) []string {
-	var diffs []string
-	for name := range a {
-		if _, ok := b[name]; !ok {
-			diffs = append(diffs, fmt.Sprintf("bucket %s only in the first", name))
-		}
-	}
-	for name, db := range b {
-		da, ok := a[name]
-		if !ok {
-			diffs = append(diffs, fmt.Sprintf("bucket %s only in the second", name))
-			continue
-		}
-		if da.seq != db.seq {
-			diffs = append(diffs, fmt.Sprintf("%s: sequence %d vs %d", name, da.seq, db.seq))
-		}
-		if len(da.keys) != len(db.keys) {
-			diffs = append(diffs, fmt.Sprintf("%s: %d keys vs %d", name, len(da.keys), len(db.keys)))
-		}
-		for k := range min(len(da.keys), len(db.keys)) {
-			if !bytes.Equal(da.keys[k], db.keys[k]) {
-				diffs = append(diffs, fmt.Sprintf("%s: key %d is %q vs %q", name, k, da.keys[k], db.keys[k]))
-				break
-			}
-			if !bytes.Equal(da.vals[k], db.vals[k]) {
-				diffs = append(diffs, fmt.Sprintf("%s: key %q: value %x vs %x", name, da.keys[k], da.vals[k], db.vals[k]))
-			}
-		}
-	}
-	return diffs
-}
-
 // publicReads is everything the store answers about its interactions.
 func publicReads(tb testing.TB, st *Store) map[string]any {
 	tb.Helper()
@@ -256,11 +195,11 @@ func TestBulkLoad_equalsIncremental(t *testing.T) {
 			dir := t.TempDir()
 			inc := incrementalLoad(t, filepath.Join(dir, "inc.db"), s, seed)
 			bulk := mustBulkLoad(t, filepath.Join(dir, "bulk.db"), s)
-			da, db := dumpDB(t, inc.db), dumpDB(t, bulk.db)
-			for _, d := range diffDBs(da, db) {
+			da, db := bolttest.Of(t, inc.db), bolttest.Of(t, bulk.db)
+			for _, d := range bolttest.Diff(da, db, nil) {
 				t.Error(d)
 			}
-			if n := len(da[string(bucketPairDays)].keys); n == 0 {
+			if n := len(da[string(bucketPairDays)].Keys); n == 0 {
 				t.Fatal("no pair_days entry: the stream does not test repeats on later days")
 			}
 			comparePublicReads(t, inc, bulk)
@@ -268,7 +207,7 @@ func TestBulkLoad_equalsIncremental(t *testing.T) {
 			more := genBulkStream(seed+100, 500).events
 			mustAdd(t, inc, more...)
 			mustAdd(t, bulk, more...)
-			for _, d := range diffDBs(dumpDB(t, inc.db), dumpDB(t, bulk.db)) {
+			for _, d := range bolttest.Diff(bolttest.Of(t, inc.db), bolttest.Of(t, bulk.db), nil) {
 				t.Error("after further events: " + d)
 			}
 		})
@@ -281,10 +220,7 @@ func TestBulkLoad_equalsIncremental(t *testing.T) {
 func TestBulkLoad_pristineTarget(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "db")
-	st, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := mustOpen(t, path)
 	st.Close()
 	s := genBulkStream(4, 300)
 	bulk := mustBulkLoad(t, path, s)
@@ -309,10 +245,7 @@ func TestBulkLoad_pristineTarget(t *testing.T) {
 
 	// Only an item: not pristine either.
 	path2 := filepath.Join(dir, "db2")
-	st2, err := Open(path2, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st2 := mustOpen(t, path2)
 	if err := st2.PutItems(context.Background(), []api.Item{{ID: "x"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -365,10 +298,7 @@ func TestBulkLoad_failureLeavesNothing(t *testing.T) {
 func TestOpen_afterReplace(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "db")
-	st, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := mustOpen(t, path)
 	st.Close()
 	holder, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -405,10 +335,7 @@ func TestOpen_afterReplace(t *testing.T) {
 func TestBulkLoad_symlinkedPristineTarget(t *testing.T) {
 	dir := t.TempDir()
 	real, link := filepath.Join(dir, "real.db"), filepath.Join(dir, "link.db")
-	st, err := Open(real, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := mustOpen(t, real)
 	st.Close()
 	if err := os.Chmod(real, 0o640); err != nil {
 		t.Fatal(err)

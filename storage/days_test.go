@@ -79,17 +79,14 @@ func TestStore_Activity_afterDeletes(t *testing.T) {
 // agree with the events counter, and later deletes keep them agreeing.
 func TestStore_Open_migratesDays(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v2.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, path)
 	at := func(u, i string, d int) api.Interaction {
 		return api.Interaction{UserID: u, ItemID: i, Type: "view", Timestamp: time.Date(2026, 3, d, 12, 0, 0, 0, time.UTC)}
 	}
 	mustAdd(t, s, at("a", "x", 1), at("a", "x", 3), at("b", "x", 2), at("b", "y", 2), at("c", "y", 4))
 	// What version 2 left behind: no pair_days, and a deleted user's 7
 	// events still counted on the 9th.
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		if err := tx.DeleteBucket(bucketPairDays); err != nil {
 			return err
 		}

@@ -272,11 +272,7 @@ func addPop(pop *bolt.Bucket, item uint64, d int64) error {
 // DeleteInteraction forgets the pair (user, item).
 func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) error {
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		ub := tx.Bucket(bucketUsers).Get([]byte(userID))
-		if ub == nil {
-			return notFound("user", userID)
-		}
-		u, err := decodeUser(ub)
+		u, err := storedUser(tx, userID)
 		if err != nil {
 			return err
 		}
@@ -340,11 +336,7 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 	var out []api.HistoryEntry
 	next := ""
 	err = s.view(ctx, func(tx *bolt.Tx) error {
-		ub := tx.Bucket(bucketUsers).Get([]byte(userID))
-		if ub == nil {
-			return notFound("user", userID)
-		}
-		u, err := decodeUser(ub)
+		u, err := storedUser(tx, userID)
 		if err != nil {
 			return err
 		}

@@ -95,11 +95,7 @@ func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item)
 func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 	var it api.Item
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketItems).Get([]byte(id))
-		if b == nil {
-			return notFound("item", id)
-		}
-		r, err := decodeItem(b)
+		r, err := storedItem(tx, id)
 		if err != nil {
 			return err
 		}
@@ -151,11 +147,7 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 // DeleteItem deletes an item and every pair with it.
 func (s *Store) DeleteItem(ctx context.Context, id string) error {
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketItems).Get([]byte(id))
-		if b == nil {
-			return notFound("item", id)
-		}
-		it, err := decodeItem(b)
+		it, err := storedItem(tx, id)
 		if err != nil {
 			return err
 		}

@@ -33,13 +33,18 @@ func modelInfoKey(name, version string) []byte {
 
 // NewModelVersion returns a fresh, increasing version string.
 func (s *Store) NewModelVersion(ctx context.Context) (string, error) {
-	var v string
+	return s.nextName(ctx, bucketModels, "v%06d")
+}
+
+// nextName takes the next sequence number of bucket and formats it.
+func (s *Store) nextName(ctx context.Context, bucket []byte, format string) (string, error) {
+	var name string
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		seq, err := tx.Bucket(bucketModels).NextSequence()
-		v = fmt.Sprintf("v%06d", seq)
+		seq, err := tx.Bucket(bucket).NextSequence()
+		name = fmt.Sprintf(format, seq)
 		return err
 	})
-	return v, err
+	return name, err
 }
 
 // PutModel stores a model version and drops all but the newest
@@ -191,13 +196,7 @@ func (s *Store) ActiveModel(ctx context.Context) (string, error) {
 
 // NewJobID returns a fresh job id.
 func (s *Store) NewJobID(ctx context.Context) (string, error) {
-	var id string
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		seq, err := tx.Bucket(bucketJobs).NextSequence()
-		id = fmt.Sprintf("j%012d", seq)
-		return err
-	})
-	return id, err
+	return s.nextName(ctx, bucketJobs, "j%012d")
 }
 
 // PutJob creates or replaces a job record.

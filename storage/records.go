@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"recsys/api"
 )
 
@@ -183,4 +185,22 @@ func decodeItem(b []byte) (itemRecord, error) {
 func (r itemRecord) toAPI(id string, positives int64) api.Item {
 	return api.Item{ID: id, Features: r.Features, Categories: r.Categories, Labels: r.Labels,
 		Hidden: r.Hidden, CreatedAt: fromNano(r.Created), UpdatedAt: fromNano(r.Updated), Positives: positives}
+}
+
+// storedUser reads the record of user id; an unknown user is not_found.
+func storedUser(tx *bolt.Tx, id string) (userRecord, error) {
+	b := tx.Bucket(bucketUsers).Get([]byte(id))
+	if b == nil {
+		return userRecord{}, notFound("user", id)
+	}
+	return decodeUser(b)
+}
+
+// storedItem reads the record of item id; an unknown item is not_found.
+func storedItem(tx *bolt.Tx, id string) (itemRecord, error) {
+	b := tx.Bucket(bucketItems).Get([]byte(id))
+	if b == nil {
+		return itemRecord{}, notFound("item", id)
+	}
+	return decodeItem(b)
 }

@@ -20,11 +20,19 @@ import (
 
 func mustOpenStore(tb testing.TB) *Store {
 	tb.Helper()
-	s, err := Open(filepath.Join(tb.TempDir(), "test.db"), Options{})
+	s := mustOpen(tb, filepath.Join(tb.TempDir(), "test.db"))
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// mustOpen opens the store at path with the default options; the caller
+// closes it.
+func mustOpen(tb testing.TB, path string) *Store {
+	tb.Helper()
+	s, err := Open(path, Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { s.Close() })
 	return s
 }
 
@@ -134,17 +142,24 @@ func TestStore_AddInteractions_allOrNothing(t *testing.T) {
 	}
 }
 
-func TestStore_DeleteUser(t *testing.T) {
+// afterDelete stores a's views of x and y and b's view of x, runs del and
+// checks the counts it leaves against want.
+func afterDelete(t *testing.T, del func(*Store) error, want api.Counts) *Store {
+	t.Helper()
 	s := mustOpenStore(t)
-	ctx := context.Background()
 	mustAdd(t, s, ev("a", "x", "view"), ev("a", "y", "view"), ev("b", "x", "view"))
-	if err := s.DeleteUser(ctx, "a"); err != nil {
+	if err := del(s); err != nil {
 		t.Fatal(err)
 	}
-	want := api.Counts{Users: 1, Items: 2, Interactions: 1, Positives: 1, Events: 1}
 	if got := mustCounts(t, s); got != want {
 		t.Fatalf("counts = %+v, want %+v", got, want)
 	}
+	return s
+}
+
+func TestStore_DeleteUser(t *testing.T) {
+	ctx := context.Background()
+	s := afterDelete(t, func(s *Store) error { return s.DeleteUser(ctx, "a") }, api.Counts{Users: 1, Items: 2, Interactions: 1, Positives: 1, Events: 1})
 	if _, err := s.User(ctx, "a"); api.ErrorCode(err) != api.CodeNotFound {
 		t.Fatalf("User(a) err = %v, want not_found", err)
 	}
@@ -164,16 +179,8 @@ func TestStore_DeleteUser(t *testing.T) {
 }
 
 func TestStore_DeleteItem(t *testing.T) {
-	s := mustOpenStore(t)
 	ctx := context.Background()
-	mustAdd(t, s, ev("a", "x", "view"), ev("a", "y", "view"), ev("b", "x", "view"))
-	if err := s.DeleteItem(ctx, "x"); err != nil {
-		t.Fatal(err)
-	}
-	want := api.Counts{Users: 2, Items: 1, Interactions: 1, Positives: 1, Events: 1}
-	if got := mustCounts(t, s); got != want {
-		t.Fatalf("counts = %+v, want %+v", got, want)
-	}
+	s := afterDelete(t, func(s *Store) error { return s.DeleteItem(ctx, "x") }, api.Counts{Users: 2, Items: 1, Interactions: 1, Positives: 1, Events: 1})
 	u, _ := s.User(ctx, "b")
 	if u.Items != 0 || u.Positives != 0 {
 		t.Fatalf("user b = %+v, want no items left", u)
@@ -295,19 +302,13 @@ func TestStore_Snapshot_features(t *testing.T) {
 
 func TestStore_Open_reopenKeepsData(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, path)
 	mustAdd(t, s, ev("a", "x", "view"))
 	if _, err := Open(path, Options{Timeout: 50 * time.Millisecond}); err == nil {
 		t.Fatal("a second open of a locked database succeeded")
 	}
 	s.Close()
-	s, err = Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = mustOpen(t, path)
 	defer s.Close()
 	if c := mustCounts(t, s); c.Events != 1 {
 		t.Fatalf("events after reopen = %d, want 1", c.Events)
@@ -316,10 +317,7 @@ func TestStore_Open_reopenKeepsData(t *testing.T) {
 
 func TestStore_Open_readOnlyRefusesWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ro.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, path)
 	mustAdd(t, s, ev("a", "x", "view"))
 	s.Close()
 	ro, err := Open(path, Options{ReadOnly: true})

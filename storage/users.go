@@ -14,13 +14,12 @@ import (
 func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 	var u api.User
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketUsers).Get([]byte(id))
-		if b == nil {
-			return notFound("user", id)
+		r, err := storedUser(tx, id)
+		if err != nil {
+			return err
 		}
-		r, err := decodeUser(b)
 		u = r.toAPI(id)
-		return err
+		return nil
 	})
 	return u, err
 }
@@ -28,11 +27,7 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 // DeleteUser deletes a user and every pair of theirs.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketUsers).Get([]byte(id))
-		if b == nil {
-			return notFound("user", id)
-		}
-		u, err := decodeUser(b)
+		u, err := storedUser(tx, id)
 		if err != nil {
 			return err
 		}

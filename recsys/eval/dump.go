@@ -68,7 +68,7 @@ func (dm *dumper) model(name string, r *foldResult) error {
 	return dm.write(name+".top100.csv", []string{"user", "item", "rank", "score"}, func(emit func(...string)) {
 		for u, list := range r.tops {
 			for k, e := range list {
-				emit(dm.userIDs(uint32(u)), dm.itemIDs(e.item), strconv.Itoa(k), strconv.FormatFloat(e.score, 'g', -1, 64))
+				emit(dm.userIDs(uint32(u)), dm.itemIDs(e.Index), strconv.Itoa(k), strconv.FormatFloat(e.Value, 'g', -1, 64))
 			}
 		}
 	})

@@ -353,17 +353,25 @@ func TestRun_rejectsBadOptions(t *testing.T) {
 	}
 }
 
-// Evaluate agrees with the measures recomputed from recsys.Ranks.
-func TestEvaluate_matchesRanks(t *testing.T) {
-	d := clustered(7, 60, 50, 3, 14)
+// itemKNNOnSplit splits d by the standard protocol (seed 1, fold 0) and
+// fits item KNN with k on the training part.
+func itemKNNOnSplit(t *testing.T, d *Dataset, k int) (*Split, recsys.Model) {
+	t.Helper()
 	s, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m, _ := recsys.New("itemknn")
-	if err := m.Fit(context.Background(), s.Train, recsys.Params{K: 10}); err != nil {
+	if err := m.Fit(context.Background(), s.Train, recsys.Params{K: k}); err != nil {
 		t.Fatal(err)
 	}
+	return s, m
+}
+
+// Evaluate agrees with the measures recomputed from recsys.Ranks.
+func TestEvaluate_matchesRanks(t *testing.T) {
+	d := clustered(7, 60, 50, 3, 14)
+	s, m := itemKNNOnSplit(t, d, 10)
 	got, err := Evaluate(context.Background(), m, s.Train, s.Test)
 	if err != nil {
 		t.Fatal(err)

@@ -154,7 +154,7 @@ type foldResult struct {
 	// Filled when dumping: ranks of the validation and test items, and the
 	// top-100 lists.
 	ranks [][][]int
-	tops  [][]scored
+	tops  [][]recsys.Neighbour
 }
 
 // FEBRSeed seeds OPT-ADG in the evaluation unless Options.FEBR.Seed is set.
@@ -197,7 +197,7 @@ func (res *foldResult) measure(ctx context.Context, m recsys.Model, s *Split, du
 	if dump {
 		top = 100
 	}
-	ranks, tops, err := rankSets(ctx, m, s.Train, s.Train.Popularity(), [][][]uint32{s.Validation, s.Test}, top)
+	ranks, tops, err := recsys.RankHeldOut(ctx, m, s.Train, s.Train.Popularity(), [][][]uint32{s.Validation, s.Test}, top)
 	if err != nil {
 		return err
 	}

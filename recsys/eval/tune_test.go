@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"recsys/recsys"
 	"recsys/recsys/metrics"
 )
 
@@ -32,14 +31,7 @@ func TestValidate_users(t *testing.T) {
 			d.Users, d.Items = append(d.Users, uint32(u)), append(d.Items, i)
 		}
 	}
-	split, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := recsys.New("itemknn")
-	if err := m.Fit(context.Background(), split.Train, recsys.Params{K: 20}); err != nil {
-		t.Fatal(err)
-	}
+	split, m := itemKNNOnSplit(t, d, 20)
 	ctx := context.Background()
 	all, err := validate(ctx, m, split, 0)
 	if err != nil {

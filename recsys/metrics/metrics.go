@@ -53,17 +53,25 @@ func All(ranks []int, n int) Values {
 // gain is the discount 1/log2(rank+2) of ADG and NDCG (Def. 4.2).
 func gain(rank int) float64 { return 1 / math.Log2(float64(rank)+2) }
 
+// dcgAt is the discounted gain of the relevant items ranked in the top k,
+// Σ_{rank<k} gain(rank), summed in the order of ranks.
+func dcgAt(ranks []int, k int) float64 {
+	s := 0.0
+	for _, r := range ranks {
+		if r < k {
+			s += gain(r)
+		}
+	}
+	return s
+}
+
 // ADG is the Average Discounted Gain, dissertation Def. 4.2, Eq. (4.1):
 // (1/|R⁺u|) Σ 1/log2(rank(i⁺)+2).
 func ADG(ranks []int) float64 {
 	if len(ranks) == 0 {
 		return 0
 	}
-	s := 0.0
-	for _, r := range ranks {
-		s += gain(r)
-	}
-	return s / float64(len(ranks))
+	return dcgAt(ranks, math.MaxInt) / float64(len(ranks))
 }
 
 // RecallAt is REC@k, dissertation Eq. (4.2): the share of relevant items
@@ -116,11 +124,7 @@ func NDCG(ranks []int) float64 {
 	if len(ranks) == 0 {
 		return 0
 	}
-	s := 0.0
-	for _, r := range ranks {
-		s += gain(r)
-	}
-	return s / idcg(len(ranks))
+	return dcgAt(ranks, math.MaxInt) / idcg(len(ranks))
 }
 
 // NDCGAt is NDCG truncated to the top k positions: Σ_{rank<k} gain /
@@ -129,13 +133,7 @@ func NDCGAt(ranks []int, k int) float64 {
 	if len(ranks) == 0 || k <= 0 {
 		return 0
 	}
-	s := 0.0
-	for _, r := range ranks {
-		if r < k {
-			s += gain(r)
-		}
-	}
-	return s / idcg(min(len(ranks), k))
+	return dcgAt(ranks, k) / idcg(min(len(ranks), k))
 }
 
 func idcg(m int) float64 {

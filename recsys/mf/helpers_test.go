@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"recsys/recsys"
+	"recsys/recsys/internal/synth"
 )
 
 // synthetic is the Synthetic1 problem of seed 003 §5 at a size a test can
@@ -80,20 +81,8 @@ func randomMatrix(tb testing.TB, seed uint64, m, n int, p float64) *recsys.Matri
 // benchmarks.
 func generated(tb testing.TB, seed uint64, m, n, perUser int) *recsys.Matrix {
 	tb.Helper()
-	rng := rand.New(rand.NewPCG(seed, 11))
 	var pairs []recsys.Pair
-	for u := range m {
-		cluster := rng.IntN(8)
-		for range perUser {
-			var i int
-			if rng.Float64() < 0.6 {
-				i = (cluster + 8*int(float64(n/8)*rng.Float64()*rng.Float64())) % n
-			} else {
-				i = int(float64(n) * rng.Float64() * rng.Float64())
-			}
-			pairs = append(pairs, recsys.Pair{User: uint32(u), Item: uint32(i)})
-		}
-	}
+	synth.Clustered(seed, m, n, perUser, func(u, i uint32) { pairs = append(pairs, recsys.Pair{User: u, Item: i}) })
 	x, err := recsys.NewMatrix(m, n, pairs)
 	if err != nil {
 		tb.Fatal(err)

@@ -247,33 +247,8 @@ func (m *MFAUC) FoldIn(history []uint32) []float64 {
 			}
 		}
 		if len(neg) > 0 {
-			sp, sq := s.sp[:len(pos)], s.sq[:len(neg)]
-			for j, i := range pos {
-				sp[j] = dot(u, m.f.itemVec(int(i)))
-			}
-			for j, i := range neg {
-				sq[j] = dot(u, m.f.itemVec(int(i)))
-			}
-			a, bq := s.a[:len(pos)], s.b[:len(neg)]
-			for j := range a {
-				a[j] = 1 / float64(len(pos))
-			}
-			for j := range bq {
-				bq[j] = 1 / float64(len(neg))
-			}
-			cp, dq := s.c[:len(pos)], s.dq[:len(neg)]
-			c.obj.pairTerm(sp, a, sq, bq, cp, dq, s.lp, false)
-			g := s.grad
-			for f := range g {
-				g[f] = c.lambda * u[f]
-			}
-			for j, i := range pos {
-				axpy(cp[j], m.f.itemVec(int(i)), g)
-			}
-			for j, i := range neg {
-				axpy(dq[j], m.f.itemVec(int(i)), g)
-			}
-			axpy(-c.lr, g, u)
+			s.userGrad(c, &m.f, u, pos, neg, false)
+			axpy(-c.lr, s.grad, u)
 		}
 		if step >= half {
 			axpy(1/float64(m.foldSteps-half), u, avg)

@@ -319,9 +319,14 @@ func (t *aucTrainer) gNeg(u, b int, j uint32) float64 {
 
 // scores sets out[k] = u·v_items[k].
 func (t *aucTrainer) scores(u []float64, items []uint32, out []float64) []float64 {
+	return itemScores(t.f, u, items, out)
+}
+
+// itemScores sets out[k] = u·v_items[k] for the item factors of f.
+func itemScores(f *factors, u []float64, items []uint32, out []float64) []float64 {
 	out = out[:len(items)]
 	for k, i := range items {
-		out[k] = dot(u, t.f.itemVec(int(i)))
+		out[k] = dot(u, f.itemVec(int(i)))
 	}
 	return out
 }
@@ -347,8 +352,15 @@ func (t *aucTrainer) userGrad(s *aucScratch, u, b int) (float64, bool) {
 	if len(neg) == 0 {
 		return 0, false
 	}
-	uu := t.f.userVec(u)
-	sp, sq := t.scores(uu, pos, s.sp), t.scores(uu, neg, s.sq)
+	return s.userGrad(t.c, t.f, t.f.userVec(u), pos, neg, true), true
+}
+
+// userGrad sets s.grad to the gradient of the user term at u over the
+// pairs of pos and neg, uniformly weighted: λu + Σ_j c_j v_j + Σ_q d_q v_q
+// with c and d from pairTerm. It returns the term when value is set. The
+// trainer's user step and the fold-in share it.
+func (s *aucScratch) userGrad(c *aucConfig, f *factors, u []float64, pos, neg []uint32, value bool) float64 {
+	sp, sq := itemScores(f, u, pos, s.sp), itemScores(f, u, neg, s.sq)
 	a, bq := s.a[:len(pos)], s.b[:len(neg)]
 	for k := range a {
 		a[k] = 1 / float64(len(pos))
@@ -356,19 +368,19 @@ func (t *aucTrainer) userGrad(s *aucScratch, u, b int) (float64, bool) {
 	for k := range bq {
 		bq[k] = 1 / float64(len(neg))
 	}
-	c, dq := s.c[:len(pos)], s.dq[:len(neg)]
-	theta := t.c.obj.pairTerm(sp, a, sq, bq, c, dq, s.lp, true)
+	cp, dq := s.c[:len(pos)], s.dq[:len(neg)]
+	theta := c.obj.pairTerm(sp, a, sq, bq, cp, dq, s.lp, value)
 	g := s.grad
-	for f := range g {
-		g[f] = t.c.lambda * uu[f]
+	for k := range g {
+		g[k] = c.lambda * u[k]
 	}
 	for k, p := range pos {
-		axpy(c[k], t.f.itemVec(int(p)), g)
+		axpy(cp[k], f.itemVec(int(p)), g)
 	}
 	for k, q := range neg {
-		axpy(dq[k], t.f.itemVec(int(q)), g)
+		axpy(dq[k], f.itemVec(int(q)), g)
 	}
-	return theta, true
+	return theta
 }
 
 // itemStep takes one step on vⱼ in block (R_w, C_b).

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"recsys/recsys"
+	"recsys/recsys/blob/blobtest"
 )
 
 // fastParams are small, quick settings of each model for the tests.
@@ -299,7 +299,7 @@ func FuzzUnmarshal(f *testing.F) {
 			var err error
 			// Sizes read from corrupt bytes must not drive an
 			// allocation out of proportion to the input.
-			if n := allocatedBytes(func() { err = m.UnmarshalBinary(data) }); n > uint64(64*len(data)+1<<20) {
+			if n := blobtest.Allocated(func() { err = m.UnmarshalBinary(data) }); n > uint64(64*len(data)+1<<20) {
 				t.Fatalf("%s: decoding %d bytes allocated %d bytes", name, len(data), n)
 			}
 			if err == nil {
@@ -308,13 +308,4 @@ func FuzzUnmarshal(f *testing.F) {
 			}
 		}
 	})
-}
-
-// allocatedBytes reports the bytes fn allocates.
-func allocatedBytes(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }

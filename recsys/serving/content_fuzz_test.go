@@ -1,20 +1,11 @@
 package serving
 
 import (
-	"runtime"
 	"testing"
 
+	"recsys/recsys/blob/blobtest"
 	"recsys/retrieval"
 )
-
-// allocated reports the bytes fn allocates.
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
 
 // FuzzDecodeContent feeds corrupt content-model records (as a damaged
 // database would hold) to the decoder: an error or a usable metric whose
@@ -36,7 +27,7 @@ func FuzzDecodeContent(f *testing.F) {
 			met   *retrieval.Metric
 			err   error
 		)
-		n := allocated(func() { names, met, err = decodeContent(data) })
+		n := blobtest.Allocated(func() { names, met, err = decodeContent(data) })
 		if limit := uint64(64*len(data) + 1<<16); n > limit {
 			t.Fatalf("decoding %d bytes allocated %d bytes", len(data), n)
 		}

@@ -177,14 +177,7 @@ func TestEngine_contentApproximateAboveThreshold(t *testing.T) {
 	st := mustStore(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
-	var items []api.Item
-	for i := 0; i < 300; i++ {
-		items = append(items, api.Item{ID: fmt.Sprintf("i%03d", i), Features: map[string]float64{
-			"a": rng.NormFloat64(), "b": rng.NormFloat64(), "c": rng.NormFloat64()}})
-	}
-	if err := st.PutItems(ctx, items); err != nil {
-		t.Fatal(err)
-	}
+	items := putABCItems(t, st, 300, "i%03d", func() (a, b, c float64) { return rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64() })
 	names, feats, err := st.ItemFeatures(ctx)
 	if err != nil {
 		t.Fatal(err)

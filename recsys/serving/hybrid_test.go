@@ -9,6 +9,7 @@ import (
 
 	"recsys/api"
 	"recsys/retrieval"
+	"recsys/storage"
 )
 
 // TestEngine_hybridSimilar_prefix: by=hybrid ranks the same way for every
@@ -20,14 +21,7 @@ func TestEngine_hybridSimilar_prefix(t *testing.T) {
 	st := mustStore(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(3, 4))
-	var items []api.Item
-	for i := 0; i < 150; i++ {
-		items = append(items, api.Item{ID: fmt.Sprintf("i%d", i), Features: map[string]float64{
-			"a": float64(rng.IntN(3)), "b": float64(rng.IntN(3)), "c": rng.NormFloat64()}})
-	}
-	if err := st.PutItems(ctx, items); err != nil {
-		t.Fatal(err)
-	}
+	putABCItems(t, st, 150, "i%d", func() (a, b, c float64) { return float64(rng.IntN(3)), float64(rng.IntN(3)), rng.NormFloat64() })
 	for u := 0; u < 80; u++ {
 		var its []string
 		for k := 0; k < 4+rng.IntN(12); k++ {
@@ -81,4 +75,19 @@ func TestEngine_hybridSimilar_prefix(t *testing.T) {
 			t.Errorf("%s: %d distinct scores in 50 items: %v", id, len(distinct), long)
 		}
 	}
+}
+
+// putABCItems stores n items, the k-th with id fmt.Sprintf(id, k) and the
+// features a, b and c that draw gives it, and returns them.
+func putABCItems(t *testing.T, st *storage.Store, n int, id string, draw func() (a, b, c float64)) []api.Item {
+	t.Helper()
+	items := make([]api.Item, n)
+	for k := range items {
+		a, b, c := draw()
+		items[k] = api.Item{ID: fmt.Sprintf(id, k), Features: map[string]float64{"a": a, "b": b, "c": c}}
+	}
+	if err := st.PutItems(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+	return items
 }

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/rank"
+	"recsys/retrieval/internal/fixture"
 )
 
 // BenchmarkFRMLIteration measures one iteration of Algorithm 3.4 (one query
@@ -23,15 +23,7 @@ func BenchmarkFRMLIteration(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			n, d := 2000, 64
 			rng := rand.New(rand.NewPCG(1, 2))
-			x := mat.NewDense(n, d, nil)
-			labels := make([]int, n)
-			for i := 0; i < n; i++ {
-				labels[i] = i % 10
-				for j := 0; j < d; j++ {
-					x.Set(i, j, rng.NormFloat64()+0.3*float64(labels[i]*(j%3)))
-				}
-			}
-			sup, _ := rank.FromLabels(labels)
+			x, sup := fixture.Shifted(rng, n, d, 10, 0.3, 3)
 			opt := Options{Rank: tc.m, Kappa: tc.kappa, AUC: tc.auc}
 			opt.defaults(d)
 			tr := newTrainer(Problem{X: x, Sup: sup, Queries: sup.Queries()}, opt)

@@ -7,7 +7,6 @@ package frml
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,13 +17,10 @@ import (
 	"recsys/retrieval/rank"
 )
 
-// Problem is the training data: items as rows of X (n×d), relevance from
-// Sup, and the items that may be drawn as queries (default Sup.Queries()).
-type Problem struct {
-	X       *mat.Dense
-	Sup     *rank.Supervision
-	Queries []int
-}
+// Problem is the training data (rank.Problem, shared with MLR): items as
+// rows of X, relevance from Sup, and the items that may be drawn as
+// queries (default Sup.Queries()).
+type Problem = rank.Problem
 
 // Validator scores a factor L on held-out queries; higher is better (the
 // dissertation uses validation MAP, §3.5.1).
@@ -115,19 +111,10 @@ type Result struct {
 // returned (§3.5.1: "η chosen by MAP on a held-out set"). Without one, a
 // Schedule is replayed, or Etas[0] is used throughout.
 func Train(ctx context.Context, p Problem, val Validator, opt Options) (*Result, error) {
-	if p.X == nil || p.Sup == nil {
-		return nil, errors.New("frml: nil data or supervision")
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("frml: %w", err)
 	}
-	n, d := p.X.Dims()
-	if n != p.Sup.Len() {
-		return nil, fmt.Errorf("frml: %d items but supervision over %d", n, p.Sup.Len())
-	}
-	if p.Queries == nil {
-		p.Queries = p.Sup.Queries()
-	}
-	if len(p.Queries) == 0 {
-		return nil, errors.New("frml: no query has both relevant and irrelevant items")
-	}
+	_, d := p.X.Dims()
 	opt.defaults(d)
 	l := opt.Init
 	if l == nil {

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/rank"
+	"recsys/retrieval/internal/fixture"
 )
 
 // BenchmarkMLRIteration measures one cutting-plane round of Algorithm 1 on
@@ -17,15 +17,7 @@ import (
 func BenchmarkMLRIteration(b *testing.B) {
 	n, d := 500, 20
 	rng := rand.New(rand.NewPCG(3, 4))
-	x := mat.NewDense(n, d, nil)
-	labels := make([]int, n)
-	for i := 0; i < n; i++ {
-		labels[i] = i % 5
-		for j := 0; j < d; j++ {
-			x.Set(i, j, rng.NormFloat64()+0.5*float64(labels[i]*(j%2)))
-		}
-	}
-	sup, _ := rank.FromLabels(labels)
+	x, sup := fixture.Shifted(rng, n, d, 5, 0.5, 2)
 	p := Problem{X: x, Sup: sup}
 	w0 := mat.NewSymDense(d, nil)
 	for i := 0; i < d; i++ {

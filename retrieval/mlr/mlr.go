@@ -12,7 +12,6 @@ package mlr
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -23,30 +22,8 @@ import (
 	"recsys/retrieval/rank"
 )
 
-// Problem is the training data: items as the rows of X (n×d), relevance
-// from Sup, and the training queries (default: Sup.Queries()).
-type Problem struct {
-	X       *mat.Dense
-	Sup     *rank.Supervision
-	Queries []int
-}
-
-func (p *Problem) check() error {
-	if p.X == nil || p.Sup == nil {
-		return errors.New("mlr: nil data or supervision")
-	}
-	n, _ := p.X.Dims()
-	if n != p.Sup.Len() {
-		return fmt.Errorf("mlr: %d items but supervision over %d", n, p.Sup.Len())
-	}
-	if p.Queries == nil {
-		p.Queries = p.Sup.Queries()
-	}
-	if len(p.Queries) == 0 {
-		return errors.New("mlr: no query has both relevant and irrelevant items")
-	}
-	return nil
-}
+// Problem is the training data (rank.Problem, shared with FRML).
+type Problem = rank.Problem
 
 // Options configures Train.
 type Options struct {
@@ -79,8 +56,8 @@ type Result struct {
 // batch of most violated rankings, until that batch is violated by no more
 // than ξ + ε.
 func Train(ctx context.Context, p Problem, opt Options) (*Result, error) {
-	if err := p.check(); err != nil {
-		return nil, err
+	if err := p.Check(); err != nil {
+		return nil, fmt.Errorf("mlr: %w", err)
 	}
 	if err := opt.Oracle.Validate(); err != nil {
 		return nil, err
@@ -136,8 +113,8 @@ func Train(ctx context.Context, p Problem, opt Options) (*Result, error) {
 // ψ(y), which sum to 0), δψ_q = q m_qᵀ + m_q qᵀ − Σ_x w_x x xᵀ where m_q =
 // Σ_x w_x x, so the batch costs O(n²·rank(W)) for distances plus O(n²·d).
 func Separate(ctx context.Context, p Problem, o Oracle, w *mat.SymDense, workers int) (Constraint, error) {
-	if err := p.check(); err != nil {
-		return Constraint{}, err
+	if err := p.Check(); err != nil {
+		return Constraint{}, fmt.Errorf("mlr: %w", err)
 	}
 	n, d := p.X.Dims()
 	l, err := rank.Factor(w, 0)

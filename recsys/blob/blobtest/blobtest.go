@@ -10,6 +10,7 @@ import (
 	"encoding"
 	"flag"
 	"os"
+	"runtime"
 	"testing"
 )
 
@@ -51,4 +52,33 @@ func Reencode[T encoding.BinaryMarshaler](tb testing.TB, golden []byte, decode f
 		tb.Fatalf("re-encoding gives %d bytes that differ from the %d golden ones", len(again), len(golden))
 	}
 	return v
+}
+
+// Allocated reports the bytes fn allocates: the decoders' fuzz tests bound
+// it, so that sizes read from corrupt bytes cannot drive an allocation out
+// of proportion to the input.
+func Allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// RoundTrip encodes v and decodes the bytes into a new T with its
+// UnmarshalBinary; it returns the bytes and the decoded copy.
+func RoundTrip[T any, PT interface {
+	*T
+	encoding.BinaryUnmarshaler
+}](tb testing.TB, v encoding.BinaryMarshaler) ([]byte, PT) {
+	tb.Helper()
+	data, err := v.MarshalBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	back := PT(new(T))
+	if err := back.UnmarshalBinary(data); err != nil {
+		tb.Fatal(err)
+	}
+	return data, back
 }

@@ -1,0 +1,57 @@
+package recsys
+
+import "context"
+
+// RankHeldOut is the ranking step of every offline measurement (the
+// evaluation, the validation of a hyper-parameter search, FEBR's choice of
+// its inner SLIM): it scores, in parallel over users, every user with
+// held-out items in any of sets (every user when top > 0) from the user's
+// training row, and returns for each set the ranks of its items (Def. 4.1,
+// among the items not in the user's training row, ties broken by pop) and,
+// when top > 0, each user's top-N list with the scores. Each set has an
+// entry per user of train.
+func RankHeldOut(ctx context.Context, m Model, train *Matrix, pop []uint32, sets [][][]uint32, top int) ([][][]int, [][]Neighbour, error) {
+	nu, ni := train.Users(), train.Items()
+	ranks := make([][][]int, len(sets))
+	for s := range sets {
+		ranks[s] = make([][]int, nu)
+	}
+	var tops [][]Neighbour
+	if top > 0 {
+		tops = make([][]Neighbour, nu)
+	}
+	ranker := NewRanker(pop, ni)
+	err := ParallelFor(ctx, nu, 16, "", nil, func() func(lo, hi int) {
+		scores := make([]float64, ni)
+		return func(lo, hi int) {
+			for u := lo; u < hi; u++ {
+				need := top > 0
+				for _, set := range sets {
+					need = need || len(set[u]) > 0
+				}
+				if !need {
+					continue
+				}
+				history := train.Row(u)
+				ScoreUser(m, u, history, scores)
+				for s, set := range sets {
+					if len(set[u]) > 0 {
+						ranks[s][u] = ranker.Ranks(scores, history, set[u])
+					}
+				}
+				if top > 0 {
+					best := TopN(scores, pop, history, top)
+					list := make([]Neighbour, len(best))
+					for k, i := range best {
+						list[k] = Neighbour{Index: i, Value: scores[i]}
+					}
+					tops[u] = list
+				}
+			}
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ranks, tops, nil
+}
