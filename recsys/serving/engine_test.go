@@ -39,17 +39,10 @@ func twoTastes(tb testing.TB) *storage.Store {
 	return st
 }
 
-// fitItemKNN fits itemknn with k neighbours on the interactions in st.
-func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
+// fitMatrix is the training matrix of the interactions in st.
+func fitMatrix(tb testing.TB, st *storage.Store) *recsys.Matrix {
 	tb.Helper()
-	return fitModel(tb, st, "itemknn", recsys.Params{K: k})
-}
-
-// fitModel fits the named model with p on the interactions in st.
-func fitModel(tb testing.TB, st *storage.Store, name string, p recsys.Params) recsys.Model {
-	tb.Helper()
-	ctx := context.Background()
-	snap, err := st.Snapshot(ctx)
+	snap, err := st.Snapshot(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -61,8 +54,20 @@ func fitModel(tb testing.TB, st *storage.Store, name string, p recsys.Params) re
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return x
+}
+
+// fitItemKNN fits itemknn with k neighbours on the interactions in st.
+func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
+	tb.Helper()
+	return fitModel(tb, st, "itemknn", recsys.Params{K: k})
+}
+
+// fitModel fits the named model with p on the interactions in st.
+func fitModel(tb testing.TB, st *storage.Store, name string, p recsys.Params) recsys.Model {
+	tb.Helper()
 	m, _ := recsys.New(name)
-	if err := m.Fit(ctx, x, p); err != nil {
+	if err := m.Fit(context.Background(), fitMatrix(tb, st), p); err != nil {
 		tb.Fatal(err)
 	}
 	return m
