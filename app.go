@@ -134,6 +134,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.store = st
+	st.Prefetch() // the serving working set is most of the file
 	if c.Demo {
 		if err = fillDemo(ctx, st, c.Logger); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -47,6 +48,9 @@ type benchConfig struct {
 	// time, so a server that falls behind is charged for the wait
 	// (no coordinated omission).
 	Rate float64
+	// UserIDs, when set, are the users recommendations are asked for,
+	// drawn uniformly; otherwise UserPrefix1..UserPrefixUsers.
+	UserIDs []string
 }
 
 // BenchOpResult summarises one operation of a run.
@@ -59,16 +63,24 @@ type BenchOpResult struct {
 	P50ms      float64 `json:"p50_ms"`
 	P90ms      float64 `json:"p90_ms"`
 	P99ms      float64 `json:"p99_ms"`
+	P999ms     float64 `json:"p999_ms"`
 	Maxms      float64 `json:"max_ms"`
 }
 
 // BenchResult is the output of `recsys bench --json`.
 type BenchResult struct {
-	Addr        string          `json:"addr"`
-	Duration    float64         `json:"duration_seconds"`
-	Concurrency int             `json:"concurrency"`
-	Mix         string          `json:"mix"`
-	Rate        float64         `json:"target_rate,omitempty"`
+	Addr        string  `json:"addr"`
+	Duration    float64 `json:"duration_seconds"`
+	Concurrency int     `json:"concurrency"`
+	Mix         string  `json:"mix"`
+	Rate        float64 `json:"target_rate,omitempty"`
+	// Span is the seconds the requests' rate counts over: the duration,
+	// or longer when paced clients that fell behind sent their last
+	// scheduled requests after the end.
+	Span float64 `json:"span_seconds"`
+	// Unsent counts paced requests scheduled in the run that the clients
+	// could not send within the drain allowance after its end.
+	Unsent      int             `json:"unsent,omitempty"`
 	Ops         []BenchOpResult `json:"ops"`
 	Total       BenchOpResult   `json:"total"`
 	FirstErrors []string        `json:"first_errors,omitempty"`
@@ -122,13 +134,37 @@ type benchSample struct {
 	err     string
 }
 
+// benchDrain bounds how long a paced client that fell behind goes on
+// sending the requests scheduled before the end of the run; the ones it
+// cannot send by then are counted as unsent.
+const benchDrain = 10 * time.Second
+
+// paceSchedule is when client w of c sends its request seq when the
+// clients are paced to rate requests/s in all: start + (w/c + seq)·c/rate,
+// so the C clients' sends interleave evenly.
+func paceSchedule(start time.Time, rate float64, c, w, seq int) time.Time {
+	interval := float64(c) / rate * float64(time.Second)
+	return start.Add(time.Duration(interval*float64(seq) + interval*float64(w)/float64(c)))
+}
+
+// benchClient is what one client of a run measured.
+type benchClient struct {
+	samples []benchSample
+	unsent  int       // paced requests scheduled in the run but never sent
+	last    time.Time // when its last measured answer arrived
+}
+
 func bench(ctx context.Context, c benchConfig, log io.Writer) (*BenchResult, error) {
 	base := "http://" + c.Addr
 	transport := &http.Transport{MaxIdleConns: c.Concurrency * 2, MaxIdleConnsPerHost: c.Concurrency * 2, IdleConnTimeout: time.Minute}
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
-	items, err := benchItems(ctx, client, base, c.Key)
-	if err != nil {
-		return nil, err
+	defer transport.CloseIdleConnections()
+	var items []string
+	if c.Mix[opSimilar] > 0 || c.Mix[opIngest] > 0 {
+		var err error
+		if items, err = benchItems(ctx, client, base, c.Key); err != nil {
+			return nil, err
+		}
 	}
 	var ops []benchOp
 	for _, op := range []benchOp{opRecommend, opSimilar, opIngest} {
@@ -136,40 +172,54 @@ func bench(ctx context.Context, c benchConfig, log io.Writer) (*BenchResult, err
 			ops = append(ops, op)
 		}
 	}
-	fmt.Fprintf(log, "bench: %d clients against %s for %v (+%v warm-up), %d items\n", c.Concurrency, c.Addr, c.Duration, c.Warmup, len(items))
+	users := len(c.UserIDs)
+	if users == 0 {
+		users = c.Users
+	}
+	pace := ""
+	if c.Rate > 0 {
+		pace = fmt.Sprintf(", paced to %.0f req/s", c.Rate)
+	}
+	fmt.Fprintf(log, "bench: %d clients against %s for %v (+%v warm-up)%s, %d users, %d items\n", c.Concurrency, c.Addr, c.Duration, c.Warmup, pace, users, len(items))
 	start := time.Now()
 	measureFrom := start.Add(c.Warmup)
 	end := measureFrom.Add(c.Duration)
-	results := make([][]benchSample, c.Concurrency)
+	clients := make([]benchClient, c.Concurrency)
 	var wg sync.WaitGroup
 	for w := 0; w < c.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			bc := &clients[w]
 			rng := rand.New(rand.NewPCG(c.Seed, uint64(w)))
 			var buf bytes.Buffer
-			// With a rate, client w sends at start + (w/C + seq)·C/rate.
-			var interval time.Duration
-			if c.Rate > 0 {
-				interval = time.Duration(float64(c.Concurrency) / c.Rate * float64(time.Second))
-			}
 			for seq := 0; ctx.Err() == nil; seq++ {
-				var scheduled time.Time
-				if interval > 0 {
-					scheduled = start.Add(interval*time.Duration(seq) + interval*time.Duration(w)/time.Duration(c.Concurrency))
-					if wait := time.Until(scheduled); wait > 0 {
+				// t0 is when the request counts from: its scheduled time
+				// when paced, so that a late send is charged to the server
+				// that made the client late (no coordinated omission).
+				var t0 time.Time
+				if c.Rate > 0 {
+					t0 = paceSchedule(start, c.Rate, c.Concurrency, w, seq)
+					if !t0.Before(end) {
+						return
+					}
+					if time.Since(end) > benchDrain {
+						for ; t0.Before(end); seq++ {
+							if !t0.Before(measureFrom) {
+								bc.unsent++
+							}
+							t0 = paceSchedule(start, c.Rate, c.Concurrency, w, seq+1)
+						}
+						return
+					}
+					if wait := time.Until(t0); wait > 0 {
 						time.Sleep(wait)
 					}
-				}
-				if time.Now().After(end) {
+				} else if t0 = time.Now(); !t0.Before(end) {
 					return
 				}
 				op := ops[rng.IntN(len(ops))]
 				req := benchRequest(ctx, c, op, base, items, rng, &buf, w, seq)
-				t0 := time.Now()
-				if interval > 0 {
-					t0 = scheduled
-				}
 				resp, err := client.Do(req)
 				s := benchSample{op: op}
 				if err != nil {
@@ -181,9 +231,11 @@ func bench(ctx context.Context, c benchConfig, log io.Writer) (*BenchResult, err
 						s.err = fmt.Sprintf("%s: status %d", op, resp.StatusCode)
 					}
 				}
-				s.latency = time.Since(t0)
-				if t0.After(measureFrom) {
-					results[w] = append(results[w], s)
+				done := time.Now()
+				s.latency = done.Sub(t0)
+				if !t0.Before(measureFrom) {
+					bc.samples = append(bc.samples, s)
+					bc.last = done
 				}
 			}
 		}()
@@ -192,14 +244,20 @@ func bench(ctx context.Context, c benchConfig, log io.Writer) (*BenchResult, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return summarise(c, results), nil
+	return summarise(c, clients, measureFrom), nil
 }
 
 func benchRequest(ctx context.Context, c benchConfig, op benchOp, base string, items []string, rng *rand.Rand, buf *bytes.Buffer, worker, seq int) *http.Request {
 	var req *http.Request
 	switch op {
 	case opRecommend:
-		u := fmt.Sprintf("%s/users/%s/recommendations?n=%d", base, url.PathEscape(c.UserPrefix+strconv.Itoa(1+rng.IntN(c.Users))), c.N)
+		user := ""
+		if len(c.UserIDs) > 0 {
+			user = c.UserIDs[rng.IntN(len(c.UserIDs))]
+		} else {
+			user = c.UserPrefix + strconv.Itoa(1+rng.IntN(c.Users))
+		}
+		u := fmt.Sprintf("%s/users/%s/recommendations?n=%d", base, url.PathEscape(user), c.N)
 		if c.Model != "" {
 			u += "&model=" + url.QueryEscape(c.Model)
 		}
@@ -225,7 +283,7 @@ func benchRequest(ctx context.Context, c benchConfig, op benchOp, base string, i
 	return req
 }
 
-func summarise(c benchConfig, results [][]benchSample) *BenchResult {
+func summarise(c benchConfig, clients []benchClient, measureFrom time.Time) *BenchResult {
 	res := &BenchResult{Addr: c.Addr, Duration: c.Duration.Seconds(), Concurrency: c.Concurrency, Rate: c.Rate}
 	var mixParts []string
 	for _, op := range []benchOp{opRecommend, opSimilar, opIngest} {
@@ -238,8 +296,15 @@ func summarise(c benchConfig, results [][]benchSample) *BenchResult {
 	errs := map[benchOp]int{}
 	var all []time.Duration
 	totalErrs := 0
-	for _, rs := range results {
-		for _, s := range rs {
+	// The achieved rate counts over the run, or until the last answer when
+	// a paced run drained late.
+	span := c.Duration
+	for _, bc := range clients {
+		res.Unsent += bc.unsent
+		if !bc.last.IsZero() {
+			span = max(span, bc.last.Sub(measureFrom))
+		}
+		for _, s := range bc.samples {
 			byOp[s.op] = append(byOp[s.op], s.latency)
 			all = append(all, s.latency)
 			if s.err != "" {
@@ -251,42 +316,55 @@ func summarise(c benchConfig, results [][]benchSample) *BenchResult {
 			}
 		}
 	}
+	res.Span = span.Seconds()
 	for _, op := range []benchOp{opRecommend, opSimilar, opIngest} {
 		if len(byOp[op]) == 0 {
 			continue
 		}
-		r := latencySummary(string(op), byOp[op], errs[op], c.Duration)
+		r := latencySummary(string(op), byOp[op], errs[op], span)
 		if op == opIngest {
-			r.EventsPerS = float64((r.Requests-r.Errors)*c.Batch) / c.Duration.Seconds()
+			r.EventsPerS = float64((r.Requests-r.Errors)*c.Batch) / span.Seconds()
 		}
 		res.Ops = append(res.Ops, r)
 	}
-	res.Total = latencySummary("total", all, totalErrs, c.Duration)
+	res.Total = latencySummary("total", all, totalErrs, span)
 	return res
 }
 
+// latencySummary sorts ls and gives its percentiles (nearest rank) and
+// the rate of requests over d.
 func latencySummary(op string, ls []time.Duration, errs int, d time.Duration) BenchOpResult {
 	slices.Sort(ls)
 	pct := func(p float64) float64 {
 		if len(ls) == 0 {
 			return 0
 		}
-		i := int(p*float64(len(ls))+0.5) - 1
+		i := int(math.Ceil(p*float64(len(ls)))) - 1
 		return float64(ls[max(0, min(i, len(ls)-1))]) / 1e6
 	}
 	return BenchOpResult{Op: op, Requests: len(ls), Errors: errs, Throughput: float64(len(ls)) / d.Seconds(),
-		P50ms: pct(0.5), P90ms: pct(0.9), P99ms: pct(0.99), Maxms: pct(1)}
+		P50ms: pct(0.5), P90ms: pct(0.9), P99ms: pct(0.99), P999ms: pct(0.999), Maxms: pct(1)}
 }
 
 func printBench(w io.Writer, r *BenchResult) {
-	fmt.Fprintf(w, "%d clients, %.0fs, mix %s\n", r.Concurrency, r.Duration, r.Mix)
-	fmt.Fprintf(w, "%-10s %9s %7s %10s %8s %8s %8s %8s %10s\n", "op", "requests", "errors", "req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "events/s")
+	pace := "as fast as they can"
+	if r.Rate > 0 {
+		pace = fmt.Sprintf("paced to %.0f req/s in all, latency from the scheduled send time", r.Rate)
+	}
+	fmt.Fprintf(w, "%d clients %s, %.0fs, mix %s\n", r.Concurrency, pace, r.Duration, r.Mix)
+	if r.Span > r.Duration+0.05 {
+		fmt.Fprintf(w, "the last answers came %.1fs after the end: rates are over %.1fs\n", r.Span-r.Duration, r.Span)
+	}
+	if r.Unsent > 0 {
+		fmt.Fprintf(w, "unsent: %d scheduled requests could not be sent within %v of the end\n", r.Unsent, benchDrain)
+	}
+	fmt.Fprintf(w, "%-10s %9s %7s %10s %8s %8s %8s %8s %8s %10s\n", "op", "requests", "errors", "req/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "events/s")
 	for _, o := range append(r.Ops, r.Total) {
 		ev := ""
 		if o.EventsPerS > 0 {
 			ev = fmt.Sprintf("%.0f", o.EventsPerS)
 		}
-		fmt.Fprintf(w, "%-10s %9d %7d %10.0f %8.2f %8.2f %8.2f %8.2f %10s\n", o.Op, o.Requests, o.Errors, o.Throughput, o.P50ms, o.P90ms, o.P99ms, o.Maxms, ev)
+		fmt.Fprintf(w, "%-10s %9d %7d %10.0f %8.2f %8.2f %8.2f %8.2f %8.2f %10s\n", o.Op, o.Requests, o.Errors, o.Throughput, o.P50ms, o.P90ms, o.P99ms, o.P999ms, o.Maxms, ev)
 	}
 	for _, e := range r.FirstErrors {
 		fmt.Fprintln(w, "error:", e)

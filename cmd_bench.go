@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +28,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.Batch, "batch", 100, "events per ingest request")
 	fs.IntVar(&c.Users, "users", 943, "user ids are PREFIX1..PREFIXN")
 	fs.StringVar(&c.UserPrefix, "user-prefix", "", "prefix of user ids")
+	var usersFile string
+	fs.StringVar(&usersFile, "users-file", "", "ask for the users of this file instead: the first comma-separated field of each line (an import CSV works; a header line named user/user_id is skipped)")
 	fs.IntVar(&c.N, "n", 10, "n of each recommendation request")
 	fs.StringVar(&c.Model, "model", "", "model of each recommendation request (default: the active one)")
 	fs.StringVar(&c.Key, "key", envOr("RECSYS_ADMIN_KEY", envOr("RECSYS_APP_KEY", "")), "API key to send")
@@ -42,6 +46,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.Concurrency < 1 || c.Duration <= 0 || c.Users < 1 || c.Batch < 1 || c.Batch > api.MaxBatch || c.Rate < 0 {
 		return errors.New("--concurrency, --duration, --users must be positive, --rate not negative and --batch within 1..10000")
 	}
+	if usersFile != "" {
+		if c.UserIDs, err = readUserIDs(usersFile); err != nil {
+			return fmt.Errorf("--users-file: %w", err)
+		}
+	}
 	res, err := bench(ctx, c, stderr)
 	if err != nil {
 		return err
@@ -51,6 +60,36 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return writeJSONFile(jsonOut, res)
 	}
 	return nil
+}
+
+// readUserIDs reads the distinct first fields of a file's lines, in order
+// of first appearance.
+func readUserIDs(name string) ([]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	var ids []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		id, _, _ := strings.Cut(sc.Text(), ",")
+		id = strings.TrimSpace(id)
+		if id == "" || (line == 1 && (id == "user" || id == "user_id")) || seen[id] {
+			continue
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%s holds no user id", name)
+	}
+	return ids, nil
 }
 
 func parseMix(s string) (map[benchOp]int, error) {

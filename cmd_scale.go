@@ -40,26 +40,33 @@ type scaleConfig struct {
 	Concurrency  int
 	ImportOnly   bool
 	Incremental  bool
+	ServeOnly    bool
+	Rate         float64
 }
 
 // ScaleResult is what `recsys scale --json` writes.
 type ScaleResult struct {
-	Interactions   int          `json:"interactions"`
-	Users          int          `json:"users"`
-	Items          int          `json:"items"`
-	ItemExponent   float64      `json:"item_exponent"`
-	UserExponent   float64      `json:"user_exponent"`
-	Seed           uint64       `json:"seed"`
-	GenerateSec    float64      `json:"generate_seconds"`
-	ImportSec      float64      `json:"import_seconds"`
-	ImportPeakRSS  int64        `json:"import_peak_rss_bytes"`
-	ImportLoadAvg  string       `json:"import_loadavg_start,omitempty"`
-	DBBytes        int64        `json:"db_bytes"`
-	Train          *trainStats  `json:"train,omitempty"`
-	TrainError     string       `json:"train_error,omitempty"`
-	TrainPeakRSS   int64        `json:"train_peak_rss_bytes"`
-	ServeStartSec  float64      `json:"serve_start_seconds"`
-	ServePeakRSS   int64        `json:"serve_peak_rss_bytes"`
+	Interactions  int         `json:"interactions"`
+	Users         int         `json:"users"`
+	Items         int         `json:"items"`
+	ItemExponent  float64     `json:"item_exponent"`
+	UserExponent  float64     `json:"user_exponent"`
+	Seed          uint64      `json:"seed"`
+	GenerateSec   float64     `json:"generate_seconds"`
+	ImportSec     float64     `json:"import_seconds"`
+	ImportPeakRSS int64       `json:"import_peak_rss_bytes"`
+	ImportLoadAvg string      `json:"import_loadavg_start,omitempty"`
+	DBBytes       int64       `json:"db_bytes"`
+	Train         *trainStats `json:"train,omitempty"`
+	TrainError    string      `json:"train_error,omitempty"`
+	TrainPeakRSS  int64       `json:"train_peak_rss_bytes"`
+	ServeStartSec float64     `json:"serve_start_seconds"`
+	ServePeakRSS  int64       `json:"serve_peak_rss_bytes"`
+	// ServeRSS is the server's resident memory after the load: its own
+	// (anonymous: heap, models) and the pages of the mapped database file.
+	ServeRSSAnon   int64        `json:"serve_rss_anon_bytes,omitempty"`
+	ServeRSSFile   int64        `json:"serve_rss_file_bytes,omitempty"`
+	ServeLoadAvg   string       `json:"serve_loadavg,omitempty"`
 	ServedModel    string       `json:"served_model,omitempty"`
 	Serving        *BenchResult `json:"serving,omitempty"`
 	LoadAvgStart   string       `json:"loadavg_start"`
@@ -93,6 +100,8 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&generateOnly, "generate-only", false, "write events.csv and stop")
 	fs.BoolVar(&c.ImportOnly, "import-only", false, "stop after the import (no training, no serving)")
 	fs.BoolVar(&c.Incremental, "incremental-import", false, "import with --incremental (5,000-event transactions), the path before the bulk load")
+	fs.BoolVar(&c.ServeOnly, "serve-only", false, "serve DIR/scale.db as an earlier run left it (imported and trained) and run the load: no generation, import or training")
+	fs.Float64Var(&c.Rate, "rate", 0, "pace the serving load to this many requests/s in all (0: as fast as the clients can)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -113,6 +122,9 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log := func(format string, a ...any) { fmt.Fprintf(stderr, "scale: "+format+"\n", a...) }
 
 	events := filepath.Join(c.Dir, "events.csv")
+	if c.ServeOnly {
+		return scaleServeOnly(ctx, c, events, res, log, stdout, stderr, jsonOut)
+	}
 	t0 := time.Now()
 	users, err := generateScaleCSV(events, c)
 	if err != nil {
@@ -153,12 +165,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			float64(c.Interactions)/res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
 	}
 	if c.ImportOnly {
-		res.LoadAvgEnd = loadAvg()
-		printScale(stdout, res)
-		if jsonOut != "" {
-			return writeJSONFile(jsonOut, res)
-		}
-		return nil
+		return finishScale(stdout, res, jsonOut)
 	}
 
 	statsFile := filepath.Join(c.Dir, "train-stats.json")
@@ -190,12 +197,66 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	return finishScale(stdout, res, jsonOut)
+}
+
+// finishScale records the final load, prints the result and writes its
+// JSON when asked.
+func finishScale(stdout io.Writer, res *ScaleResult, jsonOut string) error {
 	res.LoadAvgEnd = loadAvg()
 	printScale(stdout, res)
 	if jsonOut != "" {
 		return writeJSONFile(jsonOut, res)
 	}
 	return nil
+}
+
+// scaleServeOnly serves the database of an earlier run: the users are
+// counted from the last line of its events.csv (the generator numbers
+// them in order).
+func scaleServeOnly(ctx context.Context, c scaleConfig, events string, res *ScaleResult, log func(string, ...any), stdout, stderr io.Writer, jsonOut string) error {
+	db := filepath.Join(c.Dir, "scale.db")
+	if fileSize(db) == 0 {
+		return fmt.Errorf("--serve-only: %s is missing; run scale without it first", db)
+	}
+	users, err := lastGeneratedUser(events)
+	if err != nil {
+		return fmt.Errorf("--serve-only: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	res.Users, res.DBBytes, res.DBBytesTrained = users, fileSize(db), fileSize(db)
+	if err := scaleServe(ctx, c, exe, db, users, res, log, stderr); err != nil {
+		return err
+	}
+	return finishScale(stdout, res, jsonOut)
+}
+
+// lastGeneratedUser reads N from the last line "uN,..." of a generated
+// events.csv.
+func lastGeneratedUser(events string) (int, error) {
+	f, err := os.Open(events)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, min(fi.Size(), 256))
+	if _, err := f.ReadAt(buf, fi.Size()-int64(len(buf))); err != nil {
+		return 0, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(buf)), "\n")
+	id, _, _ := strings.Cut(lines[len(lines)-1], ",")
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "u"))
+	if err != nil || !strings.HasPrefix(id, "u") || n < 1 {
+		return 0, fmt.Errorf("%s does not end with a generated line (uN,item,...)", events)
+	}
+	return n, nil
 }
 
 // scaleServe starts the server on the trained database, waits until it is
@@ -236,10 +297,11 @@ func scaleServe(ctx context.Context, c scaleConfig, exe, db string, users int, r
 		if time.Since(start) > 5*time.Minute {
 			return errors.New("serve: not ready after 5 minutes")
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	res.ServeStartSec = time.Since(start).Seconds()
-	log("server ready in %.1fs; %d clients for %v (load %s)", res.ServeStartSec, c.Concurrency, c.Bench, loadAvg())
+	res.ServeLoadAvg = loadAvg()
+	log("server ready in %.2fs; %d clients for %v (load %s)", res.ServeStartSec, c.Concurrency, c.Bench, res.ServeLoadAvg)
 	// Synthetic data has no taste structure, so popularity may win the
 	// validation and become active; the load asks a trained model by name.
 	model := ""
@@ -250,10 +312,11 @@ func scaleServe(ctx context.Context, c scaleConfig, exe, db string, users int, r
 	}
 	res.ServedModel = model
 	bc := benchConfig{Addr: addr, Duration: c.Bench, Warmup: 2 * time.Second, Concurrency: c.Concurrency,
-		Mix: map[benchOp]int{opRecommend: 1}, Batch: 1, Users: users, UserPrefix: "u", N: 10, Model: model, Seed: c.Seed}
+		Mix: map[benchOp]int{opRecommend: 1}, Batch: 1, Users: users, UserPrefix: "u", N: 10, Model: model, Seed: c.Seed, Rate: c.Rate}
 	if res.Serving, err = bench(ctx, bc, stderr); err != nil {
 		return err
 	}
+	res.ServeRSSAnon, res.ServeRSSFile = processRSS(cmd.Process.Pid)
 	stop()
 	return nil
 }
@@ -350,6 +413,29 @@ func runChild(ctx context.Context, timeout time.Duration, stdout, stderr io.Writ
 	return st, err
 }
 
+// processRSS reads a process's resident anonymous and file-backed memory
+// from /proc (0, 0 where unknown).
+func processRSS(pid int) (anon, file int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch name {
+		case "RssAnon":
+			anon = kb << 10
+		case "RssFile":
+			file = kb << 10
+		}
+	}
+	return anon, file
+}
+
 func freeLoopback() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -384,8 +470,10 @@ func printScale(w io.Writer, r *ScaleResult) {
 		r.Interactions, r.Users, r.Items, r.ItemExponent, r.UserExponent, r.Seed)
 	fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadAvgStart, r.LoadAvgEnd)
 	fmt.Fprintf(w, "%-28s %9s %12s\n", "stage", "seconds", "peak RSS")
-	fmt.Fprintf(w, "%-28s %9.1f %12s\n", "generate events.csv", r.GenerateSec, "")
-	fmt.Fprintf(w, "%-28s %9.1f %12s\n", "import", r.ImportSec, mib(r.ImportPeakRSS))
+	if r.GenerateSec > 0 { // not with --serve-only
+		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "generate events.csv", r.GenerateSec, "")
+		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "import", r.ImportSec, mib(r.ImportPeakRSS))
+	}
 	if r.Train != nil {
 		for _, s := range r.Train.Stages {
 			fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train: "+s.Name, s.Seconds, mib(s.PeakRSS))
@@ -400,7 +488,8 @@ func printScale(w io.Writer, r *ScaleResult) {
 		fmt.Fprintf(w, "database: %s after import, %s after training\n", mib(r.DBBytes), mib(r.DBBytesTrained))
 	}
 	if r.Serving != nil {
-		fmt.Fprintf(w, "serving %s: ready in %.1fs, peak RSS %s\n", r.ServedModel, r.ServeStartSec, mib(r.ServePeakRSS))
+		fmt.Fprintf(w, "serving %s: ready in %.2fs (load %s), peak RSS %s; after the load %s own (heap, models) + %s of the mapped database\n",
+			r.ServedModel, r.ServeStartSec, r.ServeLoadAvg, mib(r.ServePeakRSS), mib(r.ServeRSSAnon), mib(r.ServeRSSFile))
 		printBench(w, r.Serving)
 	}
 }

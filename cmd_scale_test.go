@@ -66,3 +66,23 @@ func TestGenerateScaleCSV_shape(t *testing.T) {
 		t.Errorf("most active user has %d interactions, mean %.1f: not a power law", m, mean)
 	}
 }
+
+// TestLastGeneratedUser: --serve-only counts the users from the last line
+// of the generated events.csv, and refuses a file that is not one.
+func TestLastGeneratedUser(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "events.csv")
+	if err := os.WriteFile(good, []byte("u1,i5,,1735689600\nu2,i9,,1735689601\nu42,i3,,1735689602\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := lastGeneratedUser(good); n != 42 || err != nil {
+		t.Fatalf("got %d, %v; want 42", n, err)
+	}
+	bad := filepath.Join(dir, "other.csv")
+	if err := os.WriteFile(bad, []byte("alice,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lastGeneratedUser(bad); err == nil {
+		t.Fatal("a file not written by the generator was accepted")
+	}
+}

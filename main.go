@@ -28,8 +28,8 @@ Usage:
   recsys eval    --data PATH --format movielens|lastfm|csv [--models NAME,...|all]
                  [--folds 3] [--protocol standard|novelty] [--seed N] [--json FILE] [--dump DIR]
   recsys eval-retrieval --data FILE.csv --label COLUMN [--methods NAME,...] [--splits 10] [--seed N] [--json FILE]
-  recsys bench   --addr HOST:PORT [--duration 30s] [--concurrency 32] [--mix recommend=80,similar=10,ingest=10]
-  recsys scale   [--interactions 1000000] [--models popular,itemknn,kunn-i] [--dir DIR] [--bench 10s] [--json FILE]
+  recsys bench   --addr HOST:PORT [--duration 30s] [--concurrency 32] [--rate R] [--mix recommend=80,similar=10,ingest=10]
+  recsys scale   [--interactions 1000000] [--models popular,itemknn,kunn-i] [--dir DIR] [--bench 10s] [--rate R] [--serve-only] [--json FILE]
   recsys migrate --from FILE.db|postgres://... --to postgres://...|FILE.db
 
 DB is a bbolt file or postgres://user:pass@host:port/db.

@@ -78,10 +78,10 @@ var DefaultTrainOptions = TrainOptions{
 var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "febr", serving.ContentModelName}
 
 // AutoModels are the candidates of an auto training job that names none
-// (issues 5 and 6): the popularity baseline, the neighbourhood models,
-// every FEBR variant ("febr" is FEBRi-slim, so febr-i-slim is left out)
-// and the matrix factorisations.
-var AutoModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim",
+// (issues 5, 6 and 17): the popularity baseline, the neighbourhood models,
+// EASE and RP3β, every FEBR variant ("febr" is FEBRi-slim, so febr-i-slim
+// is left out) and the matrix factorisations.
+var AutoModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta",
 	"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn",
 	"bpr", "wrmf", "mfauc"}
 

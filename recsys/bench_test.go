@@ -2,6 +2,8 @@ package recsys
 
 import (
 	"context"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -82,3 +84,81 @@ func benchFit(b *testing.B, name string) {
 }
 
 func BenchmarkFit_kunn(b *testing.B) { benchFit(b, "kunn") }
+
+func BenchmarkFit_rp3beta(b *testing.B) { benchFit(b, "rp3beta") }
+
+// BenchmarkFit_ease is the dense closed form over the 1,700 items (λ =
+// DefaultEASELambda); BenchmarkFit_easeSparse the sparse variant with
+// k_max = 100, forced by the dense limit 0.
+func BenchmarkFit_ease(b *testing.B) { benchFit(b, "ease") }
+func BenchmarkFit_easeSparse(b *testing.B) {
+	b.Setenv(EnvEASEMaxDense, "0")
+	benchFit(b, "ease")
+}
+
+func BenchmarkScore_ease(b *testing.B)    { benchScore(b, "ease") }
+func BenchmarkScore_rp3beta(b *testing.B) { benchScore(b, "rp3beta") }
+
+// BenchmarkTopN_item compares the two ways an item-based model answers a
+// top-10 request, k = 200: scoring every item then selecting (full), and
+// RankTop, which scores only the blocks that can hold the answer (ranked).
+// "zipf" has popularity and no taste (the shape of `recsys scale`: 10,000
+// users × 80 items drawn by a Zipf law from 4,000), where scores follow
+// popularity and the bounds prune; "clusters" has 8 taste clusters (the
+// generator of the other benchmarks), where they prune little.
+func BenchmarkTopN_item(b *testing.B) {
+	for _, data := range []struct {
+		name string
+		x    *Matrix
+	}{{"zipf", zipfMatrix(b, 44, 10000, 4000, 80)}, {"clusters", generated(b, 43, 10000, 4000, 80)}} {
+		x := data.x
+		pop := x.Popularity()
+		for _, name := range []string{"itemknn", "kunn-i"} {
+			m, _ := New(name)
+			if err := m.Fit(context.Background(), x, Params{K: 200}); err != nil {
+				b.Fatal(err)
+			}
+			scores := make([]float64, x.Items())
+			for _, how := range []string{"full", "ranked"} {
+				b.Run(data.name+"/"+name+"/"+how, func(b *testing.B) {
+					u := 0
+					for b.Loop() {
+						h := x.Row(u % x.Users())
+						skip := func(i uint32) bool { _, ok := slices.BinarySearch(h, i); return ok }
+						if how == "full" {
+							fullTopN(m, h, pop, skip, 10, scores)
+						} else {
+							m.(TopRanker).RankTop(h, pop, skip, 10, scores)
+						}
+						u++
+					}
+				})
+			}
+		}
+	}
+}
+
+// zipfMatrix draws perUser distinct items for each of m users from a Zipf
+// law (exponent 1.1) over n items in shuffled order: popularity, no taste.
+func zipfMatrix(tb testing.TB, seed uint64, m, n, perUser int) *Matrix {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(seed, 13))
+	z := rand.NewZipf(rng, 1.1, 1, uint64(n-1))
+	perm := rng.Perm(n)
+	var pairs []Pair
+	for u := range m {
+		seen := map[int]bool{}
+		for len(seen) < perUser {
+			i := perm[z.Uint64()]
+			if !seen[i] {
+				seen[i] = true
+				pairs = append(pairs, Pair{User: uint32(u), Item: uint32(i)})
+			}
+		}
+	}
+	x, err := NewMatrix(m, n, pairs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return x
+}

@@ -24,7 +24,7 @@ func TestExplain_sumsToScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	history := []uint32{1, 4, 9, 15, 22}
-	for _, name := range []string{"itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim"} {
+	for _, name := range []string{"itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"} {
 		m, err := New(name)
 		if err != nil {
 			t.Fatal(err)

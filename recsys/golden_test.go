@@ -42,10 +42,16 @@ func TestLoad_golden(t *testing.T) {
 		switch name {
 		case "bpr", "wrmf", "mfauc":
 			p = recsys.Params{K: 2, Extra: map[string]float64{"epochs": 2}}
+		case "ease":
+			p = recsys.Params{Extra: map[string]float64{"lambda": 2}}
+		case "rp3beta":
+			p = recsys.Params{K: 3, Extra: map[string]float64{"beta": 0.5}}
 		}
 		cases = append(cases, golden{name, name, p})
 	}
 	// MFAUC writes its importance weights only when τ > 0.
+	// EASE above its dense limit keeps sparse lists.
+	cases = append(cases, golden{"ease-sparse", "ease", recsys.Params{K: 3, Extra: map[string]float64{"lambda": 2, "max_dense": 0}}})
 	cases = append(cases, golden{"mfauc-tau", "mfauc", recsys.Params{K: 2, Extra: map[string]float64{"epochs": 2, "tau": 1}}})
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {

@@ -3,6 +3,7 @@ package recsys
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // ItemP is the item-based predictor score(u, i) = aggsum(φ_item(u, i)) of
@@ -55,12 +56,28 @@ func (m *ItemP) Fit(ctx context.Context, x *Matrix, p Params) error {
 		return err
 	}
 	m.k = p.K
-	m.side = newItemSide(x.Items(), nb)
+	m.side = newRankedItemSide(x.Items(), nb)
 	return nil
 }
 
 func (m *ItemP) Score(history []uint32, scores []float64) {
 	fill(scores, m.side.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+}
+
+// RankTop finds the n best items from the blocks of the ranked reversed
+// lists whose bound can still beat the n-th best (see rankIndex), with the
+// same answer as Score and TopN over the whole catalogue.
+func (m *ItemP) RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
+	if len(scores) < m.side.nItems {
+		m.Score(history, scores)
+		for i := range scores {
+			if skip(uint32(i)) {
+				scores[i] = math.Inf(-1)
+			}
+		}
+		return TopN(scores, popularity, nil, n)
+	}
+	return m.side.rank.topN(history, popularity, skip, n, scores)
 }
 
 func (m *ItemP) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
@@ -100,6 +117,6 @@ func (m *ItemP) UnmarshalBinary(data []byte) error {
 		return errCorrupt
 	}
 	m.k, m.l1, m.l2 = k, l1, l2
-	m.side = newItemSide(n, fwd)
+	m.side = newRankedItemSide(n, fwd)
 	return nil
 }

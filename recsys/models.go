@@ -108,7 +108,7 @@ func (p Params) withDefaults() Params {
 }
 
 // registry holds the built-in kinds; each declares its grid beside its
-// code (itemp.go, userp.go, kunn.go, slim.go).
+// code (itemp.go, userp.go, kunn.go, slim.go, ease.go, rp3beta.go).
 var registry = map[string]Kind{
 	"popular": {New: func() Model { return &Popular{} }},
 	"itemknn": {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates},
@@ -117,16 +117,19 @@ var registry = map[string]Kind{
 	"kunn-i":  {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates},
 	"kunn-u":  {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates},
 	"slim":    {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates},
+	"ease":    {New: func() Model { return &EASE{} }, Candidates: easeCandidates},
+	"rp3beta": {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates},
 }
 
-var order = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim"}
+var order = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}
 
 // Names lists the registered models in report order.
 func Names() []string { return slices.Clone(order) }
 
 // New returns an unfitted model by name: popular, itemknn (item-p, cosine),
 // userknn (user-p, cosine), kunn (Eq. 4.4), kunn-i and kunn-u (item-p and
-// user-p with the KUNN affinities of Eqs. 4.5–4.6) or slim (fsSLIM).
+// user-p with the KUNN affinities of Eqs. 4.5–4.6), slim (fsSLIM), ease
+// (Steck 2019) or rp3beta (Paudel et al. 2017).
 func New(name string) (Model, error) {
 	k, err := KindOf(name)
 	if err != nil {

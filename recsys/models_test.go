@@ -13,7 +13,7 @@ import (
 
 // ownModels are the models of this file's concern (other models register
 // themselves in the same registry and have their own tests).
-var ownModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim"}
+var ownModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}
 
 func fitted(t *testing.T, name string, x *Matrix, p Params) Model {
 	t.Helper()
@@ -265,7 +265,7 @@ func TestModel_Fit_cancelled(t *testing.T) {
 	x := generated(t, 3, 300, 200, 15)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, name := range []string{"itemknn", "kunn", "kunn-i", "slim"} {
+	for _, name := range []string{"itemknn", "kunn", "kunn-i", "slim", "ease", "rp3beta"} {
 		m, _ := New(name)
 		if err := m.Fit(ctx, x, Params{}); err == nil {
 			t.Errorf("%s: no error from a cancelled context", name)

@@ -12,16 +12,28 @@ type itemSide struct {
 	nItems int
 	fwd    *Neighbours
 	rev    *Neighbours
+	// rank, when set, holds the reversed lists instead of rev, laid out
+	// for top-n queries (see rankIndex).
+	rank *rankIndex
 }
 
 func newItemSide(nItems int, fwd *Neighbours) *itemSide {
 	return &itemSide{nItems: nItems, fwd: fwd, rev: fwd.reverse(nItems)}
 }
 
+// newRankedItemSide is newItemSide with the reversed lists in a
+// rankIndex, for the models that answer top-n queries from them (ItemP).
+func newRankedItemSide(nItems int, fwd *Neighbours) *itemSide {
+	return &itemSide{nItems: nItems, fwd: fwd, rank: newRankIndex(nItems, fwd)}
+}
+
 // accumulate adds scale·aggsum(φ_item(u, i)) = scale·Σ_{j ∈ O⁺u ∩ KNN(i)} A(i, j)
 // to scores[i] for every item i (Thm 4.3). It returns c(u), the number of
 // history items known to the model.
 func (s *itemSide) accumulate(history []uint32, scores []float64, scale float64) int {
+	if s.rank != nil {
+		return s.rank.accumulate(history, scores, scale)
+	}
 	known := 0
 	prev := -1
 	for _, j := range history {

@@ -51,10 +51,7 @@ func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint
 	if n <= 0 {
 		return nil
 	}
-	t := tieOrder{pop: popularity}
-	// h is a heap whose root is the worst kept item.
-	h := make([]uint32, 0, min(n, len(scores)))
-	worse := func(a, b uint32) bool { return t.before(scores, b, a) }
+	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: make([]uint32, 0, min(n, len(scores)))}
 	ex := 0
 	for i := range scores {
 		item := uint32(i)
@@ -67,47 +64,73 @@ func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint
 		if filtered(scores[i]) {
 			continue
 		}
-		if len(h) < n {
-			h = append(h, item)
-			for c := len(h) - 1; c > 0; {
-				p := (c - 1) / 2
-				if !worse(h[c], h[p]) {
-					break
-				}
-				h[c], h[p] = h[p], h[c]
-				c = p
-			}
-			continue
-		}
-		if !t.before(scores, item, h[0]) {
-			continue
-		}
-		h[0] = item
-		for c := 0; ; {
-			w := c
-			if l := 2*c + 1; l < len(h) && worse(h[l], h[w]) {
-				w = l
-			}
-			if rr := 2*c + 2; rr < len(h) && worse(h[rr], h[w]) {
-				w = rr
-			}
-			if w == c {
+		q.push(item)
+	}
+	return q.sorted()
+}
+
+// topHeap keeps the n best items by score in the tie order: a heap whose
+// root is the worst item kept.
+type topHeap struct {
+	t      tieOrder
+	scores []float64
+	n      int
+	h      []uint32
+}
+
+// full reports whether n items are kept; the worst of them is then h[0].
+func (q *topHeap) full() bool { return len(q.h) == q.n }
+
+func (q *topHeap) worse(a, b uint32) bool { return q.t.before(q.scores, b, a) }
+
+// push offers item, whose score must be set.
+func (q *topHeap) push(item uint32) {
+	h := q.h
+	if len(h) < q.n {
+		h = append(h, item)
+		for c := len(h) - 1; c > 0; {
+			p := (c - 1) / 2
+			if !q.worse(h[c], h[p]) {
 				break
 			}
-			h[c], h[w] = h[w], h[c]
-			c = w
+			h[c], h[p] = h[p], h[c]
+			c = p
 		}
+		q.h = h
+		return
 	}
-	slices.SortFunc(h, func(a, b uint32) int {
-		if t.before(scores, a, b) {
+	if !q.t.before(q.scores, item, h[0]) {
+		return
+	}
+	h[0] = item
+	for c := 0; ; {
+		w := c
+		if l := 2*c + 1; l < len(h) && q.worse(h[l], h[w]) {
+			w = l
+		}
+		if r := 2*c + 2; r < len(h) && q.worse(h[r], h[w]) {
+			w = r
+		}
+		if w == c {
+			break
+		}
+		h[c], h[w] = h[w], h[c]
+		c = w
+	}
+}
+
+// sorted orders the kept items best first and returns them.
+func (q *topHeap) sorted() []uint32 {
+	slices.SortFunc(q.h, func(a, b uint32) int {
+		if q.t.before(q.scores, a, b) {
 			return -1
 		}
-		if t.before(scores, b, a) {
+		if q.t.before(q.scores, b, a) {
 			return 1
 		}
 		return 0
 	})
-	return h
+	return q.h
 }
 
 // Ranks returns rank(i, y) for every item of relevant (Def. 4.1: the number

@@ -68,6 +68,7 @@ type Engine struct {
 type catalogueCache struct {
 	cat           *api.Catalogue
 	byPopularity  []uint32 // live items, most popular first, ties by index
+	blocked       []uint32 // deleted or hidden items: never recommended
 	pop32         []uint32 // popularity per index, the models' tie-breaker
 	itemsVersion  uint64
 	eventsVersion uint64
@@ -117,6 +118,11 @@ func (e *Engine) catalogue(ctx context.Context) (*catalogueCache, error) {
 		byPopularity: popularityOrder(cat), pop32: make([]uint32, len(cat.Popularity))}
 	for i, p := range cat.Popularity {
 		c.pop32[i] = uint32(min(p, math.MaxUint32))
+	}
+	for i, id := range cat.ItemIDs {
+		if id == "" || cat.Hidden[i] {
+			c.blocked = append(c.blocked, uint32(i))
+		}
 	}
 	e.cache.Store(c)
 	return c, nil
@@ -314,7 +320,9 @@ func (e *Engine) Ready(ctx context.Context) error {
 // scoreBuffers recycles per-request score vectors.
 var scoreBuffers = sync.Pool{New: func() any { return new([]float64) }}
 
-// recommendFrom ranks the catalogue for a user with model m.
+// recommendFrom ranks the catalogue for a user with model m: a model that
+// finds its top n itself (recsys.TopRanker, the item-based models) skips
+// most of the catalogue; the others score every item.
 func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest) []api.ScoredItem {
 	bufp := scoreBuffers.Get().(*[]float64)
 	defer scoreBuffers.Put(bufp)
@@ -323,17 +331,43 @@ func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, r
 		*bufp = make([]float64, n)
 	}
 	scores := (*bufp)[:n]
-	m.Model.(recsys.Model).Score(prof.Positive, scores)
-	skip := newFilter(c.cat, prof, req)
-	for i := range scores {
-		if skip(uint32(i)) {
-			scores[i] = math.Inf(-1)
-		}
+	var top []uint32
+	if r, ok := m.Model.(recsys.TopRanker); ok {
+		top = r.RankTop(prof.Positive, c.pop32, newFilter(c.cat, prof, req), req.N, scores)
+	} else {
+		m.Model.(recsys.Model).Score(prof.Positive, scores)
+		filterScores(c, prof, req, scores)
+		top = recsys.TopN(scores, c.pop32, nil, req.N)
 	}
-	top := recsys.TopN(scores, c.pop32, nil, req.N)
 	out := make([]api.ScoredItem, 0, len(top))
 	for _, i := range top {
 		out = append(out, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: scores[i]})
 	}
 	return out
+}
+
+// filterScores sets −Inf on the items newFilter rejects, visiting only
+// those it can reject unless a category is asked for: the deleted and
+// hidden items (listed once per catalogue) and the user's.
+func filterScores(c *catalogueCache, prof api.Profile, req api.RecommendRequest, scores []float64) {
+	if req.Category != "" {
+		skip := newFilter(c.cat, prof, req)
+		for i := range scores {
+			if skip(uint32(i)) {
+				scores[i] = math.Inf(-1)
+			}
+		}
+		return
+	}
+	excluded := prof.Negative
+	if req.ExcludeConsumed {
+		excluded = prof.Consumed
+	}
+	for _, l := range [][]uint32{c.blocked, excluded} {
+		for _, i := range l {
+			if int(i) < len(scores) {
+				scores[i] = math.Inf(-1)
+			}
+		}
+	}
 }

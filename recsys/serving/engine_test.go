@@ -25,11 +25,24 @@ func add(tb testing.TB, st *storage.Store, user string, typ string, items ...str
 	}
 }
 
-// fitItemKNN fits itemknn with k neighbours on the interactions in st.
-func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
+// twoTastes is a store where users p1–p3 viewed {a, b, c} and q1–q4
+// {x, y, z}.
+func twoTastes(tb testing.TB) *storage.Store {
 	tb.Helper()
-	ctx := context.Background()
-	snap, err := st.Snapshot(ctx)
+	st := mustStore(tb)
+	for _, u := range []string{"p1", "p2", "p3"} {
+		add(tb, st, u, "view", "a", "b", "c")
+	}
+	for _, u := range []string{"q1", "q2", "q3", "q4"} {
+		add(tb, st, u, "view", "x", "y", "z")
+	}
+	return st
+}
+
+// fitMatrix is the training matrix of the interactions in st.
+func fitMatrix(tb testing.TB, st *storage.Store) *recsys.Matrix {
+	tb.Helper()
+	snap, err := st.Snapshot(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -41,8 +54,20 @@ func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, _ := recsys.New("itemknn")
-	if err := m.Fit(ctx, x, recsys.Params{K: k}); err != nil {
+	return x
+}
+
+// fitItemKNN fits itemknn with k neighbours on the interactions in st.
+func fitItemKNN(tb testing.TB, st *storage.Store, k int) recsys.Model {
+	tb.Helper()
+	return fitModel(tb, st, "itemknn", recsys.Params{K: k})
+}
+
+// fitModel fits the named model with p on the interactions in st.
+func fitModel(tb testing.TB, st *storage.Store, name string, p recsys.Params) recsys.Model {
+	tb.Helper()
+	m, _ := recsys.New(name)
+	if err := m.Fit(context.Background(), fitMatrix(tb, st), p); err != nil {
 		tb.Fatal(err)
 	}
 	return m
@@ -109,15 +134,8 @@ func TestEngine_popularityFallback(t *testing.T) {
 // TestEngine_modelUsesLiveHistory: an item-based model answers from the
 // history at request time, and excludes what was just consumed.
 func TestEngine_modelUsesLiveHistory(t *testing.T) {
-	st := mustStore(t)
+	st := twoTastes(t)
 	ctx := context.Background()
-	// Two tastes: {a, b, c} and {x, y, z}.
-	for _, u := range []string{"p1", "p2", "p3"} {
-		add(t, st, u, "view", "a", "b", "c")
-	}
-	for _, u := range []string{"q1", "q2", "q3", "q4"} {
-		add(t, st, u, "view", "x", "y", "z")
-	}
 	m := fitItemKNN(t, st, 5)
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
 	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)

@@ -1,0 +1,510 @@
+package recsys
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"recsys/recsys/blob"
+)
+
+// EASE is the shallow autoencoder of Steck (2019), "Embarrassingly Shallow
+// Autoencoders for Sparse Data": item-item weights B minimising
+//
+//	‖X − XB‖²_F + λ‖B‖²_F  subject to diag(B) = 0,
+//
+// whose closed form is B = I − P·diag(1/diag P) with P = (XᵀX + λI)⁻¹
+// (Steck Eq. 8), i.e. B_ij = −P_ij/P_jj off the diagonal. A user's scores
+// are x_u B: score(u, j) = Σ_{i ∈ O⁺u} B_ij, computed from the live history
+// like the neighbourhood models.
+//
+// The constraint decouples by column: column j of B is the ridge
+// regression of x_j on the other items, b = (G_SS + λI)⁻¹ G_Sj with
+// G = XᵀX and S = I \ {j}. Two variants follow:
+//
+//   - dense: the closed form over the m items that have a training
+//     positive (the others have B = 0), when m ≤ the dense limit
+//     (Params.Extra "max_dense", RECSYS_EASE_MAX_DENSE_ITEMS, default
+//     DefaultEASEMaxDense). The Gram matrix is factorised and inverted in
+//     place in one m×m float64 buffer (Cholesky, LAPACK potrf/potri), and B is
+//     kept as m×m float32: 12·m² bytes at the peak of a fit, 4·m² served.
+//   - sparse, above the limit: the same ridge regression per column j with
+//     S = KNN(j), the k_max items most similar to j by cosine (Params.K,
+//     RECSYS_EASE_NEIGHBOURS, default DefaultEASENeighbours), so memory is
+//     O(n·k_max) and time O(n·k_max³). Items sharing no user with j are never
+//     in KNN(j); when every other item is (k_max ≥ n−1 and every pair
+//     co-occurs) it is the dense solution.
+//
+// Weights may be negative (an item that predicts against j).
+type EASE struct {
+	lambda float64
+	k      int // the sparse variant's k_max; 0 for the dense one
+	nItems int
+	// dense: active lists the items with a training positive, ascending,
+	// and b is B over them, row = the consumed item i, column = the
+	// scored item j.
+	active []uint32
+	b      []float32
+	// sparse: fwd row j holds (i, B_ij) for i ∈ KNN(j).
+	side *itemSide
+}
+
+// EASE defaults and limits.
+const (
+	// DefaultEASELambda is λ when Params.Extra has no "lambda".
+	DefaultEASELambda = 100.0
+	// DefaultEASEMaxDense is the largest number of items (with a training
+	// positive) the dense closed form is used for: 12·8000² bytes = 768 MB
+	// at the peak of a fit, a 256 MB model. docs/design.md caps a dense
+	// n×n at 20,000 items (EASEMaxDenseCap).
+	DefaultEASEMaxDense = 8000
+	EASEMaxDenseCap     = 20000
+	// DefaultEASENeighbours is the sparse variant's k_max.
+	DefaultEASENeighbours = 200
+)
+
+// DefaultEASELambdas is EASE's grid of λ, in half decades (Steck 2019
+// reports optima of 200–1000 on data sets of 10⁴–10⁵ users).
+var DefaultEASELambdas = []float64{10, 30, 100, 300, 1000, 3000}
+
+// Environment variables that override the EASE limits in every command
+// (serve, train, eval, scale) when Params.Extra and Params.K do not set them.
+const (
+	EnvEASEMaxDense   = "RECSYS_EASE_MAX_DENSE_ITEMS"
+	EnvEASENeighbours = "RECSYS_EASE_NEIGHBOURS"
+)
+
+// easeCandidates is EASE's grid: λ from g.Extra["ease"] ("lambda" keys),
+// else DefaultEASELambdas, ascending.
+func easeCandidates(g Grid, _ Caps) []Params {
+	var out []Params
+	for _, e := range g.Extra["ease"] {
+		out = append(out, Params{Extra: e})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, l := range DefaultEASELambdas {
+		out = append(out, Params{Extra: map[string]float64{"lambda": l}})
+	}
+	return out
+}
+
+func (m *EASE) Name() string { return "ease" }
+
+// easeLimits reads λ, the dense limit and k_max from p, the environment
+// and the defaults, in that order.
+func easeLimits(p Params) (lambda float64, maxDense, k int, err error) {
+	lambda = DefaultEASELambda
+	if v, ok := p.Extra["lambda"]; ok {
+		lambda = v
+	}
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return 0, 0, 0, fmt.Errorf("recsys: ease: lambda %v must be positive and finite", lambda)
+	}
+	envInt := func(name string, def, limit int) (int, error) {
+		s := os.Getenv(name)
+		if s == "" {
+			return def, nil
+		}
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 || v > limit {
+			return 0, fmt.Errorf("recsys: ease: %s=%q: want an integer in [0, %d]", name, s, limit)
+		}
+		return v, nil
+	}
+	if v, ok := p.Extra["max_dense"]; ok {
+		maxDense = int(v)
+	} else if maxDense, err = envInt(EnvEASEMaxDense, DefaultEASEMaxDense, EASEMaxDenseCap); err != nil {
+		return 0, 0, 0, err
+	}
+	if maxDense > EASEMaxDenseCap {
+		return 0, 0, 0, fmt.Errorf("recsys: ease: max_dense %d is above %d items", maxDense, EASEMaxDenseCap)
+	}
+	k = p.K
+	if k <= 0 {
+		if k, err = envInt(EnvEASENeighbours, DefaultEASENeighbours, 1<<20); err != nil {
+			return 0, 0, 0, err
+		}
+		if k == 0 {
+			k = DefaultEASENeighbours
+		}
+	}
+	return lambda, maxDense, k, nil
+}
+
+func (m *EASE) Fit(ctx context.Context, x *Matrix, p Params) error {
+	lambda, maxDense, k, err := easeLimits(p)
+	if err != nil {
+		return err
+	}
+	active := make([]uint32, 0, x.Items())
+	for i := range x.Items() {
+		if x.ItemCount(i) > 0 {
+			active = append(active, uint32(i))
+		}
+	}
+	*m = EASE{lambda: lambda, nItems: x.Items()}
+	if len(active) <= maxDense {
+		return m.fitDense(ctx, x, active, p.Progress)
+	}
+	m.k = k
+	return m.fitSparse(ctx, x, p)
+}
+
+// fitDense computes B = I − P·diag(1/diag P), P = (XᵀX + λI)⁻¹ (Steck
+// Eq. 8) over the active items.
+func (m *EASE) fitDense(ctx context.Context, x *Matrix, active []uint32, progress ProgressFunc) error {
+	n := len(active)
+	pos := make([]int32, x.Items())
+	for i := range pos {
+		pos[i] = -1
+	}
+	for a, i := range active {
+		pos[i] = int32(a)
+	}
+	// The upper triangle of G + λI, row a by row a in parallel: row a
+	// counts, for every user of item a, the user's items b ≥ a.
+	g := make([]float64, n*n)
+	err := ParallelFor(ctx, n, 16, "ease gram", progress, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for a := lo; a < hi; a++ {
+				row := g[a*n : (a+1)*n]
+				for _, u := range x.Col(int(active[a])) {
+					for _, i := range x.Row(int(u)) {
+						if b := int(pos[i]); b >= a {
+							row[b]++
+						}
+					}
+				}
+				row[a] += m.lambda
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		if progress != nil {
+			progress("ease inverse", 0, 1)
+		}
+		t, ok := lapack64.Potrf(blas64.Symmetric{N: n, Stride: n, Data: g, Uplo: blas.Upper})
+		if ok {
+			_, ok = lapack64.Potri(t)
+		}
+		if !ok {
+			return fmt.Errorf("recsys: ease: XᵀX + %gI is not positive definite", m.lambda)
+		}
+		if progress != nil {
+			progress("ease inverse", 1, 1)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// P is in the upper triangle of g: P_ij = g[min(i,j)·n + max(i,j)].
+	b := make([]float32, n*n)
+	err = ParallelFor(ctx, n, 64, "ease weights", progress, func() func(lo, hi int) {
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				row := b[i*n : (i+1)*n]
+				for j := range row {
+					if j == i {
+						continue
+					}
+					pij := g[min(i, j)*n+max(i, j)]
+					row[j] = float32(0 - pij/g[j*n+j]) // +0, not −0, where P_ij = 0
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	m.active, m.b = active, b
+	return nil
+}
+
+// fitSparse solves every column's ridge regression over its cosine KNN.
+func (m *EASE) fitSparse(ctx context.Context, x *Matrix, p Params) error {
+	nb, err := itemNeighbours(ctx, x, simCosine, Params{K: m.k, Cache: p.Cache, Progress: p.Progress})
+	if err != nil {
+		return err
+	}
+	rows := make([][]Neighbour, x.Items())
+	var bad atomic.Int64
+	bad.Store(-1)
+	err = ParallelFor(ctx, x.Items(), 16, "ease", p.Progress, func() func(lo, hi int) {
+		s := newEASESolver(x)
+		return func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				var ok bool
+				if rows[j], ok = s.solve(j, nb.Row(j), m.lambda); !ok {
+					bad.CompareAndSwap(-1, int64(j))
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if j := bad.Load(); j >= 0 {
+		return fmt.Errorf("recsys: ease: the Gram matrix of item %d's neighbours is not positive definite", j)
+	}
+	m.side = newItemSide(x.Items(), fromRows(rows))
+	return nil
+}
+
+// easeSolver is the per-goroutine scratch space of fitSparse.
+type easeSolver struct {
+	x       *Matrix
+	pos     []int32 // position of an item in S ∪ {j}, −1 when absent
+	mark    []bool  // users already gathered
+	touched []uint32
+	qs      []int32
+	g, rhs  []float64
+}
+
+func newEASESolver(x *Matrix) *easeSolver {
+	s := &easeSolver{x: x, pos: make([]int32, x.Items()), mark: make([]bool, x.Users())}
+	for i := range s.pos {
+		s.pos[i] = -1
+	}
+	return s
+}
+
+// solve returns column j of B restricted to the features S = feats: the
+// solution b of (G_SS + λI) b = G_Sj as (i, B_ij) entries, largest first.
+// G over S ∪ {j} (j last) is accumulated from the users of those items.
+func (s *easeSolver) solve(j int, feats []Neighbour, lambda float64) ([]Neighbour, bool) {
+	k := len(feats)
+	if k == 0 {
+		return nil, true
+	}
+	dim := k + 1
+	for q, f := range feats {
+		s.pos[f.Index] = int32(q)
+	}
+	s.pos[j] = int32(k)
+	s.g = slices.Grow(s.g[:0], dim*dim)[:dim*dim]
+	clear(s.g)
+	s.touched = s.touched[:0]
+	gather := func(i int) {
+		for _, u := range s.x.Col(i) {
+			if !s.mark[u] {
+				s.mark[u] = true
+				s.touched = append(s.touched, u)
+			}
+		}
+	}
+	for _, f := range feats {
+		gather(int(f.Index))
+	}
+	gather(j)
+	for _, u := range s.touched {
+		s.mark[u] = false
+		s.qs = s.qs[:0]
+		for _, i := range s.x.Row(int(u)) {
+			if q := s.pos[i]; q >= 0 {
+				s.qs = append(s.qs, q)
+			}
+		}
+		for a, qa := range s.qs {
+			for _, qb := range s.qs[a:] {
+				s.g[int(min(qa, qb))*dim+int(max(qa, qb))]++
+			}
+		}
+	}
+	for _, f := range feats {
+		s.pos[f.Index] = -1
+	}
+	s.pos[j] = -1
+	s.rhs = slices.Grow(s.rhs[:0], k)[:k]
+	for a := range k {
+		s.rhs[a] = s.g[a*dim+k]
+		s.g[a*dim+a] += lambda
+	}
+	t, ok := lapack64.Potrf(blas64.Symmetric{N: k, Stride: dim, Data: s.g, Uplo: blas.Upper})
+	if !ok {
+		return nil, false
+	}
+	lapack64.Potrs(t, blas64.General{Rows: k, Cols: 1, Stride: 1, Data: s.rhs})
+	out := make([]Neighbour, 0, k)
+	for a, f := range feats {
+		if s.rhs[a] != 0 {
+			out = append(out, Neighbour{Index: f.Index, Value: s.rhs[a]})
+		}
+	}
+	slices.SortFunc(out, compareNeighbours)
+	return out, true
+}
+
+func (m *EASE) Score(history []uint32, scores []float64) {
+	if m.side != nil {
+		fill(scores, m.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+		return
+	}
+	// Dense: only the active items are written, so scores of any length
+	// are filled without a buffer of the fitted item count.
+	clear(scores)
+	n := len(m.active)
+	prev := -1
+	for _, i := range history {
+		if int(i) == prev {
+			continue
+		}
+		prev = int(i)
+		a, ok := slices.BinarySearch(m.active, i)
+		if !ok {
+			continue
+		}
+		for c, v := range m.b[a*n : (a+1)*n] {
+			if j := m.active[c]; int(j) < len(scores) {
+				scores[j] += float64(v)
+			}
+		}
+	}
+}
+
+func (m *EASE) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
+
+// Explain implements Explainer: the consumed items i with B_ij, the terms
+// of score(u, j).
+func (m *EASE) Explain(history []uint32, items []uint32, n int) [][]Contribution {
+	out := make([][]Contribution, len(items))
+	for k, j := range items {
+		if m.side != nil {
+			out[k] = top(m.side.explain(history, j, 1), n)
+			continue
+		}
+		col, ok := slices.BinarySearch(m.active, j)
+		if !ok {
+			continue
+		}
+		dim := len(m.active)
+		var cs []Contribution
+		prev := -1
+		for _, i := range history {
+			a, ok := slices.BinarySearch(m.active, i)
+			if !ok || int(i) == prev {
+				continue
+			}
+			prev = int(i)
+			if w := m.b[a*dim+col]; w != 0 {
+				cs = append(cs, Contribution{Index: i, Weight: float64(w)})
+			}
+		}
+		out[k] = top(cs, n)
+	}
+	return out
+}
+
+// Params reports λ, and k_max for the sparse variant.
+func (m *EASE) Params() map[string]float64 {
+	p := map[string]float64{"lambda": m.lambda}
+	if m.side != nil {
+		p["k"] = float64(m.k)
+	}
+	return p
+}
+
+// Layout after the header: λ, k_max, the item count, then 0 and the dense
+// B (the active items, then m² float32 bits row by row) or 1 and the
+// sparse lists.
+func (m *EASE) MarshalBinary() ([]byte, error) {
+	if m.side == nil && m.b == nil {
+		return nil, fmt.Errorf("recsys: ease is not fitted")
+	}
+	e := newEncoder("ease")
+	e.Float64(m.lambda)
+	e.Uvarint(uint64(m.k))
+	e.Uvarint(uint64(m.nItems))
+	if m.side != nil {
+		e.Byte(1)
+		writeNeighbours(e, m.side.fwd)
+		return e.Bytes(), nil
+	}
+	e.Byte(0)
+	e.Uvarint(uint64(len(m.active)))
+	e.Uint32s(m.active)
+	raw := make([]byte, 4*len(m.b))
+	for k, v := range m.b {
+		binary.LittleEndian.PutUint32(raw[4*k:], math.Float32bits(v))
+	}
+	e.Raw(raw)
+	return e.Bytes(), nil
+}
+
+func (m *EASE) UnmarshalBinary(data []byte) error {
+	d := newDecoder(data, "ease")
+	lambda := d.Finite()
+	k := d.Bounded(1 << 32)
+	n := d.Bounded(1 << 32)
+	out := EASE{lambda: lambda, k: k, nItems: n}
+	switch mode := d.Byte(); {
+	case d.Err() != nil:
+	case mode == 1:
+		fwd := readNeighbours(d, n)
+		if d.Err() == nil && fwd.Rows() != n {
+			d.Fail(nil)
+		}
+		if d.Err() == nil {
+			out.side = newItemSide(n, fwd)
+		}
+	case mode == 0:
+		out.active, out.b = readDenseB(d, n)
+	default:
+		d.Fail(nil)
+	}
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	if !(lambda > 0) {
+		return errCorrupt
+	}
+	*m = out
+	return nil
+}
+
+// readDenseB reads the active items (strictly ascending, below n) and the
+// m×m finite float32 weights.
+func readDenseB(d *blob.Decoder, n int) ([]uint32, []float32) {
+	cnt := d.Count(4)
+	active := d.Uint32s(cnt)
+	if d.Err() != nil {
+		return nil, nil
+	}
+	for a, i := range active {
+		if int(i) >= n || (a > 0 && i <= active[a-1]) {
+			d.Fail(nil)
+			return nil, nil
+		}
+	}
+	if cnt > 0 && cnt > d.Len()/4/cnt {
+		d.Fail(nil)
+		return nil, nil
+	}
+	raw := d.Raw(4 * cnt * cnt)
+	if d.Err() != nil {
+		return nil, nil
+	}
+	b := make([]float32, cnt*cnt)
+	for k := range b {
+		v := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*k:]))
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			d.Fail(nil)
+			return nil, nil
+		}
+		b[k] = v
+	}
+	return active, b
+}

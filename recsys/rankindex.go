@@ -1,0 +1,333 @@
+package recsys
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+)
+
+// TopRanker is implemented by models that find a user's best items
+// without scoring the whole catalogue. RankTop(history, pop, skip, n,
+// scores) returns exactly what
+//
+//	m.Score(history, scores); scores[i] = −Inf where skip(i); TopN(scores, pop, nil, n)
+//
+// returns, the same items in the same order, and leaves in scores[i] the
+// same score for every returned item i (the other entries of scores are
+// unspecified). The catalogue is 0..len(scores)−1.
+type TopRanker interface {
+	RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32
+}
+
+// rankBlocks caps the number of blocks of a rankIndex, and rankMinBlock
+// is the fewest items a block holds: every row keeps one bound per block,
+// so the bounds take at most 4·rankBlocks bytes per item, and a query adds
+// |H|·rankBlocks of them.
+const (
+	rankBlocks   = 128
+	rankMinBlock = 64
+)
+
+// rankIndex holds the reversed lists of an item-item affinity A (row j:
+// the items i with j ∈ KNN(i), and A(i, j)) laid out so that a top-n
+// query can skip most of the catalogue and still return the exact answer.
+//
+// Items get positions in decreasing order of their row sum Σ_j A(i, j) (a
+// bound on any of their scores) and are grouped in at most rankBlocks
+// blocks of consecutive positions; every reversed row is sorted by
+// position. For a history H, each block has the bound ub(b) =
+// Σ_{j∈H} max_{i∈b} A(i, j), added in ascending j, which is at least the
+// score of every item of the block as the full scorer computes it: that
+// score adds the A(i, j) ≤ max terms in the same order, and rounded
+// addition is monotone (the maxima are kept as float32 rounded up, still
+// ≥ every term). A query scores the blocks exactly in decreasing order of
+// bound and stops at the first block whose bound is below the n-th best
+// score found, so it returns the same items and the same scores as
+// scoring every item.
+type rankIndex struct {
+	nItems int
+	order  []uint32 // position → item
+	pos    []uint32 // item → position
+	ptr    []int    // row j is ent[ptr[j]:ptr[j+1]]
+	ent    []rankEntry
+	shift  uint // a block holds 1<<shift consecutive positions
+	// bmax[j·nBlocks+b] is max_{i∈b} A(i, j), rounded up to a float32,
+	// and row j's entries in block b are row(j)[boff[j·(nBlocks+1)+b]:
+	// boff[j·(nBlocks+1)+b+1]].
+	bmax []float32
+	boff []uint32
+	// bound[b] caps the score of every item of block b: the largest row
+	// sum of its items, raised to cover rounding (see newRankIndex).
+	bound []float64
+	pool  sync.Pool // *rankScratch
+}
+
+// rankEntry is one entry A(item, j) of reversed row j.
+type rankEntry struct {
+	item  uint32
+	pos   uint32
+	value float64
+}
+
+type rankScratch struct {
+	rest   []bool // blocks left to the one pass
+	hist   []uint32
+	ub     []float64
+	blocks []blockBound
+	heap   []uint32
+}
+
+type blockBound struct {
+	ub float64
+	b  int32
+}
+
+func (x *rankIndex) nBlocks() int { return (x.nItems + 1<<x.shift - 1) >> x.shift }
+
+// block is the block of position p.
+func (x *rankIndex) block(p uint32) int { return int(p >> x.shift) }
+
+// span is the positions of block b.
+func (x *rankIndex) span(b int) (lo, hi uint32) {
+	return uint32(b << x.shift), uint32(min((b+1)<<x.shift, x.nItems))
+}
+
+// roundUp32 is the least float32 at least v.
+func roundUp32(v float64) float32 {
+	f := float32(v)
+	if float64(f) < v {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// newRankIndex builds the index of the affinity whose KNN lists are fwd
+// (row i: j ∈ KNN(i) with A(i, j) > 0) over nItems items.
+func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
+	x := &rankIndex{nItems: nItems, order: make([]uint32, nItems), pos: make([]uint32, nItems)}
+	rowSum := make([]float64, nItems)
+	for i := 0; i < min(nItems, fwd.Rows()); i++ {
+		for _, e := range fwd.Row(i) {
+			rowSum[i] += e.Value
+		}
+	}
+	for i := range x.order {
+		x.order[i] = uint32(i)
+	}
+	slices.SortFunc(x.order, func(a, b uint32) int {
+		if c := cmp.Compare(rowSum[b], rowSum[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	for p, i := range x.order {
+		x.pos[i] = uint32(p)
+	}
+	// Counting sort by row j, filled in position order of i, so every row
+	// comes out sorted by position.
+	x.ptr = make([]int, nItems+1)
+	for i := 0; i < min(nItems, fwd.Rows()); i++ {
+		for _, e := range fwd.Row(i) {
+			x.ptr[e.Index+1]++
+		}
+	}
+	for j := 0; j < nItems; j++ {
+		x.ptr[j+1] += x.ptr[j]
+	}
+	x.ent = make([]rankEntry, x.ptr[nItems])
+	next := slices.Clone(x.ptr[:nItems])
+	for p, i := range x.order {
+		if int(i) >= fwd.Rows() {
+			continue
+		}
+		for _, e := range fwd.Row(int(i)) {
+			x.ent[next[e.Index]] = rankEntry{item: i, pos: uint32(p), value: e.Value}
+			next[e.Index]++
+		}
+	}
+	for x.shift = 0; 1<<x.shift < rankMinBlock || (nItems+1<<x.shift-1)>>x.shift > rankBlocks; x.shift++ {
+	}
+	nb := x.nBlocks()
+	x.bmax = make([]float32, nItems*nb)
+	x.boff = make([]uint32, nItems*(nb+1))
+	for j := 0; j < nItems; j++ {
+		m, off := x.bmax[j*nb:][:nb], x.boff[j*(nb+1):][:nb+1]
+		row := x.row(uint32(j))
+		for _, e := range row {
+			b := x.block(e.pos)
+			m[b] = max(m[b], roundUp32(e.value))
+			off[b+1]++
+		}
+		for b := range nb {
+			off[b+1] += off[b]
+		}
+	}
+	// A score adds at most the item's row entries, so it is at most their
+	// sum in exact arithmetic; both roundings together stay below a
+	// relative 2·nItems·2⁻⁵³, which the 1e-8 margin covers for catalogues
+	// up to 10⁷ items.
+	x.bound = make([]float64, nb)
+	for p, i := range x.order {
+		b := x.block(uint32(p))
+		x.bound[b] = max(x.bound[b], rowSum[i]*(1+1e-8))
+	}
+	x.pool.New = func() any {
+		return &rankScratch{ub: make([]float64, nb), blocks: make([]blockBound, nb), rest: make([]bool, nb)}
+	}
+	return x
+}
+
+// scoreRest scores the items of the given blocks (not yet scored) in one
+// pass over the history's rows, each item's terms added in ascending j as
+// the full scorer adds them.
+func (x *rankIndex) scoreRest(sc *rankScratch, blocks []blockBound, scores []float64) {
+	clear(sc.rest)
+	for _, bb := range blocks {
+		if bb.b < 0 {
+			continue
+		}
+		sc.rest[bb.b] = true
+		lo, hi := x.span(int(bb.b))
+		for p := lo; p < hi; p++ {
+			scores[x.order[p]] = 0
+		}
+	}
+	for _, j := range sc.hist {
+		for _, e := range x.row(j) {
+			if sc.rest[e.pos>>x.shift] {
+				scores[e.item] += e.value
+			}
+		}
+	}
+}
+
+// row returns reversed row j.
+func (x *rankIndex) row(j uint32) []rankEntry { return x.ent[x.ptr[j]:x.ptr[j+1]] }
+
+// accumulate adds scale·A(i, j) to scores[i] for every j of history and i
+// with j ∈ KNN(i), as itemSide.accumulate does from its reversed lists.
+func (x *rankIndex) accumulate(history []uint32, scores []float64, scale float64) int {
+	known := 0
+	prev := -1
+	for _, j := range history {
+		if int(j) >= x.nItems || int(j) == prev {
+			continue
+		}
+		prev = int(j)
+		known++
+		for _, e := range x.row(j) {
+			scores[e.item] += scale * e.value
+		}
+	}
+	return known
+}
+
+// topN is RankTop for the affinity score Σ_{j∈H∩KNN(i)} A(i, j) (scale 1;
+// ItemP's score), on a catalogue of len(scores) ≥ nItems items.
+func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
+	if n <= 0 {
+		return nil
+	}
+	sc := x.pool.Get().(*rankScratch)
+	defer x.pool.Put(sc)
+	sc.hist = sc.hist[:0]
+	prev := -1
+	for _, j := range history {
+		if int(j) < x.nItems && int(j) != prev {
+			sc.hist = append(sc.hist, j)
+			prev = int(j)
+		}
+	}
+	ub := sc.ub
+	clear(ub)
+	for _, j := range sc.hist {
+		m := x.bmax[int(j)*len(ub):][:len(ub)]
+		for b, v := range m {
+			ub[b] += float64(v)
+		}
+	}
+	blocks := sc.blocks[:0]
+	for b, u := range ub {
+		blocks = append(blocks, blockBound{ub: min(u, x.bound[b]), b: int32(b)})
+	}
+	// Items past the model's catalogue score 0: one more block, bound 0.
+	if len(scores) > x.nItems {
+		blocks = append(blocks, blockBound{ub: 0, b: -1})
+	}
+	slices.SortFunc(blocks, func(a, b blockBound) int { return cmp.Compare(b.ub, a.ub) })
+	sc.blocks = blocks
+
+	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: sc.heap[:0]}
+	push := func(item uint32) {
+		if !skip(item) {
+			q.push(item)
+		}
+	}
+	// pushBlock offers the items of block b (−1: those past the model's
+	// catalogue, which score 0), whose scores are set.
+	pushBlock := func(b int32) {
+		if b < 0 {
+			for i := x.nItems; i < len(scores); i++ {
+				scores[i] = 0
+				push(uint32(i))
+			}
+			return
+		}
+		lo, hi := x.span(int(b))
+		for p := lo; p < hi; p++ {
+			push(x.order[p])
+		}
+	}
+	// Scoring one block costs a look-up per history item plus its
+	// entries; when the bounds do not prune (items whose scores do not
+	// follow their row sums), the blocks left are scored in one pass over
+	// the history's rows, as the full scorer does, so that a query costs
+	// at most about 1.125 times a full scoring.
+	full := 0
+	for _, j := range sc.hist {
+		full += x.ptr[j+1] - x.ptr[j]
+	}
+	perBlock := 4*len(sc.hist) + full/max(1, len(ub))
+	spent := 0
+	for k, bb := range blocks {
+		// An item of this block scores at most bb.ub: below the n-th best
+		// score found, it cannot enter, nor can any later block's.
+		if q.full() && bb.ub < scores[q.h[0]] {
+			break
+		}
+		if bb.b >= 0 {
+			if spent += perBlock; spent > full/8 {
+				x.scoreRest(sc, blocks[k:], scores)
+				for _, bb := range blocks[k:] {
+					if q.full() && bb.ub < scores[q.h[0]] {
+						break
+					}
+					pushBlock(bb.b)
+				}
+				break
+			}
+			x.scoreBlock(sc, int(bb.b), scores)
+		}
+		pushBlock(bb.b)
+	}
+	top := q.sorted()
+	sc.heap = top
+	return slices.Clone(top)
+}
+
+// scoreBlock sets the exact scores of the items of block b: each item's
+// terms added in ascending j, as the full scorer adds them.
+func (x *rankIndex) scoreBlock(sc *rankScratch, b int, scores []float64) {
+	lo, hi := x.span(b)
+	for p := lo; p < hi; p++ {
+		scores[x.order[p]] = 0
+	}
+	nb1 := len(sc.ub) + 1
+	for _, j := range sc.hist {
+		off := x.boff[int(j)*nb1+b:]
+		for _, e := range x.row(j)[off[0]:off[1]] {
+			scores[e.item] += e.value
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package recsys
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// RP3Beta is RP3β of Paudel et al. (2017), "Updatable, Accurate, Diverse,
+// and Scalable Recommendations for Interactive Applications": the item-item
+// weights of a three-step random walk on the user–item graph, item i →
+// user u → item j, each step to a uniformly chosen neighbour,
+//
+//	W(i, j) = Σ_u X_ui X_uj / (c(i)·c(u))   (P3, rows sum to 1),
+//
+// divided by the popularity of the destination, W'(i, j) = W(i, j)/c(j)^β,
+// and kept for the k largest j ≠ i of every row i. score(u, j) =
+// Σ_{i ∈ O⁺u} W'(i, j), from the live history like item-p; β = 0 is P3.
+type RP3Beta struct {
+	k    int
+	beta float64
+	// side.rev row i is the kept row of W' (targets j, best first) and
+	// side.fwd row j the items i whose row keeps j.
+	side *itemSide
+}
+
+// DefaultRP3Betas is RP3β's secondary grid (Paudel et al. tune β in
+// [0, 1]); DefaultRP3Beta is β when Params.Extra has no "beta".
+var DefaultRP3Betas = []float64{0, 0.25, 0.5, 0.75, 1}
+
+const DefaultRP3Beta = 0.5
+
+// rp3Candidates is RP3β's grid: every k capped by the longest item
+// neighbour list (W(i, j) > 0 exactly when i and j share a user, as the
+// cosine similarity) with every β of g.Extra["rp3beta"] ("beta" keys),
+// else DefaultRP3Betas.
+func rp3Candidates(g Grid, c Caps) []Params {
+	secondary := g.Extra["rp3beta"]
+	if len(secondary) == 0 {
+		for _, b := range DefaultRP3Betas {
+			secondary = append(secondary, map[string]float64{"beta": b})
+		}
+	}
+	var out []Params
+	for _, k := range CapK(g.K, c.Items) {
+		for _, e := range secondary {
+			out = append(out, Params{K: k, Extra: e})
+		}
+	}
+	return out
+}
+
+func (m *RP3Beta) Name() string { return "rp3beta" }
+
+func (m *RP3Beta) Fit(ctx context.Context, x *Matrix, p Params) error {
+	p = p.withDefaults()
+	beta := DefaultRP3Beta
+	if v, ok := p.Extra["beta"]; ok {
+		beta = v
+	}
+	if !(beta >= 0) || math.IsInf(beta, 0) {
+		return fmt.Errorf("recsys: rp3beta: beta %v must be finite and ≥ 0", beta)
+	}
+	n := x.Items()
+	// scale[j] = c(j)^−β, for the destinations a walk can reach (c(j) ≥ 1).
+	scale := make([]float64, n)
+	for j := range scale {
+		if c := x.ItemCount(j); c > 0 {
+			scale[j] = math.Pow(float64(c), -beta)
+		}
+	}
+	rows := make([][]Neighbour, n)
+	err := ParallelFor(ctx, n, 64, "rp3beta", p.Progress, func() func(lo, hi int) {
+		acc := make([]float64, n)
+		var (
+			touched []uint32
+			best    topK
+		)
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				touched = rp3Walk(x, i, acc, touched[:0])
+				best.reset(p.K)
+				for _, j := range touched {
+					if int(j) != i {
+						best.push(Neighbour{Index: j, Value: acc[j] * scale[j]})
+					}
+					acc[j] = 0
+				}
+				rows[i] = slices.Clone(best.sorted())
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	out := fromRows(rows)
+	m.k, m.beta = p.K, beta
+	m.side = &itemSide{nItems: n, fwd: out.reverse(n), rev: out}
+	return nil
+}
+
+// rp3Walk adds to acc[j] the probability W(i, j) that the walk i → u → j
+// ends at j, for every j (i included), and appends to touched the j it
+// reached first: a row of P3, summing to 1 when i has a user.
+func rp3Walk(x *Matrix, i int, acc []float64, touched []uint32) []uint32 {
+	ci := float64(x.ItemCount(i))
+	for _, u := range x.Col(i) {
+		w := 1 / (ci * float64(x.UserCount(int(u))))
+		for _, j := range x.Row(int(u)) {
+			if acc[j] == 0 {
+				touched = append(touched, j)
+			}
+			acc[j] += w
+		}
+	}
+	return touched
+}
+
+func (m *RP3Beta) Score(history []uint32, scores []float64) {
+	fill(scores, m.side.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+}
+
+func (m *RP3Beta) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
+
+// Similar returns the kept row of W': where the walk from item goes most,
+// popularity discounted, best first.
+func (m *RP3Beta) Similar(item uint32) []Neighbour {
+	if int(item) >= m.side.nItems {
+		return nil
+	}
+	return m.side.rev.Row(int(item))
+}
+
+// Explain implements Explainer: the consumed items i with W'(i, j).
+func (m *RP3Beta) Explain(history []uint32, items []uint32, n int) [][]Contribution {
+	out := make([][]Contribution, len(items))
+	for k, j := range items {
+		out[k] = top(m.side.explain(history, j, 1), n)
+	}
+	return out
+}
+
+// Params reports k and β.
+func (m *RP3Beta) Params() map[string]float64 {
+	return map[string]float64{"k": float64(m.k), "beta": m.beta}
+}
+
+// Layout after the header: k, β, the item count, then the kept rows of W'.
+func (m *RP3Beta) MarshalBinary() ([]byte, error) {
+	if m.side == nil {
+		return nil, fmt.Errorf("recsys: rp3beta is not fitted")
+	}
+	e := newEncoder("rp3beta")
+	e.Uvarint(uint64(m.k))
+	e.Float64(m.beta)
+	e.Uvarint(uint64(m.side.nItems))
+	writeNeighbours(e, m.side.rev)
+	return e.Bytes(), nil
+}
+
+func (m *RP3Beta) UnmarshalBinary(data []byte) error {
+	d := newDecoder(data, "rp3beta")
+	k := d.Bounded(1 << 32)
+	beta := d.Finite()
+	n := d.Bounded(1 << 32)
+	out := readNeighbours(d, n)
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	if out.Rows() != n || beta < 0 {
+		return errCorrupt
+	}
+	m.k, m.beta = k, beta
+	m.side = &itemSide{nItems: n, fwd: out.reverse(n), rev: out}
+	return nil
+}
