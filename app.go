@@ -134,7 +134,9 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.store = st
-	st.Prefetch() // the serving working set is most of the file
+	if f, ok := st.(interface{ Prefetch() }); ok {
+		f.Prefetch() // a bbolt file: the serving working set is most of it
+	}
 	if c.Demo {
 		if err = fillDemo(ctx, st, c.Logger); err != nil {
 			return nil, err
