@@ -19,6 +19,7 @@ import (
 	"recsys/jobs"
 	"recsys/recsys/serving"
 	"recsys/storage"
+	"recsys/storage/postgres"
 	"recsys/web"
 )
 
@@ -90,7 +91,7 @@ func (t ServerTimeouts) withDefaults() ServerTimeouts {
 // it on 127.0.0.1:0 with a temporary database.
 type App struct {
 	cfg    Config
-	store  *storage.Store
+	store  storage.Backend
 	engine *serving.Engine
 	sched  *jobs.Scheduler
 	// deps built the server's handler; the auth tests build variants of
@@ -128,12 +129,14 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 			a.Close()
 		}
 	}()
-	st, err := storage.Open(c.DB, storage.Options{Policy: c.Policy, MaxSize: c.MaxDBSize})
+	st, err := openStore(ctx, c.DB, c.Policy, c.MaxDBSize)
 	if err != nil {
 		return nil, err
 	}
 	a.store = st
-	st.Prefetch() // the serving working set is most of the file
+	if f, ok := st.(interface{ Prefetch() }); ok {
+		f.Prefetch() // a bbolt file: the serving working set is most of it
+	}
 	if c.Demo {
 		if err = fillDemo(ctx, st, c.Logger); err != nil {
 			return nil, err
@@ -282,7 +285,7 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 // and finish in-flight requests, then (in Close) the store.
 func (a *App) Run(ctx context.Context) error {
 	log := a.cfg.Logger
-	log.Info("serving", "addr", a.Addr(), "db", a.cfg.DB)
+	log.Info("serving", "addr", a.Addr(), "db", postgres.Redact(a.cfg.DB))
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); a.sched.Run(jctx) }()

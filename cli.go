@@ -15,6 +15,7 @@ import (
 
 	"recsys/api"
 	"recsys/jobs"
+	"recsys/storage/postgres"
 )
 
 // parseFlags parses a command's flags. A bad flag is one error line that
@@ -41,6 +42,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 // that reads the store would leave a stray file and fail later, far from
 // the typo.
 func checkDatabase(path string) error {
+	if postgres.IsDSN(path) {
+		return nil
+	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

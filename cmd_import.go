@@ -14,6 +14,7 @@ import (
 	"recsys/api"
 	"recsys/recsys/dataset"
 	"recsys/storage"
+	"recsys/storage/postgres"
 )
 
 // importBatch is the number of events per write transaction during import.
@@ -22,7 +23,7 @@ const importBatch = 5000
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file")
+	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file, or postgres://user:pass@host:port/db (always imported incrementally)")
 	format := fs.String("format", "", "data format: movielens, lastfm or csv")
 	minValue := fs.String("min-value", "", "smallest value that counts as relevant (default: 4 for movielens ratings, none otherwise)")
 	incremental := fs.Bool("incremental", false, "add the events in 5,000-event transactions through the store's write path even into a new database (the bulk load is used otherwise when the database is new)")
@@ -51,7 +52,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 
 	start := time.Now()
-	if !*incremental {
+	if !*incremental && !postgres.IsDSN(*db) {
 		stats, err := bulkImport(ctx, *db, policy, *format, path, stderr)
 		switch {
 		case err == nil:
@@ -65,7 +66,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	st, err := storage.Open(*db, storage.Options{Policy: policy})
+	st, err := openStore(ctx, *db, policy, 0)
 	if err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func importType(format string) string {
 	return "view"
 }
 
-func importItems(ctx context.Context, st *storage.Store, format, path string) (int, error) {
+func importItems(ctx context.Context, st storage.Backend, format, path string) (int, error) {
 	b := batcher[api.Item]{store: func(items []api.Item) error { return st.PutItems(ctx, items) }}
 	if err := readItems(format, path, b.add); err != nil {
 		return b.n, err
@@ -150,7 +151,7 @@ func readItems(format, path string, put func(api.Item) error) error {
 	})
 }
 
-func importEvents(ctx context.Context, st *storage.Store, format, path string, bar *progress) (int, error) {
+func importEvents(ctx context.Context, st storage.Backend, format, path string, bar *progress) (int, error) {
 	b := batcher[api.Interaction]{store: func(evs []api.Interaction) error {
 		_, err := st.AddInteractions(ctx, evs)
 		return err

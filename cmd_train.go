@@ -12,7 +12,6 @@ import (
 	"recsys/api"
 	"recsys/jobs"
 	"recsys/recsys/serving"
-	"recsys/storage"
 )
 
 // runTrain fits models on the stored data as a recorded job, persists them
@@ -40,7 +39,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkDatabase(*db); err != nil {
 		return err
 	}
-	st, err := storage.Open(*db, storage.Options{})
+	st, err := openStore(ctx, *db, api.DefaultPolicy(), 0)
 	if err != nil {
 		return err
 	}

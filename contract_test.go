@@ -33,6 +33,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"recsys/api"
+	"recsys/storage/postgres/pgtest"
 	"recsys/web"
 )
 
@@ -133,6 +134,16 @@ type contractServer struct {
 // ends. mutate adjusts the configuration first.
 func startContractServer(t *testing.T, mutate func(*Config)) *contractServer {
 	t.Helper()
+	if strings.HasPrefix(t.Name(), "TestContract_postgres/") {
+		// The same scenarios on the PostgreSQL store.
+		dsn, m := pgtest.Schema(t), mutate
+		mutate = func(c *Config) {
+			c.DB = dsn
+			if m != nil {
+				m(c)
+			}
+		}
+	}
 	a := startApp(t, mutate)
 	// A server with no keys lets everything through, but the contract asks
 	// clients for a key on guarded routes, so the tests send one anyway.
@@ -334,18 +345,26 @@ func clipBody(b []byte) string {
 // openapi.yaml, and ends by checking that nothing documented went unseen.
 // The scenarios live in contract_<resource>_test.go; this file holds the
 // harness they share.
+// contractScenario is one part of TestContract.
+type contractScenario struct {
+	name string
+	run  func(*testing.T)
+}
+
+// dataScenarios are the scenarios about the data, which TestContract runs on
+// bbolt and TestContract_postgres on PostgreSQL.
+var dataScenarios = []contractScenario{
+	{"service", testContractService},
+	{"items", testContractItems},
+	{"interactions_users_recommendations", testContractInteractions},
+	{"trained_model", testContractTrainedModel},
+	{"jobs_models_evaluations", testContractLifecycle},
+}
+
 func TestContract(t *testing.T) {
 	c := loadContract(t)
-	scenarios := []struct {
-		name string
-		run  func(*testing.T)
-	}{
-		{"service", testContractService},
-		{"items", testContractItems},
-		{"interactions_users_recommendations", testContractInteractions},
-		{"trained_model", testContractTrainedModel},
+	scenarios := append(slices.Clone(dataScenarios), []contractScenario{
 		{"content_model", testContractContentModel},
-		{"jobs_models_evaluations", testContractLifecycle},
 		{"unrouted", testContractUnrouted},
 		{"auth", testContractAuth},
 		{"auth_admin_disabled", testContractAdminDisabled},
@@ -353,7 +372,7 @@ func TestContract(t *testing.T) {
 		{"store_closed", testContractStoreClosed},
 		{"timeout", testContractTimeout},
 		{"storage_full", testContractStorageFull},
-	}
+	}...)
 	all := true
 	for _, sc := range scenarios {
 		ran := false
@@ -364,6 +383,16 @@ func TestContract(t *testing.T) {
 		return
 	}
 	t.Run("coverage", func(t *testing.T) { checkCoverage(t, c) })
+}
+
+// TestContract_postgres runs the data scenarios of TestContract on a
+// server whose store is PostgreSQL: the same requests, the same answers,
+// every one checked against openapi.yaml.
+func TestContract_postgres(t *testing.T) {
+	loadContract(t)
+	for _, sc := range dataScenarios {
+		t.Run(sc.name, sc.run)
+	}
 }
 
 // unprovoked are the documented answers no test can bring about yet, with

@@ -28,7 +28,7 @@ const (
 // power-law item popularity, a few taste clusters that prefer some genres,
 // genre flags as features and categories. It does nothing to a store that
 // already holds data.
-func fillDemo(ctx context.Context, st *storage.Store, log *slog.Logger) error {
+func fillDemo(ctx context.Context, st storage.Backend, log *slog.Logger) error {
 	c, err := st.Counts(ctx)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@
 //	recsys import  --db FILE --format movielens|lastfm|csv [--min-value X] PATH
 //	recsys train   --db FILE [--models NAME,...]
 //	recsys eval    --data PATH --format movielens|lastfm|csv [--models ...] [--json FILE]
+//	recsys migrate --from DB --to DB
 package main
 
 import (
@@ -29,6 +30,9 @@ Usage:
   recsys eval-retrieval --data FILE.csv --label COLUMN [--methods NAME,...] [--splits 10] [--seed N] [--json FILE]
   recsys bench   --addr HOST:PORT [--duration 30s] [--concurrency 32] [--rate R] [--mix recommend=80,similar=10,ingest=10]
   recsys scale   [--interactions 1000000] [--models popular,itemknn,kunn-i] [--dir DIR] [--bench 10s] [--rate R] [--serve-only] [--json FILE]
+  recsys migrate --from FILE.db|postgres://... --to postgres://...|FILE.db
+
+DB is a bbolt file or postgres://user:pass@host:port/db.
 
 Run "recsys <command> --help" for the flags of one command.
 `
@@ -60,6 +64,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"eval-retrieval": runEvalRetrieval,
 	"bench":          runBench,
 	"scale":          runScale,
+	"migrate":        runMigrate,
 }
 
 // run dispatches a subcommand; it is main without the process around it.

@@ -26,6 +26,9 @@ const (
 	CodeInternal         = "internal"           // 500
 	CodeTimeout          = "timeout"            // 503
 	CodeStorageFull      = "storage_unwritable" // 507
+	// CodeStorageUnavailable: the database server cannot be reached (it
+	// is down or restarting); the request changed nothing.
+	CodeStorageUnavailable = "storage_unavailable" // 503
 )
 
 // Error is the one error type of the application. Message is safe to show to

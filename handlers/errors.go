@@ -16,20 +16,21 @@ import (
 // statuses maps an error code to its HTTP status; a code it does not name
 // (internal) is a 500.
 var statuses = map[string]int{
-	api.CodeInvalid:          http.StatusBadRequest,
-	api.CodeUnauthorized:     http.StatusUnauthorized,
-	api.CodeForbidden:        http.StatusForbidden,
-	api.CodeAdminDisabled:    http.StatusForbidden,
-	api.CodeNotFound:         http.StatusNotFound,
-	api.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
-	api.CodeConflict:         http.StatusConflict,
-	api.CodeTooLarge:         http.StatusRequestEntityTooLarge,
-	api.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
-	api.CodeRateLimited:      http.StatusTooManyRequests,
-	api.CodeUnavailable:      http.StatusServiceUnavailable,
-	api.CodeModelNotReady:    http.StatusServiceUnavailable,
-	api.CodeTimeout:          http.StatusServiceUnavailable,
-	api.CodeStorageFull:      http.StatusInsufficientStorage,
+	api.CodeInvalid:            http.StatusBadRequest,
+	api.CodeUnauthorized:       http.StatusUnauthorized,
+	api.CodeForbidden:          http.StatusForbidden,
+	api.CodeAdminDisabled:      http.StatusForbidden,
+	api.CodeNotFound:           http.StatusNotFound,
+	api.CodeMethodNotAllowed:   http.StatusMethodNotAllowed,
+	api.CodeConflict:           http.StatusConflict,
+	api.CodeTooLarge:           http.StatusRequestEntityTooLarge,
+	api.CodeUnsupportedMedia:   http.StatusUnsupportedMediaType,
+	api.CodeRateLimited:        http.StatusTooManyRequests,
+	api.CodeUnavailable:        http.StatusServiceUnavailable,
+	api.CodeModelNotReady:      http.StatusServiceUnavailable,
+	api.CodeTimeout:            http.StatusServiceUnavailable,
+	api.CodeStorageUnavailable: http.StatusServiceUnavailable,
+	api.CodeStorageFull:        http.StatusInsufficientStorage,
 }
 
 // statusOf is the HTTP status of an error code.

@@ -19,3 +19,14 @@ func Open(tb testing.TB) *storage.Store {
 	tb.Cleanup(func() { st.Close() })
 	return st
 }
+
+// OpenBolt is the Opener of the bbolt store.
+func OpenBolt(tb testing.TB, o Options) storage.Backend {
+	tb.Helper()
+	st, err := storage.Open(filepath.Join(tb.TempDir(), "c.db"), storage.Options{Policy: o.Policy, Now: o.Now})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}

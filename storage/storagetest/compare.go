@@ -1,0 +1,91 @@
+package storagetest
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"recsys/api"
+	"recsys/storage"
+)
+
+// Compare fails the test unless a and b give the same answer to every
+// public read: counters, activity, every user with their history (paged)
+// and profile, the catalogue (paged and whole), the snapshot, the features
+// and the index lookups.
+func Compare(tb testing.TB, a, b storage.Backend) {
+	tb.Helper()
+	same := func(what string, x, y any) {
+		tb.Helper()
+		if !reflect.DeepEqual(x, y) {
+			tb.Fatalf("%s differ:\n%+v\n%+v", what, reflect.Indirect(reflect.ValueOf(x)), reflect.Indirect(reflect.ValueOf(y)))
+		}
+	}
+	both := func(what string, read func(s storage.Backend) (any, error)) any {
+		tb.Helper()
+		x, errX := read(a)
+		y, errY := read(b)
+		same(what+" errors", api.ErrorCode(errX), api.ErrorCode(errY))
+		same(what, x, y)
+		return x
+	}
+	both("counts", func(s storage.Backend) (any, error) { return s.Counts(bg) })
+	both("activity", func(s storage.Backend) (any, error) { return s.Activity(bg, 3650) })
+	snap := both("snapshot", func(s storage.Backend) (any, error) {
+		snap, err := s.Snapshot(bg)
+		if snap != nil {
+			snap.TakenAt = time.Time{} // the reading's time, not data
+		}
+		return snap, err
+	}).(*api.Snapshot)
+	both("catalogue", func(s storage.Backend) (any, error) { return s.Catalogue(bg) })
+	both("features", func(s storage.Backend) (any, error) {
+		n, f, err := s.ItemFeatures(bg)
+		return []any{n, f}, err
+	})
+	var users, items []uint32
+	for k := range snap.UserIDs {
+		users = append(users, uint32(k))
+	}
+	for k := range snap.ItemIDs {
+		items = append(items, uint32(k))
+	}
+	items = append(items, uint32(len(items)+5))
+	both("user ids", func(s storage.Backend) (any, error) { return s.UserIDs(bg, users) })
+	both("items interacted", func(s storage.Backend) (any, error) { return s.ItemsInteracted(bg, items) })
+	for _, id := range append(snap.UserIDs, "nobody") {
+		if id == "" {
+			continue
+		}
+		both("user "+id, func(s storage.Backend) (any, error) { return s.User(bg, id) })
+		both("profile "+id, func(s storage.Backend) (any, error) { return s.Profile(bg, id) })
+		both("history "+id, func(s storage.Backend) (any, error) {
+			return allPages(3, func(pg api.Page) (any, string, error) { return s.History(bg, id, pg) })
+		})
+	}
+	both("items", func(s storage.Backend) (any, error) {
+		return allPages(4, func(pg api.Page) (any, string, error) { return s.Items(bg, pg) })
+	})
+	for _, id := range snap.ItemIDs {
+		if id != "" {
+			both("item "+id, func(s storage.Backend) (any, error) { return s.Item(bg, id) })
+		}
+	}
+}
+
+// allPages reads a listing page by page and returns the pages and cursors.
+func allPages(limit int, read func(api.Page) (any, string, error)) ([]any, error) {
+	var pages []any
+	cursor := ""
+	for {
+		page, next, err := read(api.Page{Cursor: cursor, Limit: limit})
+		if err != nil {
+			return pages, err
+		}
+		pages = append(pages, page, next)
+		if next == "" {
+			return pages, nil
+		}
+		cursor = next
+	}
+}

@@ -1,0 +1,151 @@
+package storagetest
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"recsys/api"
+	"recsys/storage"
+)
+
+// Fill writes a workload (Workload), two model versions of one name and
+// one of another, the active model, jobs and reports.
+func Fill(tb testing.TB, s storage.Backend, seed int) {
+	tb.Helper()
+	Workload(tb, s, seed)
+	for k, name := range []string{"knn", "knn", "als"} {
+		v, err := s.NewModelVersion(bg)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		blob := make([]byte, 1000*(k+1))
+		for j := range blob {
+			blob[j] = byte(j*seed + k)
+		}
+		if err := s.PutModel(bg, api.ModelInfo{Name: name, Version: v, Params: map[string]float64{"k": float64(k)},
+			Validation: map[string]float64{"adg": 0.25}, TrainSeconds: 1.5}, blob); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := s.SetActiveModel(bg, "knn"); err != nil {
+		tb.Fatal(err)
+	}
+	for _, st := range []string{api.JobSucceeded, api.JobFailed} {
+		id, err := s.NewJobID(bg)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := s.PutJob(bg, api.Job{ID: id, Kind: "train", State: st, Models: []string{"knn"},
+			CreatedAt: time.Date(2026, 3, 9, 1, 2, 3, 0, time.UTC)}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := s.PutReport(bg, &api.Report{Protocol: "holdout"}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Migrate copies src into dst as `recsys migrate` does and returns the
+// checksum of what went in, failing the test unless a dump of dst has the
+// same records and checksum.
+func Migrate(tb testing.TB, src, dst storage.Backend) string {
+	tb.Helper()
+	in := storage.NewDumpSum(nil)
+	if err := dst.Restore(bg, func(sink storage.DumpSink) error {
+		in = storage.NewDumpSum(sink)
+		return src.Dump(bg, in)
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	out := storage.NewDumpSum(nil)
+	if err := dst.Dump(bg, out); err != nil {
+		tb.Fatal(err)
+	}
+	if in.Sum() != out.Sum() || !reflect.DeepEqual(in.Counts, out.Counts) {
+		tb.Fatalf("copied %s (%s), the copy holds %s (%s)", in, in.Sum(), out, out.Sum())
+	}
+	return in.Sum()
+}
+
+// SameServices fails the test unless the stores hold the same models, jobs
+// and reports, and give out the same next ids (which it takes).
+func SameServices(tb testing.TB, a storage.Backend, others ...storage.Backend) {
+	tb.Helper()
+	same := func(what string, read func(s storage.Backend) (any, error)) {
+		tb.Helper()
+		x, errX := read(a)
+		for _, b := range others {
+			y, errY := read(b)
+			if errX != nil || errY != nil || !reflect.DeepEqual(x, y) {
+				tb.Fatalf("%s differ: %+v (%v) / %+v (%v)", what, x, errX, y, errY)
+			}
+		}
+	}
+	same("models", func(s storage.Backend) (any, error) { return s.Models(bg) })
+	same("active model", func(s storage.Backend) (any, error) { return s.ActiveModel(bg) })
+	ms, _ := a.Models(bg)
+	for _, m := range ms {
+		same("blob "+m.Name+" "+m.Version, func(s storage.Backend) (any, error) { return s.ModelBlob(bg, m.Name, m.Version) })
+	}
+	same("jobs", func(s storage.Backend) (any, error) { return s.Jobs(bg, 100) })
+	same("reports", func(s storage.Backend) (any, error) { return s.Reports(bg) })
+	same("next job id", func(s storage.Backend) (any, error) { return s.NewJobID(bg) })
+	same("next model version", func(s storage.Backend) (any, error) { return s.NewModelVersion(bg) })
+	same("next user index", func(s storage.Backend) (any, error) {
+		if _, err := s.AddInteractions(bg, []api.Interaction{Ev("brand-new", "brand-new-item", "view")}); err != nil {
+			return nil, err
+		}
+		return s.Profile(bg, "brand-new")
+	})
+}
+
+// testDumpRestore: a store restored from another's dump answers every read
+// as the original, holds the same models, jobs and reports, and goes on
+// from the same sequences; a restore into a store with data, or one whose
+// dump fails half-way, stores nothing.
+func testDumpRestore(t *testing.T, open Opener) {
+	now := time.Date(2026, 3, 8, 9, 10, 11, 12, time.UTC)
+	o := Options{Now: func() time.Time { return now }}
+	src, dst := open(t, o), open(t, o)
+	Fill(t, src, 2)
+	Migrate(t, src, dst)
+	Compare(t, src, dst)
+	SameServices(t, src, dst)
+
+	if err := dst.Restore(bg, func(sink storage.DumpSink) error { return src.Dump(bg, sink) }); !errors.Is(err, storage.ErrNotEmpty) {
+		t.Fatalf("restore into a store with data: err = %v, want ErrNotEmpty", err)
+	}
+	half := open(t, o)
+	stop := errors.New("the source failed")
+	n := 0
+	err := half.Restore(bg, func(sink storage.DumpSink) error {
+		return src.Dump(bg, failAfter{DumpSink: sink, n: &n, err: stop})
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("a restore whose source fails: err = %v", err)
+	}
+	sum := storage.NewDumpSum(nil)
+	if err := half.Dump(bg, sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Counts["users"]+sum.Counts["items"]+sum.Counts["pairs"] != 0 {
+		t.Fatalf("a failed restore left %s", sum)
+	}
+	Migrate(t, src, half) // and the store is still empty enough to take one
+}
+
+// failAfter fails the 50th pair.
+type failAfter struct {
+	storage.DumpSink
+	n   *int
+	err error
+}
+
+func (f failAfter) Pair(p storage.DumpPair) error {
+	if *f.n++; *f.n == 50 {
+		return f.err
+	}
+	return f.DumpSink.Pair(p)
+}
