@@ -72,7 +72,7 @@ func TestRecommend_coldSlots_ml100k(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j = waitJob(t, a.getter(t), j.ID, 2*time.Minute, api.Job.Done); j.State != api.JobSucceeded {
+	if j = waitJob(t, a.getter(t), j.ID, 10*time.Minute, api.Job.Done); j.State != api.JobSucceeded {
 		t.Fatalf("training job ended %s: %s", j.State, j.Error)
 	}
 	cat, err := a.store.Catalogue(ctx)
