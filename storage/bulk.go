@@ -133,6 +133,11 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 	}
 	stats.Counts = b.counts
 	opts.Progress("putting the new database in place at " + path)
+	// The pristine target's event log holds no record (lockPristine) and
+	// is named for the old file: the new file starts its own.
+	if err := removeLog(path); err != nil {
+		return stats, err
+	}
 	if err := publish(tmpName, path, old != nil); err != nil {
 		return stats, err
 	}
@@ -196,7 +201,7 @@ func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 			isMeta := bytes.Equal(name, bucketMeta)
 			c := b.Cursor()
 			for k, _ := c.First(); k != nil; k, _ = c.Next() {
-				if !isMeta || !bytes.Equal(k, keySchema) {
+				if !isMeta || !(bytes.Equal(k, keySchema) || bytes.Equal(k, keyLogID)) {
 					return ErrNotEmpty
 				}
 			}
@@ -206,6 +211,13 @@ func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 			return nil
 		})
 	})
+	if err == nil {
+		// Events acknowledged but not yet applied count as data.
+		var logged bool
+		if logged, err = logHasRecords(path); err == nil && logged {
+			err = ErrNotEmpty
+		}
+	}
 	if err != nil {
 		db.Close()
 		return nil, err

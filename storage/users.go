@@ -13,7 +13,11 @@ import (
 // User reads a user's summary.
 func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 	var u api.User
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		if tu, ok := tailUserRecord(tail, id); ok {
+			u = tu.rec.toAPI(id)
+			return nil
+		}
 		b := tx.Bucket(bucketUsers).Get([]byte(id))
 		if b == nil {
 			return notFound("user", id)
@@ -27,7 +31,7 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 
 // DeleteUser deletes a user and every pair of theirs.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.exclusive(ctx, func() error { return s.update(ctx, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketUsers).Get([]byte(id))
 		if b == nil {
 			return notFound("user", id)
@@ -67,6 +71,7 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 		}
 		w.counters[counterUsers]--
 		return w.flush()
+	})
 	})
 	if err == nil {
 		s.eventsVersion.Add(1)
