@@ -40,7 +40,6 @@ const (
 	maxRecordBytes = 64 << 20
 )
 
-
 // logDir is the folder of the event log of the database at path.
 func logDir(path string) string { return path + ".events" }
 

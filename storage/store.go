@@ -59,18 +59,18 @@ type Store struct {
 	log      *eventLog // nil: direct writes (Options.direct)
 
 	// Lock order: applyMu, mu, log.mu, tailMu.
-	applyMu    sync.Mutex   // one apply at a time
-	mu         sync.Mutex   // appenders, item allocation, the tail's generation list
-	tailMu     sync.RWMutex // readers of the tail against its changes
-	gens       []*tailGen   // the unapplied tail, oldest first; the last one takes appends
-	tailEvents int64
-	nextItem   uint64 // the next dense item index
-	applyErr   error  // the last apply's failure, nil after a success
-	closed     bool
-	room       *sync.Cond // on mu: the tail shrank, or the store closed
-	recBuf     []byte
-	kick       chan struct{}
-	stop       chan struct{}
+	applyMu     sync.Mutex   // one apply at a time
+	mu          sync.Mutex   // appenders, item allocation, the tail's generation list
+	tailMu      sync.RWMutex // readers of the tail against its changes
+	gens        []*tailGen   // the unapplied tail, oldest first; the last one takes appends
+	tailEvents  int64
+	nextItem    uint64 // the next dense item index
+	applyErr    error  // the last apply's failure, nil after a success
+	closed      bool
+	room        *sync.Cond // on mu: the tail shrank, or the store closed
+	recBuf      []byte
+	kick        chan struct{}
+	stop        chan struct{}
 	applierDone chan struct{}
 }
 
