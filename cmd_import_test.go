@@ -40,6 +40,9 @@ func dumpFile(tb testing.TB, path string) dbDump {
 			d := out[string(name)]
 			d.seq = b.Sequence()
 			err := b.ForEach(func(k, v []byte) error {
+				if string(name) == "meta" && bytes.HasPrefix(k, []byte("log/")) {
+					return nil // each file's own event log: its id and applied position
+				}
 				d.keys = append(d.keys, bytes.Clone(k))
 				d.vals = append(d.vals, bytes.Clone(v))
 				return nil

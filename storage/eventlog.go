@@ -33,8 +33,8 @@ const (
 	logMagic      = "RSYSLOG1"
 	logHeaderSize = len(logMagic) + 16
 	logRecordHead = 8
-	// segmentBytes is where the committer starts a new segment.
-	segmentBytes = 64 << 20
+	// segmentBytesDefault is where the committer starts a new segment.
+	segmentBytesDefault = 64 << 20
 	// maxRecordBytes bounds a record's payload (a 10,000-event batch of
 	// 256-byte ids takes about 5.2 MB).
 	maxRecordBytes = 64 << 20
@@ -96,6 +96,9 @@ func encodeRecord(b []byte, lb *logBatch) []byte {
 	binary.BigEndian.PutUint32(b[start+4:], crc32.Checksum(payload, crcTable))
 	return b
 }
+
+// segmentBytes is segmentBytesDefault; tests lower it to see segments roll.
+var segmentBytes int64 = segmentBytesDefault
 
 var errBadRecord = errors.New("storage: malformed event log record")
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"recsys/api"
 )
@@ -134,7 +135,9 @@ func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int
 	return pos, nil
 }
 
-var errMaxSize = errors.New("storage: database and event log at their maximum size")
+// errMaxSize is a write that would take the database file and the event
+// log past Options.MaxSize together.
+var errMaxSize = fmt.Errorf("storage: the database and its event log: %w", bolterrors.ErrMaxSizeReached)
 
 // layers returns the tail generations newest first. The caller holds s.mu
 // (so no generation is dropped meanwhile).

@@ -41,6 +41,9 @@ type Options struct {
 	// batch, without the event log: the write path before the log, kept
 	// for the benchmarks and tests that compare the two.
 	direct bool
+	// noApplier leaves the tail unapplied until a delete, a snapshot or
+	// Close applies it: for tests of reads that merge the tail.
+	noApplier bool
 }
 
 // Store is the bbolt-backed store. It is safe for concurrent use.
@@ -120,7 +123,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.direct {
 		return s, nil
 	}
-	if err := s.openLog(path); err != nil {
+	if err := s.openLog(path, opts.noApplier); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -130,7 +133,7 @@ func Open(path string, opts Options) (*Store, error) {
 // openLog opens the event log, replays its unapplied records into the
 // tail, and (when writable) applies them before the store serves and
 // starts the applier.
-func (s *Store) openLog(path string) error {
+func (s *Store) openLog(path string, noApplier bool) error {
 	var id []byte
 	var applied int64
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -162,6 +165,10 @@ func (s *Store) openLog(path string) error {
 		return fmt.Errorf("applying the event log: %w", err)
 	}
 	s.kick, s.stop, s.applierDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	if noApplier {
+		close(s.applierDone)
+		return nil
+	}
 	go s.applier()
 	return nil
 }
