@@ -168,7 +168,13 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
 			Help: "Persisted models (or the active model) that could not be loaded at start."},
-			func() float64 { return float64(len(loadErrs)) }))
+			func() float64 { return float64(len(loadErrs)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_ingest_tail_events",
+			Help: "Acknowledged events in the event log not yet applied to the database's indexes (the applier's lag)."},
+			func() float64 { return float64(st.TailEvents()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_event_log_bytes",
+			Help: "Size of the event log (every event ever ingested through it)."},
+			func() float64 { return float64(st.LogBytes()) }))
 	deps := handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
 		Jobs: sched, JobRecords: st, Models: st, Reports: st,
