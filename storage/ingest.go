@@ -1,7 +1,7 @@
 package storage
 
 import (
-	"cmp"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -327,7 +327,7 @@ func applyGen(tx *bolt.Tx, g *tailGen) error {
 	}
 	// Key order keeps each insert next to the previous one in bbolt's
 	// page cache and appends runs of new keys at a node's end.
-	slices.SortFunc(puts, func(a, b pairPut) int { return cmp.Compare(string(a.key), string(b.key)) })
+	slices.SortFunc(puts, func(a, b pairPut) int { return bytes.Compare(a.key, b.key) })
 	var index [][2][]byte
 	for _, p := range puts {
 		if err := w.pairs.Put(p.key, p.tp.rec.encode()); err != nil {
@@ -340,7 +340,7 @@ func applyGen(tx *bolt.Tx, g *tailGen) error {
 			w.pairDayDelta[pairDayKey(p.key, day)] += n
 		}
 	}
-	slices.SortFunc(index, func(a, b [2][]byte) int { return cmp.Compare(string(a[0]), string(b[0])) })
+	slices.SortFunc(index, func(a, b [2][]byte) int { return bytes.Compare(a[0], b[0]) })
 	for _, kv := range index {
 		if err := w.itemUsers.Put(kv[0], kv[1]); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -245,13 +246,14 @@ func fold(u *userRecord, p *pairRecord, fresh bool, e pairEvent) (dRelevant int6
 
 // flush writes the cached users, popularity deltas and counters.
 func (w *writer) flush() error {
-	for id, r := range w.userCache {
-		if err := w.users.Put([]byte(id), r.encode()); err != nil {
+	// In key order: an apply writes many thousands of each.
+	for _, id := range slices.Sorted(maps.Keys(w.userCache)) {
+		if err := w.users.Put([]byte(id), w.userCache[id].encode()); err != nil {
 			return err
 		}
 	}
-	for item, d := range w.popDelta {
-		if err := addPop(w.pop, item, d); err != nil {
+	for _, item := range slices.Sorted(maps.Keys(w.popDelta)) {
+		if err := addPop(w.pop, item, w.popDelta[item]); err != nil {
 			return err
 		}
 	}
