@@ -93,49 +93,15 @@ func TestDurability_sigkillDuringIngest(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "durable.db")
 	cmd, url := startBinary(t, db)
 	const perBatch = 200
-	var (
-		mu    sync.Mutex
-		acked []string
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
-	)
-	client := &http.Client{Timeout: 10 * time.Second}
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 0; ; k++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				user := fmt.Sprintf("w%d-b%d", w, k)
-				evs := make([]map[string]any, perBatch)
-				for j := range evs {
-					evs[j] = map[string]any{"user_id": user, "item_id": fmt.Sprintf("item-%d", j), "type": "view"}
-				}
-				body, _ := json.Marshal(map[string]any{"interactions": evs})
-				resp, err := client.Post(url+"/interactions", "application/json", bytes.NewReader(body))
-				if err != nil {
-					return // the server died
-				}
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusCreated {
-					mu.Lock()
-					acked = append(acked, user)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
+	run := postBatches(url, perBatch, func(w, k int) string { return fmt.Sprintf("w%d-b%d", w, k) },
+		func(_, j int) string { return fmt.Sprintf("item-%d", j) })
 	time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	close(stop)
-	wg.Wait()
+	acked, _ := run()
+	client := &http.Client{Timeout: 10 * time.Second}
 	if len(acked) == 0 {
 		t.Fatal("no batch was acknowledged before the kill; the test proves nothing")
 	}
@@ -169,53 +135,19 @@ func TestDurability_sigkillDuringApply(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "apply.db")
 	const perBatch = 1000
-	client := &http.Client{Timeout: 20 * time.Second}
 	var acked, sent []string
 	tails := 0
 	for round := range 3 {
 		cmd, url := startBinary(t, db)
-		var (
-			mu   sync.Mutex
-			wg   sync.WaitGroup
-			stop = make(chan struct{})
-		)
-		for w := 0; w < 4; w++ {
-			wg.Go(func() {
-				for k := 0; ; k++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					user := fmt.Sprintf("r%d-w%d-b%d", round, w, k)
-					evs := make([]map[string]any, perBatch)
-					for j := range evs {
-						evs[j] = map[string]any{"user_id": user, "item_id": fmt.Sprintf("item-%d", (j*7+k)%1500), "type": "view"}
-					}
-					body, _ := json.Marshal(map[string]any{"interactions": evs})
-					mu.Lock()
-					sent = append(sent, user)
-					mu.Unlock()
-					resp, err := client.Post(url+"/interactions", "application/json", bytes.NewReader(body))
-					if err != nil {
-						return // the server died
-					}
-					resp.Body.Close()
-					if resp.StatusCode == http.StatusCreated {
-						mu.Lock()
-						acked = append(acked, user)
-						mu.Unlock()
-					}
-				}
-			})
-		}
+		run := postBatches(url, perBatch, func(w, k int) string { return fmt.Sprintf("r%d-w%d-b%d", round, w, k) },
+			func(k, j int) string { return fmt.Sprintf("item-%d", (j*7+k)%1500) })
 		time.Sleep(time.Duration(600+rand.IntN(900)) * time.Millisecond)
 		if err := cmd.Process.Kill(); err != nil { // SIGKILL
 			t.Fatal(err)
 		}
 		_ = cmd.Wait()
-		close(stop)
-		wg.Wait()
+		a, s := run()
+		acked, sent = append(acked, a...), append(sent, s...)
 		checkDB(t, db)
 		if applied, logged := logState(t, db); applied < logged {
 			tails++
@@ -230,7 +162,7 @@ func TestDurability_sigkillDuringApply(t *testing.T) {
 	}
 
 	_, url := startBinary(t, db)
-	get := httpClientGetter(t, client, url)
+	get := httpGetter(t, url)
 	isAcked := map[string]bool{}
 	for _, u := range acked {
 		isAcked[u] = true
@@ -252,25 +184,6 @@ func TestDurability_sigkillDuringApply(t *testing.T) {
 		t.Fatalf("/stats: %d, %d events counted, %d in the users' records", status, stats.Events, total)
 	}
 	t.Logf("%d batches of %d events acknowledged over 3 kills, %d stored", len(acked), perBatch, total/perBatch)
-}
-
-// httpClientGetter returns a function that GETs path and decodes the JSON
-// answer into out, returning the status.
-func httpClientGetter(tb testing.TB, client *http.Client, url string) func(path string, out any) int {
-	return func(path string, out any) int {
-		tb.Helper()
-		resp, err := client.Get(url + path)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-				tb.Fatal(err)
-			}
-		}
-		return resp.StatusCode
-	}
 }
 
 // logState reads, with the server down, the event log position the
@@ -297,4 +210,53 @@ func logState(tb testing.TB, db string) (applied, logged int64) {
 		}
 	}
 	return applied, logged
+}
+
+// postBatches starts 4 clients posting batches of perBatch view events to
+// url until the server dies: batch k of client w is user(w, k)'s, with the
+// items item(k, j). The returned function stops them and gives the users
+// of the batches answered 201 and of all batches sent.
+func postBatches(url string, perBatch int, user func(w, k int) string, item func(k, j int) string) func() (acked, sent []string) {
+	var (
+		acked, sent []string
+		mu          sync.Mutex
+		wg          sync.WaitGroup
+		stop        = make(chan struct{})
+	)
+	client := &http.Client{Timeout: 20 * time.Second}
+	for w := 0; w < 4; w++ {
+		wg.Go(func() {
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				u := user(w, k)
+				evs := make([]map[string]any, perBatch)
+				for j := range evs {
+					evs[j] = map[string]any{"user_id": u, "item_id": item(k, j), "type": "view"}
+				}
+				body, _ := json.Marshal(map[string]any{"interactions": evs})
+				mu.Lock()
+				sent = append(sent, u)
+				mu.Unlock()
+				resp, err := client.Post(url+"/interactions", "application/json", bytes.NewReader(body))
+				if err != nil {
+					return // the server died
+				}
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusCreated {
+					mu.Lock()
+					acked = append(acked, u)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	return func() ([]string, []string) {
+		close(stop)
+		wg.Wait()
+		return acked, sent
+	}
 }

@@ -108,25 +108,25 @@ type recordReader struct {
 	err error
 }
 
-func (r *recordReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
+// advance skips n bytes read by a varint decoder, or fails the reader
+// when n says the decoder failed.
+func (r *recordReader) advance(n int) {
 	if n <= 0 {
-		r.err = errBadRecord
-		r.b = nil
-		return 0
+		r.err, r.b = errBadRecord, nil
+		return
 	}
 	r.b = r.b[n:]
+}
+
+func (r *recordReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	r.advance(n)
 	return v
 }
 
 func (r *recordReader) varint() int64 {
 	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errBadRecord
-		r.b = nil
-		return 0
-	}
-	r.b = r.b[n:]
+	r.advance(n)
 	return v
 }
 

@@ -20,20 +20,18 @@ import (
 // openLogStore opens a store on the event log whose tail stays unapplied
 // until something applies it.
 func openLogStore(tb testing.TB, path string) *Store {
-	tb.Helper()
-	st, err := Open(path, Options{Now: fixedClock, noApplier: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	return st
+	return openTestStore(tb, path, Options{Now: fixedClock, noApplier: true})
 }
 
 // openDirectStore opens a store that writes events straight into bbolt,
 // the path before the event log.
 func openDirectStore(tb testing.TB, path string) *Store {
+	return openTestStore(tb, path, Options{Now: fixedClock, direct: true})
+}
+
+func openTestStore(tb testing.TB, path string, opts Options) *Store {
 	tb.Helper()
-	st, err := Open(path, Options{Now: fixedClock, direct: true})
+	st, err := Open(path, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

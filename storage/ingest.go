@@ -386,6 +386,11 @@ func (s *Store) exclusive(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
+// updateExclusive is update run by exclusive.
+func (s *Store) updateExclusive(ctx context.Context, fn func(*bolt.Tx) error) error {
+	return s.exclusive(ctx, func() error { return s.update(ctx, fn) })
+}
+
 // syncTail applies the whole tail, so that a read transaction begun after
 // it sees every event acknowledged before the call (the training
 // snapshot).

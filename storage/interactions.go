@@ -289,46 +289,44 @@ func addPop(pop *bolt.Bucket, item uint64, d int64) error {
 
 // DeleteInteraction forgets the pair (user, item).
 func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) error {
-	err := s.exclusive(ctx, func() error {
-		return s.update(ctx, func(tx *bolt.Tx) error {
-			ub := tx.Bucket(bucketUsers).Get([]byte(userID))
-			if ub == nil {
-				return notFound("user", userID)
-			}
-			u, err := decodeUser(ub)
-			if err != nil {
-				return err
-			}
-			ib := tx.Bucket(bucketItems).Get([]byte(itemID))
-			if ib == nil {
-				return notFound("item", itemID)
-			}
-			itemIdx, err := itemIndexOf(ib)
-			if err != nil {
-				return err
-			}
-			key := pairKey(u.idx, itemIdx)
-			pb := tx.Bucket(bucketPairs).Get(key)
-			if pb == nil {
-				return api.Errorf(api.CodeNotFound, "user %q has no interaction with item %q", userID, itemID)
-			}
-			p, err := decodePair(pb)
-			if err != nil {
-				return err
-			}
-			w := newWriter(tx)
-			w.userCache[userID] = &u
-			if err := w.forgetPair(&u, itemIdx, p); err != nil {
-				return err
-			}
-			if err := w.pairs.Delete(key); err != nil {
-				return err
-			}
-			if err := w.itemUsers.Delete(pairKey(itemIdx, u.idx)); err != nil {
-				return err
-			}
-			return w.flush()
-		})
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
+		ub := tx.Bucket(bucketUsers).Get([]byte(userID))
+		if ub == nil {
+			return notFound("user", userID)
+		}
+		u, err := decodeUser(ub)
+		if err != nil {
+			return err
+		}
+		ib := tx.Bucket(bucketItems).Get([]byte(itemID))
+		if ib == nil {
+			return notFound("item", itemID)
+		}
+		itemIdx, err := itemIndexOf(ib)
+		if err != nil {
+			return err
+		}
+		key := pairKey(u.idx, itemIdx)
+		pb := tx.Bucket(bucketPairs).Get(key)
+		if pb == nil {
+			return api.Errorf(api.CodeNotFound, "user %q has no interaction with item %q", userID, itemID)
+		}
+		p, err := decodePair(pb)
+		if err != nil {
+			return err
+		}
+		w := newWriter(tx)
+		w.userCache[userID] = &u
+		if err := w.forgetPair(&u, itemIdx, p); err != nil {
+			return err
+		}
+		if err := w.pairs.Delete(key); err != nil {
+			return err
+		}
+		if err := w.itemUsers.Delete(pairKey(itemIdx, u.idx)); err != nil {
+			return err
+		}
+		return w.flush()
 	})
 	if err == nil {
 		s.eventsVersion.Add(1)

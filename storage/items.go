@@ -15,43 +15,41 @@ import (
 // item's dense index, creation time and interactions.
 func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 	now := s.now().UnixNano()
-	err := s.exclusive(ctx, func() error {
-		return s.update(ctx, func(tx *bolt.Tx) error {
-			w := newWriter(tx)
-			for _, it := range items {
-				rec := itemRecord{Features: it.Features, Categories: it.Categories, Labels: it.Labels,
-					Hidden: it.Hidden, Created: now, Updated: now}
-				if b := w.items.Get([]byte(it.ID)); b != nil {
-					old, err := decodeItem(b)
-					if err != nil {
-						return err
-					}
-					rec.Idx, rec.Created = old.Idx, old.Created
-				} else {
-					idx, err := w.itemID.NextSequence()
-					if err != nil {
-						return err
-					}
-					rec.Idx = idx
-					if err := w.itemID.Put(u64(idx), []byte(it.ID)); err != nil {
-						return err
-					}
-					w.counters[counterItems]++
-				}
-				b, err := rec.encode()
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
+		w := newWriter(tx)
+		for _, it := range items {
+			rec := itemRecord{Features: it.Features, Categories: it.Categories, Labels: it.Labels,
+				Hidden: it.Hidden, Created: now, Updated: now}
+			if b := w.items.Get([]byte(it.ID)); b != nil {
+				old, err := decodeItem(b)
 				if err != nil {
 					return err
 				}
-				if err := w.items.Put([]byte(it.ID), b); err != nil {
+				rec.Idx, rec.Created = old.Idx, old.Created
+			} else {
+				idx, err := w.itemID.NextSequence()
+				if err != nil {
 					return err
 				}
+				rec.Idx = idx
+				if err := w.itemID.Put(u64(idx), []byte(it.ID)); err != nil {
+					return err
+				}
+				w.counters[counterItems]++
 			}
-			// With the tail applied, ingest allocates after bbolt's sequence.
-			if s.log != nil {
-				s.nextItem = max(s.nextItem, w.itemID.Sequence()+1)
+			b, err := rec.encode()
+			if err != nil {
+				return err
 			}
-			return w.flush()
-		})
+			if err := w.items.Put([]byte(it.ID), b); err != nil {
+				return err
+			}
+		}
+		// With the tail applied, ingest allocates after bbolt's sequence.
+		if s.log != nil {
+			s.nextItem = max(s.nextItem, w.itemID.Sequence()+1)
+		}
+		return w.flush()
 	})
 	if err == nil {
 		s.itemsVersion.Add(1)
@@ -67,30 +65,28 @@ func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 // transaction: it must be quick and must not call the store.
 func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item) (api.Item, error)) (api.Item, error) {
 	var out api.Item
-	err := s.exclusive(ctx, func() error {
-		return s.update(ctx, func(tx *bolt.Tx) error {
-			items := tx.Bucket(bucketItems)
-			b := items.Get([]byte(id))
-			if b == nil {
-				return notFound("item", id)
-			}
-			old, err := decodeItem(b)
-			if err != nil {
-				return err
-			}
-			positives := int64(getU64(tx.Bucket(bucketItemPop).Get(u64(old.Idx))))
-			it, err := change(old.toAPI(id, positives))
-			if err != nil {
-				return err
-			}
-			rec := itemRecord{Idx: old.Idx, Features: it.Features, Categories: it.Categories, Labels: it.Labels,
-				Hidden: it.Hidden, Created: old.Created, Updated: s.now().UnixNano()}
-			if b, err = rec.encode(); err != nil {
-				return err
-			}
-			out = rec.toAPI(id, positives)
-			return items.Put([]byte(id), b)
-		})
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
+		items := tx.Bucket(bucketItems)
+		b := items.Get([]byte(id))
+		if b == nil {
+			return notFound("item", id)
+		}
+		old, err := decodeItem(b)
+		if err != nil {
+			return err
+		}
+		positives := int64(getU64(tx.Bucket(bucketItemPop).Get(u64(old.Idx))))
+		it, err := change(old.toAPI(id, positives))
+		if err != nil {
+			return err
+		}
+		rec := itemRecord{Idx: old.Idx, Features: it.Features, Categories: it.Categories, Labels: it.Labels,
+			Hidden: it.Hidden, Created: old.Created, Updated: s.now().UnixNano()}
+		if b, err = rec.encode(); err != nil {
+			return err
+		}
+		out = rec.toAPI(id, positives)
+		return items.Put([]byte(id), b)
 	})
 	if err != nil {
 		return api.Item{}, err
@@ -169,57 +165,55 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 
 // DeleteItem deletes an item and every pair with it.
 func (s *Store) DeleteItem(ctx context.Context, id string) error {
-	err := s.exclusive(ctx, func() error {
-		return s.update(ctx, func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketItems).Get([]byte(id))
-			if b == nil {
-				return notFound("item", id)
-			}
-			it, err := decodeItem(b)
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketItems).Get([]byte(id))
+		if b == nil {
+			return notFound("item", id)
+		}
+		it, err := decodeItem(b)
+		if err != nil {
+			return err
+		}
+		w := newWriter(tx)
+		prefix := u64(it.Idx)
+		var users []uint64
+		c := w.itemUsers.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			users = append(users, binary.BigEndian.Uint64(k[8:]))
+		}
+		for _, uidx := range users {
+			uid := string(w.userIDs.Get(u64(uidx)))
+			u, err := w.user(uid, 0)
 			if err != nil {
 				return err
 			}
-			w := newWriter(tx)
-			prefix := u64(it.Idx)
-			var users []uint64
-			c := w.itemUsers.Cursor()
-			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-				users = append(users, binary.BigEndian.Uint64(k[8:]))
-			}
-			for _, uidx := range users {
-				uid := string(w.userIDs.Get(u64(uidx)))
-				u, err := w.user(uid, 0)
-				if err != nil {
-					return err
-				}
-				key := pairKey(uidx, it.Idx)
-				p, err := decodePair(w.pairs.Get(key))
-				if err != nil {
-					return err
-				}
-				if err := w.forgetPair(u, it.Idx, p); err != nil {
-					return err
-				}
-				if err := w.pairs.Delete(key); err != nil {
-					return err
-				}
-				if err := w.itemUsers.Delete(pairKey(it.Idx, uidx)); err != nil {
-					return err
-				}
-			}
-			delete(w.popDelta, it.Idx)
-			if err := w.pop.Delete(u64(it.Idx)); err != nil {
+			key := pairKey(uidx, it.Idx)
+			p, err := decodePair(w.pairs.Get(key))
+			if err != nil {
 				return err
 			}
-			if err := w.items.Delete([]byte(id)); err != nil {
+			if err := w.forgetPair(u, it.Idx, p); err != nil {
 				return err
 			}
-			if err := w.itemID.Delete(u64(it.Idx)); err != nil {
+			if err := w.pairs.Delete(key); err != nil {
 				return err
 			}
-			w.counters[counterItems]--
-			return w.flush()
-		})
+			if err := w.itemUsers.Delete(pairKey(it.Idx, uidx)); err != nil {
+				return err
+			}
+		}
+		delete(w.popDelta, it.Idx)
+		if err := w.pop.Delete(u64(it.Idx)); err != nil {
+			return err
+		}
+		if err := w.items.Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := w.itemID.Delete(u64(it.Idx)); err != nil {
+			return err
+		}
+		w.counters[counterItems]--
+		return w.flush()
 	})
 	if err == nil {
 		s.itemsVersion.Add(1)

@@ -262,17 +262,17 @@ func tailItemID(tail []*tailGen, idx uint64) (string, bool) {
 }
 
 func tailPopDelta(tail []*tailGen, idx uint64) int64 {
-	d := int64(0)
-	for _, g := range tail {
-		d += g.popDelta[idx]
-	}
-	return d
+	return tailSum(tail, func(g *tailGen) int64 { return g.popDelta[idx] })
 }
 
 func tailCounter(tail []*tailGen, name string) int64 {
+	return tailSum(tail, func(g *tailGen) int64 { return g.counters[name] })
+}
+
+func tailSum(tail []*tailGen, delta func(*tailGen) int64) int64 {
 	d := int64(0)
 	for _, g := range tail {
-		d += g.counters[name]
+		d += delta(g)
 	}
 	return d
 }

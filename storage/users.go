@@ -31,48 +31,46 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 
 // DeleteUser deletes a user and every pair of theirs.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
-	err := s.exclusive(ctx, func() error {
-		return s.update(ctx, func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketUsers).Get([]byte(id))
-			if b == nil {
-				return notFound("user", id)
-			}
-			u, err := decodeUser(b)
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketUsers).Get([]byte(id))
+		if b == nil {
+			return notFound("user", id)
+		}
+		u, err := decodeUser(b)
+		if err != nil {
+			return err
+		}
+		w := newWriter(tx)
+		prefix := u64(u.idx)
+		var keys [][]byte
+		c := w.pairs.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			p, err := decodePair(v)
 			if err != nil {
 				return err
 			}
-			w := newWriter(tx)
-			prefix := u64(u.idx)
-			var keys [][]byte
-			c := w.pairs.Cursor()
-			for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-				p, err := decodePair(v)
-				if err != nil {
-					return err
-				}
-				item := binary.BigEndian.Uint64(k[8:])
-				if err := w.forgetPair(&u, item, p); err != nil {
-					return err
-				}
-				keys = append(keys, append([]byte(nil), k...))
-			}
-			for _, k := range keys {
-				if err := w.pairs.Delete(k); err != nil {
-					return err
-				}
-				if err := w.itemUsers.Delete(pairKey(binary.BigEndian.Uint64(k[8:]), u.idx)); err != nil {
-					return err
-				}
-			}
-			if err := w.users.Delete([]byte(id)); err != nil {
+			item := binary.BigEndian.Uint64(k[8:])
+			if err := w.forgetPair(&u, item, p); err != nil {
 				return err
 			}
-			if err := w.userIDs.Delete(u64(u.idx)); err != nil {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		for _, k := range keys {
+			if err := w.pairs.Delete(k); err != nil {
 				return err
 			}
-			w.counters[counterUsers]--
-			return w.flush()
-		})
+			if err := w.itemUsers.Delete(pairKey(binary.BigEndian.Uint64(k[8:]), u.idx)); err != nil {
+				return err
+			}
+		}
+		if err := w.users.Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := w.userIDs.Delete(u64(u.idx)); err != nil {
+			return err
+		}
+		w.counters[counterUsers]--
+		return w.flush()
 	})
 	if err == nil {
 		s.eventsVersion.Add(1)
