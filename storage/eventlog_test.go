@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -524,5 +526,48 @@ func TestStore_Open_foreignLog(t *testing.T) {
 	}
 	if _, err := Open(b, Options{}); err == nil || !strings.Contains(err.Error(), "belongs to another database") {
 		t.Fatalf("open with another database's log: %v", err)
+	}
+}
+
+// TestStore_backPressure: beyond the tail's bound an appender waits for the
+// applier; one whose deadline passes meanwhile stores nothing, and a
+// waiting one goes on once the tail is applied.
+func TestStore_backPressure(t *testing.T) {
+	old := maxTailEvents
+	maxTailEvents = 100
+	t.Cleanup(func() { maxTailEvents = old })
+	lg := openLogStore(t, filepath.Join(t.TempDir(), "log.db"))
+	batch := make([]api.Interaction, 150)
+	for k := range batch {
+		batch[k] = ev("a", fmt.Sprintf("i%d", k), "view")
+	}
+	mustAdd(t, lg, batch...) // the tail was below the bound
+	before := mustCounts(t, lg)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := lg.AddInteractions(ctx, []api.Interaction{ev("b", "x", "view")}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("append over the bound: %v, want the deadline", err)
+	}
+	if got := mustCounts(t, lg); got != before {
+		t.Fatalf("a request given up changed the counts: %+v → %+v", before, got)
+	}
+	done := make(chan error)
+	go func() {
+		_, err := lg.AddInteractions(context.Background(), []api.Interaction{ev("c", "x", "view")})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("append over the bound returned before the apply: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := lg.applyTail(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := mustCounts(t, lg); got.Events != 151 || got.Users != 2 {
+		t.Fatalf("after the apply: %+v, want 151 events of a and c", got)
 	}
 }

@@ -26,11 +26,13 @@ const (
 	// genEvents is the size at which an appender freezes the current
 	// generation and wakes the applier.
 	genEvents = 1 << 18
-	// maxTailEvents bounds the unapplied tail: appenders wait beyond it.
-	maxTailEvents = 4 * genEvents
 	// applyEvery is the applier's pace when nothing wakes it sooner.
 	applyEvery = 500 * time.Millisecond
 )
+
+// maxTailEvents bounds the unapplied tail: appenders wait beyond it
+// (tests lower it).
+var maxTailEvents int64 = 4 * genEvents
 
 var keyLogApplied = []byte("log/applied")
 var keyLogID = []byte("log/id")
@@ -41,8 +43,22 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 		return 0, err
 	}
 	s.mu.Lock()
-	for s.tailEvents >= maxTailEvents && s.applyErr == nil && !s.closed {
-		s.room.Wait()
+	if s.tailEvents >= maxTailEvents {
+		// Wait for the applier, but not past the request's deadline: a
+		// request given up stores nothing.
+		stop := context.AfterFunc(ctx, func() {
+			s.mu.Lock()
+			s.room.Broadcast()
+			s.mu.Unlock()
+		})
+		for s.tailEvents >= maxTailEvents && s.applyErr == nil && !s.closed && ctx.Err() == nil {
+			s.room.Wait()
+		}
+		stop()
+		if err := ctx.Err(); err != nil {
+			s.mu.Unlock()
+			return 0, err
+		}
 	}
 	if s.applyErr != nil && !s.closed {
 		// Retry the failed apply (space may have returned) before taking
