@@ -212,8 +212,8 @@ func checkComplete(tb testing.TB, path string, n int64) {
 // uninterrupted run's time, into a new path and into a pristine database
 // (as serve leaves it) by turns. Each time the target must be absent, or
 // the old file byte for byte, or a complete database that bbolt's check
-// passes with every event; and the next import must succeed and leave no
-// temporary file.
+// passes with every event; and the next import must succeed (opening the
+// database and its event log) and leave no temporary file or log folder.
 func TestImport_sigkillBulk(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -293,7 +293,9 @@ func TestImport_sigkillBulk(t *testing.T) {
 			importInto(db, csv)
 			checkComplete(t, db, n)
 		}
-		if left, _ := filepath.Glob(db + ".bulk-*"); len(left) != 0 {
+		left, _ := filepath.Glob(db + ".bulk-*")
+		logs, _ := filepath.Glob(db + ".events.bulk-*")
+		if left = append(left, logs...); len(left) != 0 {
 			t.Errorf("trial %d: temporary files left after the next import: %v", trial, left)
 		}
 	}

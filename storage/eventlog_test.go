@@ -571,3 +571,122 @@ func TestStore_backPressure(t *testing.T) {
 		t.Fatalf("after the apply: %+v, want 151 events of a and c", got)
 	}
 }
+
+// logEvents reads every event of the log of the database at path, in order.
+func logEvents(tb testing.TB, path string, id []byte) []logEvent {
+	tb.Helper()
+	segs, err := listSegments(logDir(path))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []logEvent
+	for _, seg := range segs {
+		f, err := os.Open(seg.path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		_, err = scanSegment(f, seg, id, 0, func(lb *logBatch, _ int64) error {
+			out = append(out, lb.events...)
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out
+}
+
+func logID(tb testing.TB, st *Store) []byte {
+	tb.Helper()
+	var id []byte
+	_ = st.db.View(func(tx *bolt.Tx) error { id = bytes.Clone(tx.Bucket(bucketMeta).Get(keyLogID)); return nil })
+	return id
+}
+
+// TestBulkLoad_writesHistory: a bulk load writes every event to the event
+// log, in arrival order, over several segments, as applied (opening the
+// database replays none of it), and the log goes on taking events.
+func TestBulkLoad_writesHistory(t *testing.T) {
+	old := segmentBytes
+	segmentBytes = 16 << 10
+	t.Cleanup(func() { segmentBytes = old })
+	s := genBulkStream(21, 30000)
+	path := filepath.Join(t.TempDir(), "bulk.db")
+	st := mustBulkLoad(t, path, s) // its counts equal the load's: nothing replayed twice
+	got := logEvents(t, path, logID(t, st))
+	if len(got) != len(s.events) {
+		t.Fatalf("%d events in the log, want %d", len(got), len(s.events))
+	}
+	if segs, _ := listSegments(logDir(path)); len(segs) < 3 {
+		t.Fatalf("%d segments, want several", len(segs))
+	}
+	for k, e := range s.events {
+		ts := e.Timestamp
+		if ts.IsZero() {
+			ts = bulkClock
+		}
+		g := got[k]
+		if g.user != e.UserID || g.item != e.ItemID || g.typ != e.Type || g.ts != ts.UnixNano() ||
+			(g.bits&evHasValue != 0) != e.HasValue || g.value != e.Value {
+			t.Fatalf("event %d: logged %+v, posted %+v", k, g, e)
+		}
+	}
+	before := mustCounts(t, st)
+	mustAdd(t, st, ev("late", "i00", "view"))
+	crash(t, st)
+	st = openLogStore(t, path)
+	if got := mustCounts(t, st); got.Events != before.Events+1 || got.Users != before.Users+1 {
+		t.Fatalf("after an event and a crash: %+v, before %+v", got, before)
+	}
+	if n := len(logEvents(t, path, logID(t, st))); n != len(s.events)+1 {
+		t.Fatalf("%d events in the log, want %d", n, len(s.events)+1)
+	}
+}
+
+// TestBulkLoad_publishInterrupted: a crash while a bulk load puts its
+// database and log in place leaves a log marked pending. With the new
+// database in place the log is kept and the mark dropped; without it the
+// log, never the old database's, is removed and the old database opens.
+func TestBulkLoad_publishInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	mark := func(path string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(logDir(path), pendingName), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The database was put in place, the mark not yet dropped.
+	done := filepath.Join(dir, "done.db")
+	mustBulkLoad(t, done, genBulkStream(22, 500)).Close()
+	mark(done)
+	st := openLogStore(t, done)
+	if got := mustCounts(t, st); got.Events != 500 {
+		t.Fatalf("published load: %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(logDir(done), pendingName)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the pending mark is still there: %v", err)
+	}
+	st.Close()
+	// The log was put in place, the database not: the target is still
+	// the pristine file.
+	target := filepath.Join(dir, "target.db")
+	openLogStore(t, target).Close()
+	if err := os.RemoveAll(logDir(target)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(logDir(done), logDir(target)); err != nil {
+		t.Fatal(err)
+	}
+	mark(target)
+	st = openLogStore(t, target)
+	if got := mustCounts(t, st); got.Events != 0 {
+		t.Fatalf("the unpublished load's events reached the old database: %+v", got)
+	}
+	mustAdd(t, st, ev("a", "x", "view"))
+	crash(t, st)
+	st = openLogStore(t, target)
+	if got := mustCounts(t, st); got.Events != 1 {
+		t.Fatalf("after an event and a crash: %+v", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -134,6 +135,11 @@ func Open(path string, opts Options) (*Store, error) {
 // tail, and (when writable) applies them before the store serves and
 // starts the applier.
 func (s *Store) openLog(path string, noApplier bool) error {
+	// The log lives beside the file a symbolic link names, where a bulk
+	// load puts it.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	var id []byte
 	var applied int64
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -151,6 +157,11 @@ func (s *Store) openLog(path string, noApplier bool) error {
 	if id == nil {
 		// A read-only file from before the log (schema 2 or 3) has none.
 		return nil
+	}
+	if !s.readOnly {
+		if err := settlePendingLog(path, id); err != nil {
+			return err
+		}
 	}
 	l, err := openLog(path, id, applied, s.readOnly, s.replay)
 	if err != nil {
