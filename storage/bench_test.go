@@ -205,6 +205,9 @@ func BenchmarkStore_Ingest(b *testing.B) {
 			if err := os.WriteFile(file, raw, 0o600); err != nil {
 				b.Fatal(err)
 			}
+			if err := os.CopyFS(logDir(file), os.DirFS(logDir(base))); err != nil {
+				b.Fatal(err)
+			}
 			s, err := Open(file, Options{direct: path == "direct"})
 			if err != nil {
 				b.Fatal(err)
