@@ -115,13 +115,20 @@ func (g *tailGen) user(layers []*tailGen, users *bolt.Bucket, id string, ts int6
 			break
 		}
 	}
-	if !found {
+	if !found || tu.rec.idx == 0 {
+		// A user an older generation created has index 0 in the tail;
+		// once that generation is applied (and maybe dropped) bbolt holds
+		// the index, and the pairs it applied.
 		if b := users.Get([]byte(id)); b != nil {
 			rec, err := decodeUser(b)
 			if err != nil {
 				return nil, err
 			}
-			tu.rec, found = rec, true
+			if found {
+				tu.rec.idx = rec.idx
+			} else {
+				tu.rec, found = rec, true
+			}
 		}
 	}
 	if !found {
@@ -149,7 +156,7 @@ func (g *tailGen) pair(layers []*tailGen, pairs *bolt.Bucket, tu *tailUser, user
 			}
 		}
 	}
-	// A user the tail created (idx 0) has all its pairs in the tail.
+	// A user bbolt does not hold yet (idx 0) has all its pairs in the tail.
 	if !found && tu.rec.idx != 0 {
 		if b := pairs.Get(pairKey(tu.rec.idx, item)); b != nil {
 			rec, err := decodePair(b)
