@@ -26,9 +26,11 @@ const (
 	// genEvents is the size at which an appender freezes the current
 	// generation and wakes the applier.
 	genEvents = 1 << 18
-	// applyEvery is the applier's pace when nothing wakes it sooner.
-	applyEvery = 500 * time.Millisecond
 )
+
+// applyEvery is the applier's pace when nothing wakes it sooner (tests
+// quicken it).
+var applyEvery = 500 * time.Millisecond
 
 // maxTailEvents bounds the unapplied tail: appenders wait beyond it
 // (tests lower it).
