@@ -21,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"recsys/recsys/eval"
 )
 
 // scaleConfig is one run of `recsys scale`.
@@ -85,7 +87,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.Dir, "dir", "", "working folder for events.csv and scale.db (default ./scale-N)")
 	fs.StringVar(&c.Models, "models", "popular,itemknn,kunn-i", "models to train, as for recsys train")
 	fs.DurationVar(&c.TrainTimeout, "train-timeout", time.Hour, "stop training after this long and report the stage reached")
-	fs.IntVar(&c.ValUsers, "validation-users", 0, "passed to train: validate each grid point on at most this many users (0: all)")
+	fs.IntVar(&c.ValUsers, "validation-users", eval.DefaultValidationUsers, "passed to train: validate each grid point on a sample of this many users when there are more (0: all)")
 	fs.BoolVar(&c.ReuseDB, "reuse-db", false, "keep DIR/scale.db from an earlier run with the same flags and skip the import")
 	fs.DurationVar(&c.Bench, "bench", 10*time.Second, "recommendation load after training; 0 skips serving")
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "clients of the serving load")

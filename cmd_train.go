@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
 	"recsys/api"
 	"recsys/jobs"
+	"recsys/recsys/eval"
 	"recsys/recsys/serving"
 	"recsys/storage"
 )
@@ -24,9 +27,21 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
 	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models, every FEBR variant and the matrix factorisations")
 	statsOut := fs.String("stats", "", "write the time and peak memory of every stage as JSON to this file")
-	valUsers := fs.Int("validation-users", 0, "validate each grid point on at most this many users, evenly spaced (0: all)")
+	valUsers := fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the training to this file (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	modelsSet := false
 	fs.Visit(func(f *flag.Flag) { modelsSet = modelsSet || f.Name == "models" })
@@ -53,7 +68,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var lastStage string
 	mem := newStageMemory()
 	train := jobs.DefaultTrainOptions
-	train.ValidationUsers = *valUsers
+	train.ValidationUsers = validationUsers(*valUsers)
 	sched := jobs.NewScheduler(st, eng, jobs.Options{
 		Models: names,
 		Train:  train,

@@ -53,6 +53,7 @@ func (o TrainOptions) tuning() eval.Tuning {
 	return eval.Tuning{
 		Grid:            recsys.Grid{K: o.Grid, SLIM: o.SLIM, Factors: o.Factors, Extra: o.MF, Lambda: lambdas, KByBaseline: true},
 		ValidationUsers: o.ValidationUsers,
+		SampleSeed:      uint64(o.Seed),
 		FEBR:            recsys.FEBROptions{Seed: uint64(o.Seed)},
 	}
 }
