@@ -21,6 +21,27 @@ type NeighbourCache struct {
 	mu    sync.Mutex
 	lists map[string]*Neighbours
 	users map[string]*userLists
+	co    *coCounter
+}
+
+// slimCounts returns the pair counter fsSLIM builds its Gram matrices
+// from when p.Cache was built on x, computing it once; nil otherwise
+// (fitSLIM then builds its own).
+func slimCounts(ctx context.Context, x *Matrix, p Params) (*coCounter, error) {
+	c := p.Cache
+	if c == nil || c.x != x {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.co == nil {
+		co, err := newCoCounter(ctx, x, slimPopularItems)
+		if err != nil {
+			return nil, err
+		}
+		c.co = co
+	}
+	return c.co, nil
 }
 
 // userLists memoises KNN(u) at k_max of the training users scored with

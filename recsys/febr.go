@@ -300,7 +300,11 @@ func febrExtractorFor(ctx context.Context, x *Matrix, v febrVariant, p Params, s
 			}
 			w := slimW
 			if w == nil {
-				if w, err = fitSLIM(ctx, x, nb, nil, p); err != nil {
+				co, err := slimCounts(ctx, x, p)
+				if err != nil {
+					return nil, err
+				}
+				if w, err = fitSLIM(ctx, x, nb, nil, co, p); err != nil {
 					return nil, err
 				}
 			}
