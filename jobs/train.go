@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -30,6 +31,13 @@ type TrainOptions struct {
 	// FEBRLambda is FEBR's λ grid, tried for every k (nil:
 	// DefaultFEBRLambda).
 	FEBRLambda []float64
+	// FEBRMemory bounds FEBR's feature memo in bytes (0:
+	// DefaultFEBRMemory). The memo holds every training user's candidate
+	// features, O(|U|·|I|) at worst; past the bound OPT-ADG builds each
+	// drawn user's block as it goes, so FEBR's memory stays the O(n·k_max)
+	// of its neighbour lists and affinities (dissertation §4.5.6) plus
+	// this constant.
+	FEBRMemory int64
 	// Seed seeds the validation split.
 	Seed int64
 	// ValidationUsers caps the users whose validation items score each
@@ -54,13 +62,20 @@ func (o TrainOptions) tuning() eval.Tuning {
 		Grid:            recsys.Grid{K: o.Grid, SLIM: o.SLIM, Factors: o.Factors, Extra: o.MF, Lambda: lambdas, KByBaseline: true},
 		ValidationUsers: o.ValidationUsers,
 		SampleSeed:      uint64(o.Seed),
-		FEBR:            recsys.FEBROptions{Seed: uint64(o.Seed)},
+		FEBR:            recsys.FEBROptions{Seed: uint64(o.Seed), MemoryBudget: cmp.Or(o.FEBRMemory, DefaultFEBRMemory)},
 	}
 }
 
 // DefaultFEBRLambda is the service's λ grid for FEBR, shorter than the
 // evaluation's (recsys.DefaultFEBRLambdas) to keep retraining quick.
 var DefaultFEBRLambda = []float64{1e-3, 1e-2}
+
+// DefaultFEBRMemory is the service's bound on FEBR's feature memo: it
+// holds the memo of MovieLens 100K (44–150 MB), and at 10⁶ events and more
+// FEBR streams instead of taking gigabytes (4 GiB at 1M with the offline
+// evaluation's 2 GiB budget, recsys.DefaultFEBRMemory, which the garbage
+// collector lets double).
+const DefaultFEBRMemory = 256 << 20
 
 // DefaultTrainOptions are the service's training defaults.
 var DefaultTrainOptions = TrainOptions{
