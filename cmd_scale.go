@@ -42,6 +42,7 @@ type scaleConfig struct {
 	Concurrency  int
 	ImportOnly   bool
 	Incremental  bool
+	CPUProfile   string
 }
 
 // ScaleResult is what `recsys scale --json` writes.
@@ -94,6 +95,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	fs.BoolVar(&generateOnly, "generate-only", false, "write events.csv and stop")
 	fs.BoolVar(&c.ImportOnly, "import-only", false, "stop after the import (no training, no serving)")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "passed to train: write a CPU profile of the training to this file")
 	fs.BoolVar(&c.Incremental, "incremental-import", false, "import with --incremental (5,000-event transactions), the path before the bulk load")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -167,8 +169,11 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	_ = os.Remove(statsFile)
 	log("training %s (load %s)", c.Models, loadAvg())
 	var trainErr bytes.Buffer
-	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, "train", "--db", db, "--models", c.Models,
-		"--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers))
+	trainArgs := []string{"train", "--db", db, "--models", c.Models, "--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers)}
+	if c.CPUProfile != "" {
+		trainArgs = append(trainArgs, "--cpuprofile", c.CPUProfile)
+	}
+	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, trainArgs...)
 	res.TrainPeakRSS = st.peakRSS
 	if err != nil {
 		res.TrainError = fmt.Sprintf("%v after %.0fs; last progress: %s", err, st.seconds, lastLine(trainErr.String()))
@@ -393,14 +398,14 @@ func printScale(w io.Writer, r *ScaleResult) {
 	fmt.Fprintf(w, "scale: %d interactions, %d users, %d items (Zipf %.2g items, Pareto %.2g users, seed %d)\n",
 		r.Interactions, r.Users, r.Items, r.ItemExponent, r.UserExponent, r.Seed)
 	fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadAvgStart, r.LoadAvgEnd)
-	fmt.Fprintf(w, "%-28s %9s %12s\n", "stage", "seconds", "peak RSS")
-	fmt.Fprintf(w, "%-28s %9.1f %12s\n", "generate events.csv", r.GenerateSec, "")
-	fmt.Fprintf(w, "%-28s %9.1f %12s\n", "import", r.ImportSec, mib(r.ImportPeakRSS))
+	fmt.Fprintf(w, "%-28s %9s %9s %12s\n", "stage", "seconds", "CPU s", "peak RSS")
+	fmt.Fprintf(w, "%-28s %9.1f %9s %12s\n", "generate events.csv", r.GenerateSec, "", "")
+	fmt.Fprintf(w, "%-28s %9.1f %9s %12s\n", "import", r.ImportSec, "", mib(r.ImportPeakRSS))
 	if r.Train != nil {
 		for _, s := range r.Train.Stages {
-			fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train: "+s.Name, s.Seconds, mib(s.PeakRSS))
+			fmt.Fprintf(w, "%-28s %9.1f %9.1f %12s\n", "train: "+s.Name, s.Seconds, s.CPUSeconds, mib(s.PeakRSS))
 		}
-		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train (total)", r.Train.Seconds, mib(r.TrainPeakRSS))
+		fmt.Fprintf(w, "%-28s %9.1f %9.1f %12s\n", "train (total)", r.Train.Seconds, r.Train.CPUSeconds, mib(r.TrainPeakRSS))
 	} else if r.TrainError != "" {
 		fmt.Fprintf(w, "%-28s %s\n", "train", r.TrainError)
 	}

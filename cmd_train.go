@@ -125,14 +125,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "%-15s %-8s %-28s %8.4f %8.4f %8.1f%s\n", m.Name, m.Version, formatParams(m.Params),
 			m.Validation["adg"], m.Validation["map"], m.TrainSeconds, active)
 	}
-	stats := trainStats{Seconds: time.Since(start).Seconds(), PeakRSS: mem.overall}
-	fmt.Fprintf(stdout, "%-24s %8s %13s\n", "stage", "seconds", "peak RSS MiB")
+	stats := trainStats{Seconds: time.Since(start).Seconds(), CPUSeconds: cpuSeconds(), PeakRSS: mem.overall}
+	fmt.Fprintf(stdout, "%-24s %8s %8s %13s\n", "stage", "seconds", "CPU s", "peak RSS MiB")
 	for _, sg := range job.Stages {
-		peak := mem.peaks[sg.Name]
-		stats.Stages = append(stats.Stages, stageStats{Name: sg.Name, Seconds: sg.Seconds, PeakRSS: peak})
-		fmt.Fprintf(stdout, "%-24s %8.1f %13.0f\n", sg.Name, sg.Seconds, float64(peak)/(1<<20))
+		peak, cpu := mem.peaks[sg.Name], mem.cpu[sg.Name]
+		stats.Stages = append(stats.Stages, stageStats{Name: sg.Name, Seconds: sg.Seconds, CPUSeconds: cpu, PeakRSS: peak})
+		fmt.Fprintf(stdout, "%-24s %8.1f %8.1f %13.0f\n", sg.Name, sg.Seconds, cpu, float64(peak)/(1<<20))
 	}
-	fmt.Fprintf(stdout, "%-24s %8.1f %13.0f\n", "total", stats.Seconds, float64(stats.PeakRSS)/(1<<20))
+	fmt.Fprintf(stdout, "%-24s %8.1f %8.1f %13.0f\n", "total", stats.Seconds, stats.CPUSeconds, float64(stats.PeakRSS)/(1<<20))
 	if *statsOut != "" {
 		return writeJSONFile(*statsOut, stats)
 	}
