@@ -130,20 +130,33 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
 	var out []trained
+	// slim's choice on the split and its refit, which FEBRi-slim takes
+	// as its affinity instead of searching the same grid again.
+	var slimTuned, slimFull recsys.Model
 	for k, name := range names {
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
 		stage("tune "+name, frac(0))
 		start := time.Now()
-		p, val, err := tune(ctx, name, split, valCache, opts)
+		tuning := opts.tuning()
+		if v, ok := recsys.FEBRVariantOf(name); ok && v.Affinity == "slim" {
+			tuning.FEBR.SLIM = slimTuned
+		}
+		t, err := eval.Tune(ctx, name, split, valCache, tuning)
 		if err != nil {
 			return nil, fmt.Errorf("tuning %s: %w", name, err)
 		}
+		p, val := t.Refit, t.Validation
 		stage("fit "+name, frac(0.7))
 		m, err := recsys.New(name)
 		if err != nil {
 			return nil, err
 		}
 		p.Cache = fullCache
+		if p.FEBR != nil && tuning.FEBR.SLIM != nil && sameSLIM(slimFull, p) {
+			febr := *p.FEBR
+			febr.SLIM = slimFull
+			p.FEBR = &febr
+		}
 		if err := m.Fit(ctx, x, p); err != nil {
 			return nil, fmt.Errorf("fitting %s: %w", name, err)
 		}
@@ -158,20 +171,20 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 			info.Validation[key] = val[i]
 		}
 		out = append(out, trained{served: &serving.Served{Info: info, Model: m}, blob: blob})
+		if name == "slim" {
+			slimTuned, slimFull = t.Model, m
+		}
 	}
 	return out, nil
 }
 
-// tune chooses the parameters of a model on the validation split by
-// eval.Tune with the service's grid and validation-user sample, and
-// returns those that refit it on all the data with the validation
-// measures they reach.
-func tune(ctx context.Context, name string, split *eval.Split, cache *recsys.NeighbourCache, opts TrainOptions) (recsys.Params, metrics.Values, error) {
-	t, err := eval.Tune(ctx, name, split, cache, opts.tuning())
-	if err != nil {
-		return recsys.Params{}, metrics.Values{}, err
+// sameSLIM reports whether a slim model has the k and fsSLIM pair of p.
+func sameSLIM(slim recsys.Model, p recsys.Params) bool {
+	if slim == nil {
+		return false
 	}
-	return t.Refit, t.Validation, nil
+	sp := recsys.ParamsOf(slim)
+	return sp["k"] == float64(p.K) && sp["l1"] == p.L1 && sp["l2"] == p.L2
 }
 
 // countIDs counts the live ids (dense index 0 and deleted ones are empty).
