@@ -21,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"recsys/recsys/eval"
 )
 
 // scaleConfig is one run of `recsys scale`.
@@ -43,6 +45,7 @@ type scaleConfig struct {
 	ServeOnly    bool
 	Rate         float64
 	Ingest       scaleIngestConfig
+	CPUProfile   string
 }
 
 // ScaleResult is what `recsys scale --json` writes.
@@ -94,13 +97,14 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.Dir, "dir", "", "working folder for events.csv and scale.db (default ./scale-N)")
 	fs.StringVar(&c.Models, "models", "popular,itemknn,kunn-i", "models to train, as for recsys train")
 	fs.DurationVar(&c.TrainTimeout, "train-timeout", time.Hour, "stop training after this long and report the stage reached")
-	fs.IntVar(&c.ValUsers, "validation-users", 0, "passed to train: validate each grid point on at most this many users (0: all)")
+	fs.IntVar(&c.ValUsers, "validation-users", eval.DefaultValidationUsers, "passed to train: validate each grid point on a sample of this many users when there are more (0: all)")
 	fs.BoolVar(&c.ReuseDB, "reuse-db", false, "keep DIR/scale.db from an earlier run with the same flags and skip the import")
 	fs.DurationVar(&c.Bench, "bench", 10*time.Second, "recommendation load after training; 0 skips serving")
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "clients of the serving load")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	fs.BoolVar(&generateOnly, "generate-only", false, "write events.csv and stop")
 	fs.BoolVar(&c.ImportOnly, "import-only", false, "stop after the import (no training, no serving)")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "passed to train: write a CPU profile of the training to this file")
 	fs.BoolVar(&c.Incremental, "incremental-import", false, "import with --incremental (5,000-event transactions), the path before the bulk load")
 	fs.BoolVar(&c.ServeOnly, "serve-only", false, "serve DIR/scale.db as an earlier run left it (imported and trained) and run the load: no generation, import or training")
 	fs.Float64Var(&c.Rate, "rate", 0, "pace the serving load to this many requests/s in all (0: as fast as the clients can)")
@@ -183,8 +187,11 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	_ = os.Remove(statsFile)
 	log("training %s (load %s)", c.Models, loadAvg())
 	var trainErr bytes.Buffer
-	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, "train", "--db", db, "--models", c.Models,
-		"--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers))
+	trainArgs := []string{"train", "--db", db, "--models", c.Models, "--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers)}
+	if c.CPUProfile != "" {
+		trainArgs = append(trainArgs, "--cpuprofile", c.CPUProfile)
+	}
+	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, trainArgs...)
 	res.TrainPeakRSS = st.peakRSS
 	if err != nil {
 		res.TrainError = fmt.Sprintf("%v after %.0fs; last progress: %s", err, st.seconds, lastLine(trainErr.String()))
@@ -505,16 +512,16 @@ func printScale(w io.Writer, r *ScaleResult) {
 	fmt.Fprintf(w, "scale: %d interactions, %d users, %d items (Zipf %.2g items, Pareto %.2g users, seed %d)\n",
 		r.Interactions, r.Users, r.Items, r.ItemExponent, r.UserExponent, r.Seed)
 	fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadAvgStart, r.LoadAvgEnd)
-	fmt.Fprintf(w, "%-28s %9s %12s\n", "stage", "seconds", "peak RSS")
+	fmt.Fprintf(w, "%-28s %9s %9s %12s\n", "stage", "seconds", "CPU s", "peak RSS")
 	if r.GenerateSec > 0 { // not with --serve-only
-		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "generate events.csv", r.GenerateSec, "")
-		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "import", r.ImportSec, mib(r.ImportPeakRSS))
+		fmt.Fprintf(w, "%-28s %9.1f %9s %12s\n", "generate events.csv", r.GenerateSec, "", "")
+		fmt.Fprintf(w, "%-28s %9.1f %9s %12s\n", "import", r.ImportSec, "", mib(r.ImportPeakRSS))
 	}
 	if r.Train != nil {
 		for _, s := range r.Train.Stages {
-			fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train: "+s.Name, s.Seconds, mib(s.PeakRSS))
+			fmt.Fprintf(w, "%-28s %9.1f %9.1f %12s\n", "train: "+s.Name, s.Seconds, s.CPUSeconds, mib(s.PeakRSS))
 		}
-		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train (total)", r.Train.Seconds, mib(r.TrainPeakRSS))
+		fmt.Fprintf(w, "%-28s %9.1f %9.1f %12s\n", "train (total)", r.Train.Seconds, r.Train.CPUSeconds, mib(r.TrainPeakRSS))
 	} else if r.TrainError != "" {
 		fmt.Fprintf(w, "%-28s %s\n", "train", r.TrainError)
 	}
