@@ -152,6 +152,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	jo := c.Jobs
 	jo.Logger = c.Logger
+	_, jo.Replicated = st.(jobs.Shared) // replicas share the queue and elect a trainer
 	sched := jobs.NewScheduler(st, eng, jo)
 	if err = sched.Recover(ctx); err != nil {
 		return nil, err
@@ -172,7 +173,15 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
 			Help: "Persisted models (or the active model) that could not be loaded at start."},
-			func() float64 { return float64(len(loadErrs)) }))
+			func() float64 { return float64(len(loadErrs)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_training_leader",
+			Help: "1 while this process runs the training jobs and triggers (the elected leader among replicas), else 0."},
+			func() float64 {
+				if sched.Leading() {
+					return 1
+				}
+				return 0
+			}))
 	deps := handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
 		Jobs: sched, JobRecords: st, Models: st, Reports: st,
@@ -289,6 +298,11 @@ func (a *App) Run(ctx context.Context) error {
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); a.sched.Run(jctx) }()
+	if w, ok := a.store.(modelWatcher); ok {
+		syncDone := make(chan struct{})
+		go func() { defer close(syncDone); a.syncModels(jctx, w) }()
+		defer func() { <-syncDone }()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- a.srv.Serve(a.ln) }()
 	if a.pprofSrv != nil {
@@ -317,6 +331,42 @@ func (a *App) Run(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// modelWatcher is a store that several replicas share and that tells when
+// any of them stores or activates a model (the PostgreSQL store).
+type modelWatcher interface {
+	WatchModels(ctx context.Context, changed func())
+}
+
+// SyncEvery is how often a replica compares its models with the store's,
+// besides on every notification: it bounds how late a model trained at
+// another replica is served here (docs/design.md#replicas).
+const SyncEvery = 3 * time.Second
+
+// syncModels serves, until ctx is done, the models other replicas store
+// and activate: at once on a notification, else within SyncEvery.
+func (a *App) syncModels(ctx context.Context, w modelWatcher) {
+	kick := make(chan struct{}, 1)
+	go w.WatchModels(ctx, func() {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	})
+	t := time.NewTicker(SyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-kick:
+		case <-t.C:
+		}
+		if err := a.engine.Sync(ctx, a.store); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("loading the models stored by another replica", "err", err)
+		}
+	}
 }
 
 // Close releases what NewApp opened: the listeners (Run's shutdown has

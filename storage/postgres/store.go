@@ -55,6 +55,8 @@ type Store struct {
 
 	itemsVersion  atomic.Uint64
 	eventsVersion atomic.Uint64
+
+	lead lease // the training leader's lock, when this process holds it
 }
 
 // IsDSN reports whether db names a PostgreSQL server rather than a file.
@@ -186,7 +188,7 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // Close closes the connections.
-func (s *Store) Close() error { s.pool.Close(); return nil }
+func (s *Store) Close() error { s.resign(); s.pool.Close(); return nil }
 
 // Policy is the relevance policy the store applies.
 func (s *Store) Policy() api.Policy { return s.policy }
