@@ -298,9 +298,9 @@ func (a *App) Run(ctx context.Context) error {
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); a.sched.Run(jctx) }()
-	if w, ok := a.store.(modelWatcher); ok {
+	if w, ok := a.store.(sharedStore); ok {
 		syncDone := make(chan struct{})
-		go func() { defer close(syncDone); a.syncModels(jctx, w) }()
+		go func() { defer close(syncDone); a.followReplicas(jctx, w) }()
 		defer func() { <-syncDone }()
 	}
 	errc := make(chan error, 1)
@@ -333,10 +333,12 @@ func (a *App) Run(ctx context.Context) error {
 	return nil
 }
 
-// modelWatcher is a store that several replicas share and that tells when
-// any of them stores or activates a model (the PostgreSQL store).
-type modelWatcher interface {
+// sharedStore is a store that several replicas share (the PostgreSQL
+// store): it tells when any of them stores or activates a model, and
+// refreshes its versions from the others' writes.
+type sharedStore interface {
 	WatchModels(ctx context.Context, changed func())
+	Refresh(ctx context.Context) error
 }
 
 // SyncEvery is how often a replica compares its models with the store's,
@@ -344,9 +346,14 @@ type modelWatcher interface {
 // another replica is served here (docs/design.md#replicas).
 const SyncEvery = 3 * time.Second
 
-// syncModels serves, until ctx is done, the models other replicas store
-// and activate: at once on a notification, else within SyncEvery.
-func (a *App) syncModels(ctx context.Context, w modelWatcher) {
+// RefreshEvery is how often a replica looks for other replicas' writes of
+// data, which its catalogue cache then rebuilds for.
+const RefreshEvery = time.Second
+
+// followReplicas serves, until ctx is done, the models other replicas
+// store and activate (at once on a notification, else within SyncEvery)
+// and refreshes the store's versions from their writes every RefreshEvery.
+func (a *App) followReplicas(ctx context.Context, w sharedStore) {
 	kick := make(chan struct{}, 1)
 	go w.WatchModels(ctx, func() {
 		select {
@@ -356,10 +363,17 @@ func (a *App) syncModels(ctx context.Context, w modelWatcher) {
 	})
 	t := time.NewTicker(SyncEvery)
 	defer t.Stop()
+	r := time.NewTicker(RefreshEvery)
+	defer r.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-r.C:
+			if err := w.Refresh(ctx); err != nil && ctx.Err() == nil {
+				a.cfg.Logger.Warn("reading other replicas' writes", "err", err)
+			}
+			continue
 		case <-kick:
 		case <-t.C:
 		}

@@ -110,6 +110,34 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 		t.Fatalf("B still recommends %s to u1 right after u1 viewed it at A: %+v", top, after.Items)
 	}
 
+	// An item first seen in an event at A is in B's catalogue at once.
+	if st := a.postJSON(t, "/interactions", map[string]any{"interactions": []map[string]any{{"user_id": "u1", "item_id": "brand-new", "type": "view"}}}, nil); st != http.StatusCreated {
+		t.Fatalf("POST /interactions at A = %d", st)
+	}
+	if st := b.getJSON(t, "/items/brand-new", nil); st != http.StatusOK {
+		t.Fatalf("GET /items/brand-new at B = %d", st)
+	}
+	b.recs(t, "u1", "")
+
+	// Popularity at B follows A's events: "hot", viewed by more users than
+	// any other item, heads B's fallback list within 5 s (a write count
+	// checked every second, then the 2 s popularity cache).
+	if top := b.recs(t, "nobody", ""); len(top.Items) == 0 || top.Items[0].ItemID == "hot" {
+		t.Fatalf("B's fallback before: %+v", top)
+	}
+	var hot []map[string]any
+	for u := range 1000 {
+		hot = append(hot, map[string]any{"user_id": fmt.Sprintf("h%d", u), "item_id": "hot", "type": "view"})
+	}
+	if st := a.postJSON(t, "/interactions", map[string]any{"interactions": hot}, nil); st != http.StatusCreated {
+		t.Fatalf("POST /interactions at A = %d", st)
+	}
+	took := within(t, 5*time.Second, "B's fallback puts hot first", func() bool {
+		r := b.recs(t, "nobody", "")
+		return len(r.Items) > 0 && r.Items[0].ItemID == "hot"
+	})
+	t.Logf("B's popularity followed A's events after %v", took)
+
 	// A retrain asked at B runs at the leader A; both replicas list the
 	// same job and serve the new versions within 5 s of its end.
 	id := b.retrain(t, "itemknn", "userknn")
@@ -138,7 +166,7 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 	if st := a.postJSON(t, "/admin/models/"+other+"/activate", map[string]any{}, nil); st != http.StatusOK {
 		t.Fatalf("activate %s at A = %d", other, st)
 	}
-	took := within(t, 5*time.Second, "B switches to "+other, func() bool { return b.recs(t, "u2", "").Model == other })
+	took = within(t, 5*time.Second, "B switches to "+other, func() bool { return b.recs(t, "u2", "").Model == other })
 	t.Logf("B switched its active model after %v", took)
 	serving := b.recs(t, "u2", "")
 
