@@ -174,6 +174,9 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 	// and B keeps serving what it served.
 	id = b.retrain(t)
 	waitJob(t, b.getter(t), id, time.Minute, func(j api.Job) bool { return j.State != api.JobQueued })
+	if b.leading(t) || !a.leading(t) {
+		t.Fatalf("before the kill, leaders: a %v, b %v; want a only", a.leading(t), b.leading(t))
+	}
 	a.kill()
 	killed := time.Now()
 	within(t, 30*time.Second, "B becomes the leader", func() bool { return b.leading(t) })
