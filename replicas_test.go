@@ -72,7 +72,7 @@ func (r replica) recs(t *testing.T, user, model string) api.RecommendationsOut {
 // PostgreSQL database (issue 16, items 3-4): an event posted at A shows in
 // B's next answer; a retrain asked at B runs at the elected leader A and
 // both serve the new version within 5 s; activating a model at A switches
-// B; SIGKILL of the leader during a job makes B the leader within 30 s,
+// B; a job running at A is cancelled at B; SIGKILL of the leader during a job makes B the leader within 30 s,
 // the job is marked failed, and B keeps serving the previous model.
 func TestReplicas_sharedDatabase(t *testing.T) {
 	dsn := pgtest.Schema(t)
@@ -169,6 +169,16 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 	took = within(t, 5*time.Second, "B switches to "+other, func() bool { return b.recs(t, "u2", "").Model == other })
 	t.Logf("B switched its active model after %v", took)
 	serving := b.recs(t, "u2", "")
+
+	// Cancelling at B a job that runs at the leader A stops it there.
+	id = b.retrain(t)
+	waitJob(t, b.getter(t), id, time.Minute, func(j api.Job) bool { return j.State != api.JobQueued })
+	if st, _ := b.do(t, http.MethodDelete, "/admin/jobs/"+id, "", nil); st != http.StatusAccepted {
+		t.Fatalf("DELETE /admin/jobs/%s at B = %d", id, st)
+	}
+	if j := waitJob(t, a.getter(t), id, 30*time.Second, api.Job.Done); j.State != api.JobCancelled {
+		t.Fatalf("job cancelled at B = %+v", j)
+	}
 
 	// SIGKILL the leader while it trains: B takes over, the job fails,
 	// and B keeps serving what it served.

@@ -43,6 +43,9 @@ type Shared interface {
 	ClaimQueuedJob(ctx context.Context) (api.Job, bool, error)
 	CancelQueuedJob(ctx context.Context, id, reason string) (api.Job, bool, error)
 	FailJobs(ctx context.Context, states []string, reason string) (int, error)
+	// RequestCancel asks the replica running job id to cancel it
+	// (CancelRunning there).
+	RequestCancel(ctx context.Context, id string) error
 }
 
 // Serving is where finished models go: the serving engine
@@ -304,10 +307,23 @@ func (s *Scheduler) Cancel(ctx context.Context, id string) (api.Job, error) {
 	if err != nil {
 		return j, err
 	}
-	if j.State == api.JobRunning {
-		return j, &api.Error{Code: api.CodeConflict, Message: fmt.Sprintf("job %s runs at another replica (the training leader); cancel it there", id)}
+	if j.State == api.JobRunning && s.shared != nil {
+		// It runs at another replica, the leader: ask it to stop.
+		return j, s.shared.RequestCancel(ctx, id)
 	}
 	return j, &api.Error{Code: api.CodeConflict, Message: fmt.Sprintf("job %s already ended (%s)", id, j.State)}
+}
+
+// CancelRunning cancels job id if this process runs it, and reports
+// whether it did: the leader's answer to another replica's RequestCancel.
+func (s *Scheduler) CancelRunning(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == nil || s.running.ID != id {
+		return false
+	}
+	s.cancelRun()
+	return true
 }
 
 // Run processes jobs and fires the triggers until ctx is done; it then

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"recsys/api"
 )
@@ -61,19 +62,30 @@ func (s *Store) resign() {
 	}
 }
 
-// WatchModels calls changed whenever a model is stored or activated (by
-// any replica: PutModel and SetActiveModel notify NotifyChannel), and once
-// after every (re)connection, since notifications sent while no connection
-// listened are lost. It returns when ctx is done.
-func (s *Store) WatchModels(ctx context.Context, changed func()) {
+// JobsChannel carries "cancel <job id>" from the replica asked to cancel a
+// running job to the leader that runs it (RequestCancel).
+const JobsChannel = "recsys_jobs"
+
+// RequestCancel asks the replica running job id to cancel it.
+func (s *Store) RequestCancel(ctx context.Context, id string) error {
+	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, "cancel "+id)
+	return s.errOf(err)
+}
+
+// Watch calls heard with every notification on NotifyChannel (a model
+// stored or activated by any replica) and JobsChannel, and with an empty
+// channel after every (re)connection, since notifications sent while no
+// connection listened are lost. It returns when ctx is done.
+func (s *Store) Watch(ctx context.Context, heard func(channel, payload string)) {
 	for ctx.Err() == nil {
 		c, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 		if err == nil {
-			if _, err = c.Exec(ctx, `LISTEN `+NotifyChannel); err == nil {
-				changed()
+			if _, err = c.Exec(ctx, `LISTEN `+NotifyChannel+`; LISTEN `+JobsChannel); err == nil {
+				heard("", "")
 				for err == nil {
-					if _, err = c.WaitForNotification(ctx); err == nil {
-						changed()
+					var n *pgconn.Notification
+					if n, err = c.WaitForNotification(ctx); err == nil {
+						heard(n.Channel, n.Payload)
 					}
 				}
 			}
