@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -337,7 +338,7 @@ func (a *App) Run(ctx context.Context) error {
 // store): it tells when any of them stores or activates a model, and
 // refreshes its versions from the others' writes.
 type sharedStore interface {
-	WatchModels(ctx context.Context, changed func())
+	Watch(ctx context.Context, heard func(channel, payload string))
 	Refresh(ctx context.Context) error
 }
 
@@ -351,11 +352,15 @@ const SyncEvery = 3 * time.Second
 const RefreshEvery = time.Second
 
 // followReplicas serves, until ctx is done, the models other replicas
-// store and activate (at once on a notification, else within SyncEvery)
-// and refreshes the store's versions from their writes every RefreshEvery.
+// store and activate (at once on a notification, else within SyncEvery),
+// cancels the jobs they are asked to cancel if it runs them, and refreshes the store's versions from their writes every RefreshEvery.
 func (a *App) followReplicas(ctx context.Context, w sharedStore) {
 	kick := make(chan struct{}, 1)
-	go w.WatchModels(ctx, func() {
+	go w.Watch(ctx, func(channel, payload string) {
+		if id, ok := strings.CutPrefix(payload, "cancel "); ok && channel == postgres.JobsChannel {
+			a.sched.CancelRunning(id)
+			return
+		}
 		select {
 		case kick <- struct{}{}:
 		default:
@@ -405,3 +410,7 @@ func (a *App) Close() error {
 	})
 	return a.closeErr
 }
+
+// The PostgreSQL store is a shared one (checked here: Run finds it by a
+// type assertion, which a renamed method would silently fail).
+var _ sharedStore = (*postgres.Store)(nil)

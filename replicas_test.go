@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,13 @@ type replica struct {
 func startReplica(t *testing.T, dsn string) replica {
 	t.Helper()
 	cmd, url := startBinary(t, dsn, "--retrain-after", "0", "--retrain-interval", "0", "--allow-fallback")
+	t.Cleanup(func() {
+		if t.Failed() {
+			_ = cmd.Process.Signal(syscall.SIGQUIT)
+			time.Sleep(500 * time.Millisecond)
+			t.Logf("log of %s:\n%s", url, cmd.Stderr)
+		}
+	})
 	return replica{testApp: &testApp{URL: url}, kill: func() { _ = cmd.Process.Kill() }}
 }
 
@@ -86,7 +94,7 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 
 	// Events at A, read at B at once: the history is the database's.
 	var evs []map[string]any
-	for u := range 400 {
+	for u := range 1500 {
 		for i := range 40 {
 			if (u*7+i*3)%5 != 0 {
 				evs = append(evs, map[string]any{"user_id": fmt.Sprintf("u%d", u), "item_id": fmt.Sprintf("i%d", (u/10+i)%120), "type": "view"})
@@ -126,7 +134,7 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 		t.Fatalf("B's fallback before: %+v", top)
 	}
 	var hot []map[string]any
-	for u := range 1000 {
+	for u := range 3000 {
 		hot = append(hot, map[string]any{"user_id": fmt.Sprintf("h%d", u), "item_id": "hot", "type": "view"})
 	}
 	if st := a.postJSON(t, "/interactions", map[string]any{"interactions": hot}, nil); st != http.StatusCreated {
