@@ -12,6 +12,10 @@
 // transaction, committed before the call returns. Reads take no lock; the
 // training snapshot and the catalogue are each one REPEATABLE READ
 // transaction.
+//
+// Several serve processes may share one database (docs/design.md#replicas):
+// lead.go holds the training leader's lock, the queue's claims and the
+// LISTEN connection; Refresh follows the other processes' writes.
 package postgres
 
 import (
