@@ -357,8 +357,12 @@ const RefreshEvery = time.Second
 func (a *App) followReplicas(ctx context.Context, w sharedStore) {
 	kick := make(chan struct{}, 1)
 	go w.Watch(ctx, func(channel, payload string) {
-		if id, ok := strings.CutPrefix(payload, "cancel "); ok && channel == postgres.JobsChannel {
-			a.sched.CancelRunning(id)
+		if channel == postgres.JobsChannel {
+			if id, ok := strings.CutPrefix(payload, "cancel "); ok {
+				a.sched.CancelRunning(id)
+			} else if strings.HasPrefix(payload, "queued ") {
+				a.sched.Wake()
+			}
 			return
 		}
 		select {

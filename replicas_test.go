@@ -153,6 +153,7 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 	if j.State != api.JobSucceeded || len(j.Versions) != 2 {
 		t.Fatalf("job at A: %+v", j)
 	}
+	t.Logf("queued at B, started at the leader A %v later", j.StartedAt.Sub(j.CreatedAt))
 	var jb api.Job
 	if st := b.getJSON(t, "/admin/jobs/"+id, &jb); st != http.StatusOK || jb.State != api.JobSucceeded {
 		t.Fatalf("job at B: %d %+v", st, jb)
@@ -160,7 +161,9 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 	version := strings.SplitN(j.Versions[0], "@", 2)[1] // itemknn@v…
 	for _, r := range []replica{a, b} {
 		took := within(t, 5*time.Second, r.URL+" serves itemknn "+version, func() bool {
-			return r.recs(t, "u2", "itemknn").ModelVersion == version
+			// 503 model_not_ready until the replica has loaded it.
+			var out api.RecommendationsOut
+			return r.getJSON(t, "/users/u2/recommendations?n=10&model=itemknn", &out) == http.StatusOK && out.ModelVersion == version
 		})
 		t.Logf("%s serves the new version after %v", r.URL, took)
 	}

@@ -46,6 +46,8 @@ type Shared interface {
 	// RequestCancel asks the replica running job id to cancel it
 	// (CancelRunning there).
 	RequestCancel(ctx context.Context, id string) error
+	// AnnounceQueued tells the leader a job is queued (Wake there).
+	AnnounceQueued(ctx context.Context, id string) error
 }
 
 // Serving is where finished models go: the serving engine
@@ -272,12 +274,23 @@ func (s *Scheduler) enqueueLocked(ctx context.Context, j api.Job) (api.Job, erro
 	}
 	if s.shared == nil {
 		s.queue = append(s.queue, j)
+	} else if !s.leading.Load() {
+		// The leader polls the queue every LeadEvery anyway.
+		if err := s.shared.AnnounceQueued(ctx, j.ID); err != nil {
+			s.log.Warn("announcing a queued job to the leader", "job", j.ID, "err", err)
+		}
 	}
+	s.Wake()
+	return j, nil
+}
+
+// Wake makes the scheduler look at its queue now: after a submit, or at
+// the leader when another replica announces a queued job.
+func (s *Scheduler) Wake() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return j, nil
 }
 
 // Cancel stops a running job or drops a queued one.

@@ -62,9 +62,17 @@ func (s *Store) resign() {
 	}
 }
 
-// JobsChannel carries "cancel <job id>" from the replica asked to cancel a
-// running job to the leader that runs it (RequestCancel).
+// JobsChannel carries "queued <job id>" from the replica that queued a job
+// (AnnounceQueued) and "cancel <job id>" from the replica asked to cancel a
+// running job (RequestCancel) to the leader.
 const JobsChannel = "recsys_jobs"
+
+// AnnounceQueued tells the leader that job id is queued, so that it need
+// not wait for its next poll.
+func (s *Store) AnnounceQueued(ctx context.Context, id string) error {
+	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, "queued "+id)
+	return s.errOf(err)
+}
 
 // RequestCancel asks the replica running job id to cancel it.
 func (s *Store) RequestCancel(ctx context.Context, id string) error {
