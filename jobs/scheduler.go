@@ -350,12 +350,26 @@ func (s *Scheduler) Run(ctx context.Context) {
 	}
 	check := time.NewTicker(s.opts.CheckEvery)
 	defer check.Stop()
-	var lead <-chan time.Time
 	if s.shared != nil {
-		t := time.NewTicker(s.opts.LeadEvery)
-		defer t.Stop()
-		lead = t.C
+		// The lock is checked apart from the loop, which a job blocks, so
+		// that a leader that loses it stops its job (lead).
 		s.lead(ctx)
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			t := time.NewTicker(s.opts.LeadEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					s.lead(ctx)
+					s.Wake() // and poll the queue
+				}
+			}
+		}()
 	}
 	s.checkEvents(ctx)
 	for {
@@ -364,8 +378,6 @@ func (s *Scheduler) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.wake:
-		case <-lead:
-			s.lead(ctx)
 		case <-tick:
 			s.trigger(ctx, "interval")
 		case <-check.C:
@@ -401,7 +413,13 @@ func (s *Scheduler) lead(ctx context.Context) {
 			}
 		}
 	case !ok && was:
+		// Another replica may lead now and fail the running job: stop it.
 		s.log.Warn("lost the training leader lock: another replica runs the jobs now")
+		s.mu.Lock()
+		if s.running != nil {
+			s.cancelRun()
+		}
+		s.mu.Unlock()
 	}
 }
 
