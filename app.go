@@ -183,6 +183,15 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 				}
 				return 0
 			}))
+	if bs, ok := st.(*storage.Store); ok {
+		// The bbolt store's event log (PostgreSQL commits each batch itself).
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_ingest_tail_events",
+			Help: "Acknowledged events in the event log not yet applied to the database's indexes (the applier's lag)."},
+			func() float64 { return float64(bs.TailEvents()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_event_log_bytes",
+				Help: "Size of the event log (every event ever ingested through it)."},
+				func() float64 { return float64(bs.LogBytes()) }))
+	}
 	deps := handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
 		Jobs: sched, JobRecords: st, Models: st, Reports: st,

@@ -41,6 +41,10 @@ type benchConfig struct {
 	UserPrefix  string
 	N           int
 	Model       string
+	// IngestUsers draws the user of each ingested event at random among
+	// the users PREFIX1..PREFIXN (events of existing users, scattered over
+	// the store); otherwise each batch is one fresh user's.
+	IngestUsers bool
 	Key         string
 	Seed        uint64
 	// Rate, when positive, paces the clients to this many requests per
@@ -271,6 +275,10 @@ func benchRequest(ctx context.Context, c benchConfig, op benchOp, base string, i
 		for k := 0; k < c.Batch; k++ {
 			if k > 0 {
 				buf.WriteByte(',')
+			}
+			if c.IngestUsers {
+				fmt.Fprintf(buf, `{"user_id":"%s%d","item_id":%q,"type":"view"}`, c.UserPrefix, 1+rng.IntN(c.Users), items[rng.IntN(len(items))])
+				continue
 			}
 			// Fresh bench users so ingest does not disturb the measured users.
 			fmt.Fprintf(buf, `{"user_id":"bench-%d-%d","item_id":%q,"type":"view"}`, worker, seq%1000, items[rng.IntN(len(items))])

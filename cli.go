@@ -65,6 +65,16 @@ func envOr(key, def string) string {
 	return def
 }
 
+// validationUsers maps the --validation-users flag of train, serve and
+// eval (0: every user) to the Tuning.ValidationUsers convention (0: the
+// default sample, negative: every user).
+func validationUsers(flag int) int {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
+}
+
 // parseModels reads a comma-separated list of model names.
 func parseModels(s string) ([]string, error) {
 	if s == "all" {

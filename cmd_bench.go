@@ -30,6 +30,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.UserPrefix, "user-prefix", "", "prefix of user ids")
 	var usersFile string
 	fs.StringVar(&usersFile, "users-file", "", "ask for the users of this file instead: the first comma-separated field of each line (an import CSV works; a header line named user/user_id is skipped)")
+	fs.BoolVar(&c.IngestUsers, "ingest-users", false, "ingest events of the users PREFIX1..PREFIXN, one drawn at random per event (default: one fresh user per batch)")
 	fs.IntVar(&c.N, "n", 10, "n of each recommendation request")
 	fs.StringVar(&c.Model, "model", "", "model of each recommendation request (default: the active one)")
 	fs.StringVar(&c.Key, "key", envOr("RECSYS_ADMIN_KEY", envOr("RECSYS_APP_KEY", "")), "API key to send")

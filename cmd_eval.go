@@ -45,6 +45,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		febrGam  = fs.Float64("febr-gamma", 0, "FEBR WARP cut-off γ (default 50)")
 		febrPat  = fs.Int("febr-patience", 0, "FEBR early stopping: validation evaluations without improvement (default 5)")
 		febrEach = fs.Int("febr-eval-every", 0, "FEBR early stopping: iterations between validation evaluations (default 20000)")
+		valUsers = fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
 		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
 	)
 	if err := parseFlags(fs, args); err != nil {
@@ -71,7 +72,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		minPtr = &v
 	}
-	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir}
+	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir, ValidationUsers: validationUsers(*valUsers)}
 	if *febrEta < 0 || *febrGam < 0 || *febrPat < 0 || *febrEach < 0 || *febrHold < 0 || *febrHold >= 1 {
 		return errors.New("eval: --febr-eta, --febr-gamma, --febr-patience and --febr-eval-every must be ≥ 0, --febr-holdout in [0, 1)")
 	}

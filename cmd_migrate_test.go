@@ -61,8 +61,9 @@ func TestMigrate_command(t *testing.T) {
 	}
 	defer b.Close()
 	storagetest.Compare(t, a, b)
-	// Through PostgreSQL and back, the file holds what it held, to the byte.
-	if diff := bolttest.Diff(bolttest.File(t, first), bolttest.File(t, back), nil); diff != nil {
+	// Through PostgreSQL and back, the file holds what it held, to the
+	// byte, but for the meta keys naming each file's own event log.
+	if diff := bolttest.Diff(bolttest.File(t, first).Without("meta", "log/"), bolttest.File(t, back).Without("meta", "log/"), nil); diff != nil {
 		t.Fatalf("the file back from PostgreSQL differs: %v", diff)
 	}
 

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"recsys/recsys/eval"
 )
 
 // scaleConfig is one run of `recsys scale`.
@@ -42,6 +44,8 @@ type scaleConfig struct {
 	Incremental  bool
 	ServeOnly    bool
 	Rate         float64
+	Ingest       scaleIngestConfig
+	CPUProfile   string
 }
 
 // ScaleResult is what `recsys scale --json` writes.
@@ -64,14 +68,15 @@ type ScaleResult struct {
 	ServePeakRSS  int64       `json:"serve_peak_rss_bytes"`
 	// ServeRSS is the server's resident memory after the load: its own
 	// (anonymous: heap, models) and the pages of the mapped database file.
-	ServeRSSAnon   int64        `json:"serve_rss_anon_bytes,omitempty"`
-	ServeRSSFile   int64        `json:"serve_rss_file_bytes,omitempty"`
-	ServeLoadAvg   string       `json:"serve_loadavg,omitempty"`
-	ServedModel    string       `json:"served_model,omitempty"`
-	Serving        *BenchResult `json:"serving,omitempty"`
-	LoadAvgStart   string       `json:"loadavg_start"`
-	LoadAvgEnd     string       `json:"loadavg_end"`
-	DBBytesTrained int64        `json:"db_bytes_after_training"`
+	ServeRSSAnon   int64         `json:"serve_rss_anon_bytes,omitempty"`
+	ServeRSSFile   int64         `json:"serve_rss_file_bytes,omitempty"`
+	ServeLoadAvg   string        `json:"serve_loadavg,omitempty"`
+	ServedModel    string        `json:"served_model,omitempty"`
+	Serving        *BenchResult  `json:"serving,omitempty"`
+	LoadAvgStart   string        `json:"loadavg_start"`
+	LoadAvgEnd     string        `json:"loadavg_end"`
+	DBBytesTrained int64         `json:"db_bytes_after_training"`
+	Ingest         *IngestResult `json:"ingest,omitempty"`
 }
 
 // runScale generates a data set shaped like real feedback, then imports,
@@ -92,16 +97,21 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&c.Dir, "dir", "", "working folder for events.csv and scale.db (default ./scale-N)")
 	fs.StringVar(&c.Models, "models", "popular,itemknn,kunn-i", "models to train, as for recsys train")
 	fs.DurationVar(&c.TrainTimeout, "train-timeout", time.Hour, "stop training after this long and report the stage reached")
-	fs.IntVar(&c.ValUsers, "validation-users", 0, "passed to train: validate each grid point on at most this many users (0: all)")
+	fs.IntVar(&c.ValUsers, "validation-users", eval.DefaultValidationUsers, "passed to train: validate each grid point on a sample of this many users when there are more (0: all)")
 	fs.BoolVar(&c.ReuseDB, "reuse-db", false, "keep DIR/scale.db from an earlier run with the same flags and skip the import")
 	fs.DurationVar(&c.Bench, "bench", 10*time.Second, "recommendation load after training; 0 skips serving")
 	fs.IntVar(&c.Concurrency, "concurrency", 32, "clients of the serving load")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	fs.BoolVar(&generateOnly, "generate-only", false, "write events.csv and stop")
 	fs.BoolVar(&c.ImportOnly, "import-only", false, "stop after the import (no training, no serving)")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "passed to train: write a CPU profile of the training to this file")
 	fs.BoolVar(&c.Incremental, "incremental-import", false, "import with --incremental (5,000-event transactions), the path before the bulk load")
 	fs.BoolVar(&c.ServeOnly, "serve-only", false, "serve DIR/scale.db as an earlier run left it (imported and trained) and run the load: no generation, import or training")
 	fs.Float64Var(&c.Rate, "rate", 0, "pace the serving load to this many requests/s in all (0: as fast as the clients can)")
+	fs.DurationVar(&c.Ingest.Duration, "ingest-seconds", 0, "after the import, serve the database and post events for this long (e.g. 60s; 0 skips live ingest)")
+	fs.IntVar(&c.Ingest.Concurrency, "ingest-concurrency", 8, "clients of the live ingest")
+	fs.IntVar(&c.Ingest.Batch, "ingest-batch", 1000, "events per POST of the live ingest")
+	fs.BoolVar(&c.Ingest.ExistingUsers, "ingest-existing-users", false, "live ingest: each event of a user of the data set drawn at random (default: one fresh user per batch)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -164,6 +174,11 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log("imported in %.1fs (%.0f events/s), peak RSS %s, database %s", res.ImportSec,
 			float64(c.Interactions)/res.ImportSec, mib(res.ImportPeakRSS), mib(res.DBBytes))
 	}
+	if c.Ingest.Duration > 0 {
+		if res.Ingest, err = scaleIngest(ctx, c.Ingest, exe, db, users, c.Seed, log, stderr); err != nil {
+			return err
+		}
+	}
 	if c.ImportOnly {
 		return finishScale(stdout, res, jsonOut)
 	}
@@ -172,8 +187,11 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	_ = os.Remove(statsFile)
 	log("training %s (load %s)", c.Models, loadAvg())
 	var trainErr bytes.Buffer
-	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, "train", "--db", db, "--models", c.Models,
-		"--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers))
+	trainArgs := []string{"train", "--db", db, "--models", c.Models, "--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers)}
+	if c.CPUProfile != "" {
+		trainArgs = append(trainArgs, "--cpuprofile", c.CPUProfile)
+	}
+	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, trainArgs...)
 	res.TrainPeakRSS = st.peakRSS
 	if err != nil {
 		res.TrainError = fmt.Sprintf("%v after %.0fs; last progress: %s", err, st.seconds, lastLine(trainErr.String()))
@@ -262,45 +280,14 @@ func lastGeneratedUser(events string) (int, error) {
 // scaleServe starts the server on the trained database, waits until it is
 // ready, runs the recommendation load, and stops it.
 func scaleServe(ctx context.Context, c scaleConfig, exe, db string, users int, res *ScaleResult, log func(string, ...any), stderr io.Writer) error {
-	addr, err := freeLoopback()
+	srv, err := startScaleServer(ctx, exe, db, "/readyz")
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, exe, "serve", "--db", db, "--addr", addr, "--retrain-interval", "0", "--retrain-after", "0")
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			res.ServePeakRSS = ru.Maxrss << 10
-		}
-	}
-	defer stop()
-	client := &http.Client{Timeout: time.Second}
-	for {
-		resp, err := client.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Since(start) > 5*time.Minute {
-			return errors.New("serve: not ready after 5 minutes")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	res.ServeStartSec = time.Since(start).Seconds()
+	defer srv.stop()
+	res.ServeStartSec = srv.startSec
 	res.ServeLoadAvg = loadAvg()
+	addr := srv.addr
 	log("server ready in %.2fs; %d clients for %v (load %s)", res.ServeStartSec, c.Concurrency, c.Bench, res.ServeLoadAvg)
 	// Synthetic data has no taste structure, so popularity may win the
 	// validation and become active; the load asks a trained model by name.
@@ -316,9 +303,65 @@ func scaleServe(ctx context.Context, c scaleConfig, exe, db string, users int, r
 	if res.Serving, err = bench(ctx, bc, stderr); err != nil {
 		return err
 	}
-	res.ServeRSSAnon, res.ServeRSSFile = processRSS(cmd.Process.Pid)
-	stop()
+	res.ServeRSSAnon, res.ServeRSSFile = processRSS(srv.cmd.Process.Pid)
+	res.ServePeakRSS = srv.stop()
 	return nil
+}
+
+// scaleServer is `recsys serve` run by scale as a child process.
+type scaleServer struct {
+	addr     string
+	cmd      *exec.Cmd
+	startSec float64
+	stopped  bool
+	peakRSS  int64
+}
+
+// startScaleServer starts serve on db at a free loopback address and waits
+// until path (/readyz or /healthz) answers 200.
+func startScaleServer(ctx context.Context, exe, db, path string) (*scaleServer, error) {
+	addr, err := freeLoopback()
+	if err != nil {
+		return nil, err
+	}
+	s := &scaleServer{addr: addr}
+	s.cmd = exec.CommandContext(ctx, exe, "serve", "--db", db, "--addr", addr, "--retrain-interval", "0", "--retrain-after", "0")
+	s.cmd.Stdout, s.cmd.Stderr = io.Discard, io.Discard
+	start := time.Now()
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	client := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := client.Get("http://" + addr + path)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Since(start) > 5*time.Minute {
+			s.stop()
+			return nil, fmt.Errorf("serve: %s not answering after 5 minutes", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.startSec = time.Since(start).Seconds()
+	return s, nil
+}
+
+// stop shuts the server down (SIGTERM) and returns its peak RSS.
+func (s *scaleServer) stop() int64 {
+	if s.stopped {
+		return s.peakRSS
+	}
+	s.stopped = true
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+	if ru, ok := s.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		s.peakRSS = ru.Maxrss << 10
+	}
+	return s.peakRSS
 }
 
 // generateScaleCSV writes user,item,,timestamp lines: Pareto user activity
@@ -469,16 +512,16 @@ func printScale(w io.Writer, r *ScaleResult) {
 	fmt.Fprintf(w, "scale: %d interactions, %d users, %d items (Zipf %.2g items, Pareto %.2g users, seed %d)\n",
 		r.Interactions, r.Users, r.Items, r.ItemExponent, r.UserExponent, r.Seed)
 	fmt.Fprintf(w, "load average %s at the start, %s at the end\n", r.LoadAvgStart, r.LoadAvgEnd)
-	fmt.Fprintf(w, "%-28s %9s %12s\n", "stage", "seconds", "peak RSS")
+	fmt.Fprintf(w, "%-28s %9s %9s %12s\n", "stage", "seconds", "CPU s", "peak RSS")
 	if r.GenerateSec > 0 { // not with --serve-only
-		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "generate events.csv", r.GenerateSec, "")
-		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "import", r.ImportSec, mib(r.ImportPeakRSS))
+		fmt.Fprintf(w, "%-28s %9.1f %9s %12s\n", "generate events.csv", r.GenerateSec, "", "")
+		fmt.Fprintf(w, "%-28s %9.1f %9s %12s\n", "import", r.ImportSec, "", mib(r.ImportPeakRSS))
 	}
 	if r.Train != nil {
 		for _, s := range r.Train.Stages {
-			fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train: "+s.Name, s.Seconds, mib(s.PeakRSS))
+			fmt.Fprintf(w, "%-28s %9.1f %9.1f %12s\n", "train: "+s.Name, s.Seconds, s.CPUSeconds, mib(s.PeakRSS))
 		}
-		fmt.Fprintf(w, "%-28s %9.1f %12s\n", "train (total)", r.Train.Seconds, mib(r.TrainPeakRSS))
+		fmt.Fprintf(w, "%-28s %9.1f %9.1f %12s\n", "train (total)", r.Train.Seconds, r.Train.CPUSeconds, mib(r.TrainPeakRSS))
 	} else if r.TrainError != "" {
 		fmt.Fprintf(w, "%-28s %s\n", "train", r.TrainError)
 	}
@@ -486,6 +529,9 @@ func printScale(w io.Writer, r *ScaleResult) {
 		fmt.Fprintf(w, "database: %s after import\n", mib(r.DBBytes))
 	} else {
 		fmt.Fprintf(w, "database: %s after import, %s after training\n", mib(r.DBBytes), mib(r.DBBytesTrained))
+	}
+	if r.Ingest != nil {
+		printIngest(w, r.Ingest)
 	}
 	if r.Serving != nil {
 		fmt.Fprintf(w, "serving %s: ready in %.2fs (load %s), peak RSS %s; after the load %s own (heap, models) + %s of the mapped database\n",

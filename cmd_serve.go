@@ -14,6 +14,7 @@ import (
 	"recsys/api"
 	"recsys/handlers"
 	"recsys/jobs"
+	"recsys/recsys/eval"
 	"recsys/recsys/serving"
 	"recsys/retrieval"
 )
@@ -47,6 +48,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.ContentApproxAbove, "content-approx-above", int(envInt("RECSYS_CONTENT_APPROX_ABOVE", retrieval.DefaultApproxAbove)), "content search uses an approximate (HNSW) index above this many items; 0 = the default, -1 = always exact (env RECSYS_CONTENT_APPROX_ABOVE)")
 	fs.IntVar(&c.ColdSlotsPer10, "cold-slots-per-10", int(envInt("RECSYS_COLD_SLOTS_PER_10", serving.DefaultColdSlotsPer10)), "how many slots in ten of a recommendation list may go to cold items (no events yet) that earn them on content; 0 turns cold slots off (env RECSYS_COLD_SLOTS_PER_10)")
 	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
+	valUsers := fs.Int("validation-users", int(envInt("RECSYS_VALIDATION_USERS", eval.DefaultValidationUsers)), "retraining validates each grid point on a fixed-seed sample of this many users when there are more; 0: all (env RECSYS_VALIDATION_USERS)")
 	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
@@ -57,6 +59,8 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	if c.Jobs.Models, err = parseModels(*models); err != nil {
 		return c, err
 	}
+	c.Jobs.Train = jobs.DefaultTrainOptions
+	c.Jobs.Train.ValidationUsers = validationUsers(*valUsers)
 	p, err := api.ParsePolicy(types)
 	if err != nil {
 		return c, fmt.Errorf("--event-types: %w", err)

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
 	"recsys/api"
 	"recsys/jobs"
+	"recsys/recsys/eval"
 	"recsys/recsys/serving"
 )
 
@@ -23,9 +26,21 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
 	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models, every FEBR variant and the matrix factorisations")
 	statsOut := fs.String("stats", "", "write the time and peak memory of every stage as JSON to this file")
-	valUsers := fs.Int("validation-users", 0, "validate each grid point on at most this many users, evenly spaced (0: all)")
+	valUsers := fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the training to this file (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	modelsSet := false
 	fs.Visit(func(f *flag.Flag) { modelsSet = modelsSet || f.Name == "models" })
@@ -52,7 +67,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var lastStage string
 	mem := newStageMemory()
 	train := jobs.DefaultTrainOptions
-	train.ValidationUsers = *valUsers
+	train.ValidationUsers = validationUsers(*valUsers)
 	sched := jobs.NewScheduler(st, eng, jobs.Options{
 		Models: names,
 		Train:  train,
@@ -109,14 +124,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "%-15s %-8s %-28s %8.4f %8.4f %8.1f%s\n", m.Name, m.Version, formatParams(m.Params),
 			m.Validation["adg"], m.Validation["map"], m.TrainSeconds, active)
 	}
-	stats := trainStats{Seconds: time.Since(start).Seconds(), PeakRSS: mem.overall}
-	fmt.Fprintf(stdout, "%-24s %8s %13s\n", "stage", "seconds", "peak RSS MiB")
+	stats := trainStats{Seconds: time.Since(start).Seconds(), CPUSeconds: cpuSeconds(), PeakRSS: mem.overall}
+	fmt.Fprintf(stdout, "%-24s %8s %8s %13s\n", "stage", "seconds", "CPU s", "peak RSS MiB")
 	for _, sg := range job.Stages {
-		peak := mem.peaks[sg.Name]
-		stats.Stages = append(stats.Stages, stageStats{Name: sg.Name, Seconds: sg.Seconds, PeakRSS: peak})
-		fmt.Fprintf(stdout, "%-24s %8.1f %13.0f\n", sg.Name, sg.Seconds, float64(peak)/(1<<20))
+		peak, cpu := mem.peaks[sg.Name], mem.cpu[sg.Name]
+		stats.Stages = append(stats.Stages, stageStats{Name: sg.Name, Seconds: sg.Seconds, CPUSeconds: cpu, PeakRSS: peak})
+		fmt.Fprintf(stdout, "%-24s %8.1f %8.1f %13.0f\n", sg.Name, sg.Seconds, cpu, float64(peak)/(1<<20))
 	}
-	fmt.Fprintf(stdout, "%-24s %8.1f %13.0f\n", "total", stats.Seconds, float64(stats.PeakRSS)/(1<<20))
+	fmt.Fprintf(stdout, "%-24s %8.1f %8.1f %13.0f\n", "total", stats.Seconds, stats.CPUSeconds, float64(stats.PeakRSS)/(1<<20))
 	if *statsOut != "" {
 		return writeJSONFile(*statsOut, stats)
 	}

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // peakRSS is the process's peak resident set size (VmHWM) in bytes, 0 where
@@ -34,15 +36,28 @@ func resetPeakRSS() bool {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 }
 
-// stageMemory records the peak RSS of each stage of a job.
+// stageMemory records the peak RSS and the CPU time of each stage of a job.
 type stageMemory struct {
 	stage   string
 	peaks   map[string]int64
 	overall int64
+	cpu     map[string]float64
+	cpuMark float64
 }
 
 func newStageMemory() *stageMemory {
-	return &stageMemory{peaks: map[string]int64{}}
+	return &stageMemory{peaks: map[string]int64{}, cpu: map[string]float64{}, cpuMark: cpuSeconds()}
+}
+
+// cpuSeconds is the process's user and system CPU time so far: on a
+// shared machine it says what a stage cost when its wall time says how
+// busy the machine was.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // next closes the current stage with its peak and starts the named one. The
@@ -51,9 +66,12 @@ func newStageMemory() *stageMemory {
 func (m *stageMemory) next(stage string) {
 	p := peakRSS()
 	m.overall = max(m.overall, p)
+	c := cpuSeconds()
 	if m.stage != "" {
 		m.peaks[m.stage] = max(m.peaks[m.stage], p)
+		m.cpu[m.stage] += c - m.cpuMark
 	}
+	m.cpuMark = c
 	m.stage = stage
 	if stage != "" {
 		resetPeakRSS()
@@ -63,13 +81,15 @@ func (m *stageMemory) next(stage string) {
 // trainStats is what `recsys train --stats FILE` writes and `recsys scale`
 // reads back: the time and peak RSS of a training job and of each stage.
 type trainStats struct {
-	Seconds float64      `json:"seconds"`
-	PeakRSS int64        `json:"peak_rss_bytes"`
-	Stages  []stageStats `json:"stages"`
+	Seconds    float64      `json:"seconds"`
+	CPUSeconds float64      `json:"cpu_seconds"`
+	PeakRSS    int64        `json:"peak_rss_bytes"`
+	Stages     []stageStats `json:"stages"`
 }
 
 type stageStats struct {
-	Name    string  `json:"name"`
-	Seconds float64 `json:"seconds"`
-	PeakRSS int64   `json:"peak_rss_bytes"`
+	Name       string  `json:"name"`
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	PeakRSS    int64   `json:"peak_rss_bytes"`
 }

@@ -35,7 +35,7 @@ func TestTrainModels_febr(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := DefaultTrainOptions
-	opts.Grid = []int{5, 10}
+	opts.Grid = []int{5, 10, 20}
 	out, err := trainModels(context.Background(), snap, []string{"febr"}, opts, func(string, float64) {})
 	if err != nil {
 		t.Fatal(err)
@@ -58,5 +58,18 @@ func TestTrainModels_febr(t *testing.T) {
 	m.Score([]uint32{1, 2, 3}, scores)
 	if scores[1] == scores[25] && scores[2] == scores[26] {
 		t.Fatalf("flat scores %v", scores)
+	}
+
+	// Trained after slim, febr takes slim's choice and weights instead of
+	// searching the fsSLIM grid again: the same model, byte for byte.
+	both, err := trainModels(context.Background(), snap, []string{"slim", "febr"}, opts, func(string, float64) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(both[1].blob) != string(out[0].blob) {
+		t.Fatalf("febr after slim: %v, alone: %v", both[1].served.Info.Params, info.Params)
+	}
+	if p := both[0].served.Info.Params; p["k"] != info.Params["k"] || p["l1"] != info.Params["l1"] || p["l2"] != info.Params["l2"] {
+		t.Fatalf("slim chose %v, febr %v", p, info.Params)
 	}
 }

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -30,6 +31,13 @@ type TrainOptions struct {
 	// FEBRLambda is FEBR's λ grid, tried for every k (nil:
 	// DefaultFEBRLambda).
 	FEBRLambda []float64
+	// FEBRMemory bounds FEBR's feature memo in bytes (0:
+	// DefaultFEBRMemory). The memo holds every training user's candidate
+	// features, O(|U|·|I|) at worst; past the bound OPT-ADG builds each
+	// drawn user's block as it goes, so FEBR's memory stays the O(n·k_max)
+	// of its neighbour lists and affinities (dissertation §4.5.6) plus
+	// this constant.
+	FEBRMemory int64
 	// Seed seeds the validation split.
 	Seed int64
 	// ValidationUsers caps the users whose validation items score each
@@ -53,13 +61,21 @@ func (o TrainOptions) tuning() eval.Tuning {
 	return eval.Tuning{
 		Grid:            recsys.Grid{K: o.Grid, SLIM: o.SLIM, Factors: o.Factors, Extra: o.MF, Lambda: lambdas, KByBaseline: true},
 		ValidationUsers: o.ValidationUsers,
-		FEBR:            recsys.FEBROptions{Seed: uint64(o.Seed)},
+		SampleSeed:      uint64(o.Seed),
+		FEBR:            recsys.FEBROptions{Seed: uint64(o.Seed), MemoryBudget: cmp.Or(o.FEBRMemory, DefaultFEBRMemory)},
 	}
 }
 
 // DefaultFEBRLambda is the service's λ grid for FEBR, shorter than the
 // evaluation's (recsys.DefaultFEBRLambdas) to keep retraining quick.
 var DefaultFEBRLambda = []float64{1e-3, 1e-2}
+
+// DefaultFEBRMemory is the service's bound on FEBR's feature memo: it
+// holds the memo of MovieLens 100K (44–150 MB), and at 10⁶ events and more
+// FEBR streams instead of taking gigabytes (4 GiB at 1M with the offline
+// evaluation's 2 GiB budget, recsys.DefaultFEBRMemory, which the garbage
+// collector lets double).
+const DefaultFEBRMemory = 256 << 20
 
 // DefaultTrainOptions are the service's training defaults.
 var DefaultTrainOptions = TrainOptions{
@@ -114,20 +130,33 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
 	var out []trained
+	// slim's choice on the split and its refit, which FEBRi-slim takes
+	// as its affinity instead of searching the same grid again.
+	var slimTuned, slimFull recsys.Model
 	for k, name := range names {
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
 		stage("tune "+name, frac(0))
 		start := time.Now()
-		p, val, err := tune(ctx, name, split, valCache, opts)
+		tuning := opts.tuning()
+		if v, ok := recsys.FEBRVariantOf(name); ok && v.Affinity == "slim" {
+			tuning.FEBR.SLIM = slimTuned
+		}
+		t, err := eval.Tune(ctx, name, split, valCache, tuning)
 		if err != nil {
 			return nil, fmt.Errorf("tuning %s: %w", name, err)
 		}
+		p, val := t.Refit, t.Validation
 		stage("fit "+name, frac(0.7))
 		m, err := recsys.New(name)
 		if err != nil {
 			return nil, err
 		}
 		p.Cache = fullCache
+		if p.FEBR != nil && tuning.FEBR.SLIM != nil && sameSLIM(slimFull, p) {
+			febr := *p.FEBR
+			febr.SLIM = slimFull
+			p.FEBR = &febr
+		}
 		if err := m.Fit(ctx, x, p); err != nil {
 			return nil, fmt.Errorf("fitting %s: %w", name, err)
 		}
@@ -142,20 +171,20 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 			info.Validation[key] = val[i]
 		}
 		out = append(out, trained{served: &serving.Served{Info: info, Model: m}, blob: blob})
+		if name == "slim" {
+			slimTuned, slimFull = t.Model, m
+		}
 	}
 	return out, nil
 }
 
-// tune chooses the parameters of a model on the validation split by
-// eval.Tune with the service's grid and validation-user sample, and
-// returns those that refit it on all the data with the validation
-// measures they reach.
-func tune(ctx context.Context, name string, split *eval.Split, cache *recsys.NeighbourCache, opts TrainOptions) (recsys.Params, metrics.Values, error) {
-	t, err := eval.Tune(ctx, name, split, cache, opts.tuning())
-	if err != nil {
-		return recsys.Params{}, metrics.Values{}, err
+// sameSLIM reports whether a slim model has the k and fsSLIM pair of p.
+func sameSLIM(slim recsys.Model, p recsys.Params) bool {
+	if slim == nil {
+		return false
 	}
-	return t.Refit, t.Validation, nil
+	sp := recsys.ParamsOf(slim)
+	return sp["k"] == float64(p.K) && sp["l1"] == p.L1 && sp["l2"] == p.L2
 }
 
 // countIDs counts the live ids (dense index 0 and deleted ones are empty).

@@ -3,6 +3,7 @@ package recsys
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // Similarity kinds a NeighbourCache can hold.
@@ -19,6 +20,62 @@ type NeighbourCache struct {
 	kmax  int
 	mu    sync.Mutex
 	lists map[string]*Neighbours
+	users map[string]*userLists
+	co    *coCounter
+}
+
+// slimCounts returns the pair counter fsSLIM builds its Gram matrices
+// from when p.Cache was built on x, computing it once; nil otherwise
+// (fitSLIM then builds its own).
+func slimCounts(ctx context.Context, x *Matrix, p Params) (*coCounter, error) {
+	c := p.Cache
+	if c == nil || c.x != x {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.co == nil {
+		co, err := newCoCounter(ctx, x, slimPopularItems)
+		if err != nil {
+			return nil, err
+		}
+		c.co = co
+	}
+	return c.co, nil
+}
+
+// userLists memoises KNN(u) at k_max of the training users scored with
+// their own training row (validation), by similarity kind: a grid over k
+// takes prefixes, so each sampled user's neighbours are searched once per
+// kind instead of once per grid point and model. Rows fill as users are
+// scored; only those users cost memory (k_max entries each).
+type userLists struct {
+	rows []atomic.Pointer[[]Neighbour]
+}
+
+// userLists returns the memo of one user similarity kind, creating it.
+func (c *NeighbourCache) userLists(kind string) *userLists {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.users == nil {
+		c.users = map[string]*userLists{}
+	}
+	l := c.users[kind]
+	if l == nil {
+		l = &userLists{rows: make([]atomic.Pointer[[]Neighbour], c.x.Users())}
+		c.users[kind] = l
+	}
+	return l
+}
+
+// forUsers returns the memo of user neighbour lists of a kind for a user
+// model of neighbourhood size k on x, nil when the cache does not fit
+// them (another matrix, or k > k_max).
+func (c *NeighbourCache) forUsers(x *Matrix, k int, kind string) *userLists {
+	if c == nil || c.x != x || k > c.kmax {
+		return nil
+	}
+	return c.userLists(kind)
 }
 
 // NewNeighbourCache returns an empty cache for x and neighbourhoods of up

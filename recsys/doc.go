@@ -51,8 +51,10 @@
 // user's positives and negatives, so that each WARP draw costs one
 // d-dimensional dot product, and a draw that falls outside the candidates
 // costs nothing — when the memo fits FEBROptions.MemoryBudget (2 GiB by
-// default); otherwise each run of EvalEvery iterations draws its users
-// first and builds each drawn user's block once (O(|I|·d) per worker).
+// default; the service's training bounds it at 256 MiB, so that FEBR's
+// memory stays O(n·k_max) plus that constant); otherwise each run of
+// EvalEvery iterations draws its users first and builds each drawn user's
+// block once, a batch of users in parallel (O(|I|·d) per block).
 // Validation ADGs are also computed from the blocks, counting the missing
 // block by popularity positions instead of ranking the catalogue.
 //

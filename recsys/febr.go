@@ -151,7 +151,10 @@ type FEBROptions struct {
 	// all of X, as Algorithm 4.2 does. See the package documentation.
 	Holdout float64
 	// SLIM, when it is a slim model fitted on the same matrix with the
-	// same k, supplies the fsSLIM affinity instead of fitting it again.
+	// same k, supplies the fsSLIM affinity instead of fitting it again. In
+	// a search with FEBRGrid.KByBaseline it must be the choice of a slim
+	// search on the same matrix, grid and validation items (eval.Tune's),
+	// whose k and (ℓ1, ℓ2) the search then takes.
 	SLIM Model
 }
 
@@ -300,7 +303,11 @@ func febrExtractorFor(ctx context.Context, x *Matrix, v febrVariant, p Params, s
 			}
 			w := slimW
 			if w == nil {
-				if w, err = fitSLIM(ctx, x, nb, nil, p); err != nil {
+				co, err := slimCounts(ctx, x, p)
+				if err != nil {
+					return nil, err
+				}
+				if w, err = fitSLIM(ctx, x, nb, nil, co, p); err != nil {
 					return nil, err
 				}
 			}

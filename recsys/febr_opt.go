@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync/atomic"
 
@@ -333,8 +334,11 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		return bad >= cfg.patience, nil
 	}
 
-	var scratch febrUserBlock
 	var order []int32
+	var batch []febrUserBlock // streaming: blocks built in parallel
+	if ts.blocks == nil {
+		batch = make([]febrUserBlock, 8*runtime.GOMAXPROCS(0))
+	}
 	it := 0
 	for it < cfg.maxIter {
 		if stop, err := evaluate(it); err != nil || stop {
@@ -367,13 +371,24 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 				k = e
 			}
 			rng.Shuffle(len(groups), func(a, b int) { groups[a], groups[b] = groups[b], groups[a] })
-			for _, g := range groups {
-				if ctx.Err() != nil {
-					return res, ctx.Err()
+			// The blocks of a batch of groups are built in parallel, then
+			// stepped through in order: the same steps as one at a time.
+			for lo := 0; lo < len(groups); lo += len(batch) {
+				gs := groups[lo:min(lo+len(batch), len(groups))]
+				err := ParallelFor(ctx, len(gs), 1, "", nil, func() func(lo, hi int) {
+					return func(lo, hi int) {
+						for k := lo; k < hi; k++ {
+							ts.userBlock(gs[k][0], &batch[k])
+						}
+					}
+				})
+				if err != nil {
+					return res, err
 				}
-				ts.userBlock(g[0], &scratch)
-				for range g[1] {
-					step(&scratch)
+				for k, g := range gs {
+					for range g[1] {
+						step(&batch[k])
+					}
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package recsys
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"recsys/recsys/metrics"
 )
@@ -84,12 +85,24 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 		slimADG float64
 		data    *febrData
 	}
+	// A slim search already made on x with the same grid and validation
+	// items chose k and the fsSLIM pair by the same ADG that KByBaseline
+	// compares (the aggsum predictor of FEBRi-SLIM is SLIM itself): take
+	// its choice and weights instead of fitting the grid again.
+	searched := searchedSLIM(o, x, g, v)
+	if searched != nil {
+		g.K = []int{searched.k}
+	}
 	// choose picks the fsSLIM pair of one k (SLIM affinity); build makes
 	// the features.
 	choose := func(k int) (*prepared, *Neighbours, error) {
 		pr := &prepared{k: k}
 		if v.affinity != affSLIM {
 			return pr, nil, nil
+		}
+		if searched != nil {
+			pr.l1, pr.l2 = searched.l1, searched.l2
+			return pr, searched.side.fwd, nil
 		}
 		slim, adg, err := bestSLIM(ctx, x, kParams(p, k, 0, 0), slimPairs, o.Validation, g.OnTrial)
 		if err != nil {
@@ -183,6 +196,18 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 	return best, trials, nil
 }
 
+// searchedSLIM is o.SLIM when it can stand for the fsSLIM part of a
+// KByBaseline search of a SLIM-affinity variant on x (FEBROptions.SLIM):
+// a slim model fitted on x with a k of the grid and one of its pairs.
+func searchedSLIM(o FEBROptions, x *Matrix, g FEBRGrid, v febrVariant) *ItemP {
+	s, ok := o.SLIM.(*ItemP)
+	if !ok || !g.KByBaseline || v.affinity != affSLIM || s.name != "slim" || s.side == nil || s.side.nItems != x.Items() ||
+		!slices.Contains(g.K, s.k) || !slices.Contains(g.SLIM, [2]float64{s.l1, s.l2}) {
+		return nil
+	}
+	return s
+}
+
 // capK is the grid of k of a variant, capped like the models whose sides
 // it uses.
 func (v febrVariant) capK(g Grid, c Caps) []int {
@@ -242,7 +267,7 @@ func (v febrVariant) search(ctx context.Context, x *Matrix, val [][]uint32, g Gr
 	same := o
 	same.Lambda = chosen["lambda"]
 	all := same
-	all.Validation = nil
+	all.Validation, all.SLIM = nil, nil // o.SLIM was fitted on x, not on all the data
 	if all.Iterations = best.info.Iterations; all.Iterations == 0 {
 		all.Iterations = -1 // the initial θ was best: run no iteration
 	}

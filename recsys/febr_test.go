@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -428,6 +429,21 @@ func TestOptADG_lowersTrainingLoss(t *testing.T) {
 	}
 	if got := trainingADG(ts, sres.theta); !(got > before+0.5*(target-before)) {
 		t.Fatalf("streaming: training ADG %.4f → %.4f", before, got)
+	}
+	// Streaming builds a batch of blocks in parallel and steps through
+	// them in order: one worker or two take the same steps.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	one, err := stream.optADG(ctx, bad, cfg, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GOMAXPROCS(2)
+	two, err := stream.optADG(ctx, bad, cfg, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(one.theta, sres.theta) || !slices.Equal(two.theta, sres.theta) {
+		t.Fatalf("streaming θ depends on the workers: %v (1), %v (2), %v", one.theta, two.theta, sres.theta)
 	}
 }
 

@@ -41,12 +41,16 @@ func (m *ItemP) Fit(ctx context.Context, x *Matrix, p Params) error {
 		nb, err = itemNeighbours(ctx, x, simKUNN, p)
 	case "slim":
 		nb, err = itemNeighbours(ctx, x, simCosine, p)
+		var co *coCounter
+		if err == nil {
+			co, err = slimCounts(ctx, x, p)
+		}
 		if err == nil {
 			var init *Neighbours
 			if w, ok := p.Init.(*ItemP); ok && w.name == "slim" && w.side != nil && w.side.nItems == x.Items() {
 				init = w.side.fwd
 			}
-			nb, err = fitSLIM(ctx, x, nb, init, p)
+			nb, err = fitSLIM(ctx, x, nb, init, co, p)
 		}
 		m.l1, m.l2 = p.L1, p.L2
 	default:

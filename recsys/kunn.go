@@ -34,6 +34,7 @@ func (m *KUNN) Fit(ctx context.Context, x *Matrix, p Params) error {
 		return err
 	}
 	m.set(p.K, x, nb)
+	m.users.withCache(p.Cache)
 	return nil
 }
 

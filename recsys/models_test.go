@@ -368,3 +368,113 @@ func TestModel_Score_concurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestUserP_ScoreUser_cachedNeighbours: with a neighbour cache, a training
+// user scored with its own row takes KNN(u) from the memo at k_max; every
+// k of a grid then scores as the brute-force user-p does, the lists are
+// searched once per user, and a live history (not the row itself) is still
+// searched afresh.
+func TestUserP_ScoreUser_cachedNeighbours(t *testing.T) {
+	x, d := randomMatrix(t, 29, 40, 30, 0.2)
+	cache := NewNeighbourCache(x, 12)
+	scores := make([]float64, 30)
+	for _, name := range []string{"userknn", "kunn-u"} {
+		kunn := name == "kunn-u"
+		for _, k := range []int{12, 3, 7} {
+			m := fitted(t, name, x, Params{K: k, Cache: cache})
+			for u := range x.Users() {
+				m.(UserScorer).ScoreUser(u, x.Row(u), scores)
+				want := bruteUserP(d, d[u], u, k, kunn)
+				for i := range scores {
+					if !closeTo(scores[i], want[i], 1e-12) {
+						t.Fatalf("%s k=%d: score(%d, %d) = %g, want %g", name, k, u, i, scores[i], want[i])
+					}
+				}
+			}
+		}
+		kind := simCosine
+		if kunn {
+			kind = simKUNN
+		}
+		memo := cache.users[kind]
+		if memo == nil {
+			t.Fatalf("%s: no memo of user lists", name)
+		}
+		for u := range x.Users() {
+			row := memo.rows[u].Load()
+			if row == nil {
+				t.Fatalf("%s: user %d has no memoised list", name, u)
+			}
+			if want := bruteKNNOfUser(d, u, 12, kunn); !slices.EqualFunc(*row, want, func(a, b Neighbour) bool {
+				return a.Index == b.Index && closeTo(a.Value, b.Value, 1e-12)
+			}) {
+				t.Fatalf("%s: memo of user %d = %v, want %v", name, u, *row, want)
+			}
+		}
+	}
+	// A live history equal in content but not the row: no memo entry is
+	// read or written for it.
+	m := fitted(t, "userknn", x, Params{K: 5, Cache: cache})
+	memo := cache.users[simCosine]
+	old := memo.rows[0].Load()
+	bogus := []Neighbour{}
+	memo.rows[0].Store(&bogus)
+	m.(UserScorer).ScoreUser(0, slices.Clone(x.Row(0)), scores)
+	want := bruteUserP(d, d[0], 0, 5, false)
+	for i := range scores {
+		if !closeTo(scores[i], want[i], 1e-12) {
+			t.Fatalf("live history: score(0, %d) = %g, want %g", i, scores[i], want[i])
+		}
+	}
+	memo.rows[0].Store(old)
+}
+
+// bruteKNNOfUser is KNN(u) at k over U \ u by the cosine or KUNN user
+// similarity, in KNN order.
+func bruteKNNOfUser(d [][]bool, u, k int, kunn bool) []Neighbour {
+	sim := make([]float64, len(d))
+	for v := range d {
+		if kunn {
+			sim[v] = kunnUserSim(d, d[u], v)
+			continue
+		}
+		co, cu, cv := 0, 0, 0
+		for j := range d[v] {
+			if d[u][j] {
+				cu++
+			}
+			if d[v][j] {
+				cv++
+			}
+			if d[u][j] && d[v][j] {
+				co++
+			}
+		}
+		if co > 0 {
+			sim[v] = float64(co) / math.Sqrt(float64(cu)*float64(cv))
+		}
+	}
+	return bruteKNN(sim, u, k)
+}
+
+// TestKUNN_ScoreUser_cachedNeighbours: kunn's user side through the memo
+// scores training users as without a cache.
+func TestKUNN_ScoreUser_cachedNeighbours(t *testing.T) {
+	x := generated(t, 4, 300, 200, 15)
+	cache := NewNeighbourCache(x, 50)
+	for _, k := range []int{50, 20} {
+		plain := fitted(t, "kunn", x, Params{K: k})
+		cached := fitted(t, "kunn", x, Params{K: k, Cache: cache})
+		a, b := make([]float64, 200), make([]float64, 200)
+		for u := range x.Users() {
+			ScoreUser(plain, u, x.Row(u), a)
+			ScoreUser(cached, u, x.Row(u), b)
+			if !slices.Equal(a, b) {
+				t.Fatalf("k=%d user %d: cached scores differ", k, u)
+			}
+		}
+	}
+	if cache.users[simKUNN] == nil {
+		t.Fatal("kunn did not use the memo")
+	}
+}

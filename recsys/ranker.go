@@ -39,8 +39,80 @@ func NewRanker(popularity []uint32, n int) *Ranker {
 
 // Ranks is the package function Ranks with this Ranker's popularity; scores
 // must have the Ranker's item count.
+//
+// It is ranks specialised to the precomputed tie order: the relevant
+// items' scores and tie positions are copied best first into two short
+// arrays, so that the scan over the catalogue (every validation user, every
+// grid point) compares against local values instead of following item
+// indices into the score and popularity arrays.
 func (rk *Ranker) Ranks(scores []float64, exclude, relevant []uint32) []int {
-	return ranks(scores, tieOrder{prank: rk.prank}, exclude, relevant)
+	h := len(relevant)
+	out := make([]int, h)
+	if h == 0 {
+		return out
+	}
+	prank := rk.prank
+	order := make([]int, h) // positions of relevant, best first
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ia, ib := relevant[a], relevant[b]
+		sa, sb := scores[ia], scores[ib]
+		switch {
+		case a == b:
+			return 0
+		case sa > sb || (sa == sb && prank[ia] < prank[ib]):
+			return -1
+		}
+		return 1
+	})
+	rs, rp := make([]float64, h), make([]int32, h)
+	for q, k := range order {
+		rs[q], rp[q] = scores[relevant[k]], prank[relevant[k]]
+	}
+	sortedRel := slices.Sorted(slices.Values(relevant))
+	sWorst, pWorst := rs[h-1], rp[h-1]
+	// diff[q] counts the other items ranked after exactly q relevant items.
+	diff := make([]int, h+1)
+	ex, rel := 0, 0
+	for i, s := range scores {
+		// Most items come after every relevant item and change no rank.
+		if s < sWorst || (s == sWorst && prank[i] >= pWorst) {
+			continue
+		}
+		item := uint32(i)
+		for ex < len(exclude) && exclude[ex] < item {
+			ex++
+		}
+		if ex < len(exclude) && exclude[ex] == item {
+			continue
+		}
+		for rel < h && sortedRel[rel] < item {
+			rel++
+		}
+		if rel < h && sortedRel[rel] == item {
+			continue
+		}
+		// q = number of relevant items ranked before item.
+		p := prank[i]
+		lo, hi := 0, h
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if rs[mid] > s || (rs[mid] == s && rp[mid] < p) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		diff[lo]++
+	}
+	before := 0
+	for q, k := range order {
+		before += diff[q]
+		out[k] = q + before
+	}
+	return out
 }
 
 // ranks implements Ranks in O(|I| log |relevant|).

@@ -2,6 +2,7 @@ package recsys
 
 import (
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -60,6 +61,10 @@ type userSide struct {
 	// KUNN user affinity of Eq. (4.6).
 	weight []float64
 	pool   sync.Pool
+	// lists, when not nil, memoises KNN(u) at kmax for training users
+	// scored with their training row (NeighbourCache.forUsers).
+	lists *userLists
+	kmax  int
 }
 
 type userScratch struct {
@@ -90,10 +95,49 @@ func knownCount(history []uint32, nItems int) int {
 	return n
 }
 
+// withCache makes s memoise the neighbours of training users in c, when c
+// fits x and k (NeighbourCache.forUsers).
+func (s *userSide) withCache(c *NeighbourCache) *userSide {
+	kind := simCosine
+	if s.weight != nil {
+		kind = simKUNN
+	}
+	if s.lists = c.forUsers(s.x, s.k, kind); s.lists != nil {
+		s.kmax = c.kmax
+	}
+	return s
+}
+
+// isRow reports whether history is row u of x itself (the same memory),
+// as when the evaluation scores a training user.
+func isRow(x *Matrix, u int, history []uint32) bool {
+	if u < 0 || u >= x.nUsers {
+		return false
+	}
+	row := x.Row(u)
+	return len(row) == len(history) && (len(row) == 0 || &row[0] == &history[0])
+}
+
 // neighbours returns KNN(u) with sim(u, v) for the given history, leaving
 // out training user self (−1 for none): §4.3 defines KNN(u) over U \ u.
-// The result aliases sc.
+// The result aliases sc or the memo; do not modify it.
 func (s *userSide) neighbours(self int, history []uint32, sc *userScratch) []Neighbour {
+	if s.lists != nil && isRow(s.x, self, history) {
+		// KNN order is total (value, then index), so KNN(u) at k is the
+		// prefix of KNN(u) at k_max.
+		row := s.lists.rows[self].Load()
+		if row == nil {
+			nb := slices.Clone(s.search(self, history, s.kmax, sc))
+			row = &nb
+			s.lists.rows[self].Store(row)
+		}
+		return (*row)[:min(s.k, len(*row))]
+	}
+	return s.search(self, history, s.k, sc)
+}
+
+// search is neighbours at size k, without the memo.
+func (s *userSide) search(self int, history []uint32, k int, sc *userScratch) []Neighbour {
 	sc.touched = sc.touched[:0]
 	prev := -1
 	known := 0
@@ -117,7 +161,7 @@ func (s *userSide) neighbours(self int, history []uint32, sc *userScratch) []Nei
 			sc.acc[v] += w
 		}
 	}
-	sc.best.reset(s.k)
+	sc.best.reset(k)
 	cu := float64(known)
 	for _, v := range sc.touched {
 		cv := float64(s.x.UserCount(int(v)))

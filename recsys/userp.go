@@ -34,7 +34,7 @@ func (m *UserP) Fit(ctx context.Context, x *Matrix, p Params) error {
 	}
 	p = p.withDefaults()
 	m.k = p.K
-	m.side = newUserSide(x, p.K, m.kunn())
+	m.side = newUserSide(x, p.K, m.kunn()).withCache(p.Cache)
 	return ctx.Err()
 }
 

@@ -89,6 +89,7 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 		path = real
 	}
 	removeStaleTemps(path)
+	removeStaleLogs(path)
 	// An existing target stays locked (bbolt's own flock) until the new
 	// file has replaced it, so no server or import starts on it meanwhile.
 	old, err := lockPristine(path, opts.Timeout)
@@ -122,27 +123,41 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 			return stats, err
 		}
 	}
+	b.itemRecords = len(b.items)
 	if src.Events != nil {
 		if err := src.Events(b.add); err != nil {
 			return stats, err
 		}
 	}
 	stats.Events = b.nEvents
-	if err := buildFile(tmpName, b, opts.Progress); err != nil {
+	opts.Progress("writing the event log")
+	bl, err := writeBulkLog(path, b)
+	if err != nil {
+		return stats, err
+	}
+	defer func() {
+		if !published {
+			bl.discard()
+		}
+	}()
+	if err := buildFile(tmpName, b, opts.Progress, bl); err != nil {
 		return stats, err
 	}
 	stats.Counts = b.counts
 	opts.Progress("putting the new database in place at " + path)
+	if err := bl.publish(path); err != nil {
+		return stats, err
+	}
 	if err := publish(tmpName, path, old != nil); err != nil {
 		return stats, err
 	}
 	published = true
-	return stats, nil
+	return stats, bl.done()
 }
 
-// buildFile writes the database b describes into the new file at name and
-// syncs it.
-func buildFile(name string, b *bulkBuilder, progress func(string)) error {
+// buildFile writes the database b describes into the new file at name,
+// with the event log bl as applied, and syncs it.
+func buildFile(name string, b *bulkBuilder, progress func(string), bl *bulkLog) error {
 	// No fsync while building: the file is nobody's until publish, and a
 	// kill leaves only a temporary file the next load removes.
 	db, err := openBolt(name, &bolt.Options{
@@ -165,6 +180,16 @@ func buildFile(name string, b *bulkBuilder, progress func(string)) error {
 		db.Close()
 		return err
 	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Put(keyLogID, bl.id); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyLogApplied, u64(uint64(bl.end)))
+	})
+	if err != nil {
+		db.Close()
+		return err
+	}
 	if err := b.write(db, progress); err != nil {
 		db.Close()
 		return err
@@ -181,6 +206,15 @@ func buildFile(name string, b *bulkBuilder, progress func(string)) error {
 // when it holds anything but the schema. A missing target gives nil.
 func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := settlePendingLog(path, nil); err != nil {
+			return nil, err
+		}
+		if logged, err := logHasRecords(path); err != nil || logged {
+			if err == nil {
+				err = fmt.Errorf("%s holds the event log of a database that is not at %s: move it away first", logDir(path), path)
+			}
+			return nil, err
+		}
 		return nil, nil
 	}
 	db, err := openBolt(path, &bolt.Options{Timeout: timeout, FreelistType: bolt.FreelistMapType, NoFreelistSync: true})
@@ -196,7 +230,7 @@ func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 			isMeta := bytes.Equal(name, bucketMeta)
 			c := b.Cursor()
 			for k, _ := c.First(); k != nil; k, _ = c.Next() {
-				if !isMeta || !bytes.Equal(k, keySchema) {
+				if !isMeta || !(bytes.Equal(k, keySchema) || bytes.Equal(k, keyLogID)) {
 					return ErrNotEmpty
 				}
 			}
@@ -206,6 +240,18 @@ func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 			return nil
 		})
 	})
+	if err == nil {
+		err = db.View(func(tx *bolt.Tx) error {
+			return settlePendingLog(path, tx.Bucket(bucketMeta).Get(keyLogID))
+		})
+	}
+	if err == nil {
+		// Events acknowledged but not yet applied count as data.
+		var logged bool
+		if logged, err = logHasRecords(path); err == nil && logged {
+			err = ErrNotEmpty
+		}
+	}
 	if err != nil {
 		db.Close()
 		return nil, err

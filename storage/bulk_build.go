@@ -51,7 +51,10 @@ type bulkBuilder struct {
 	types   []string
 	events  [][]bulkEvent // in chunks of bulkChunk, so that growing never copies
 	nEvents int
-	counts  api.Counts
+	// itemRecords is the number of items given by item records, all
+	// before any event: the others were created by an event.
+	itemRecords int
+	counts      api.Counts
 }
 
 func newBulkBuilder(policy api.Policy, now int64) *bulkBuilder {

@@ -38,6 +38,9 @@ func TestStore_Open_migratesDays(t *testing.T) {
 		return api.Interaction{UserID: u, ItemID: i, Type: "view", Timestamp: time.Date(2026, 3, d, 12, 0, 0, 0, time.UTC)}
 	}
 	mustAdd(t, s, at("a", "x", 1), at("a", "x", 3), at("b", "x", 2), at("b", "y", 2), at("c", "y", 4))
+	if err := s.applyTail(); err != nil {
+		t.Fatal(err)
+	}
 	// What version 2 left behind: no pair_days, and a deleted user's 7
 	// events still counted on the 9th.
 	err := s.db.Update(func(tx *bolt.Tx) error {

@@ -179,6 +179,10 @@ var _ Dumper = (*Store)(nil)
 
 // Dump writes the whole store to sink from one read transaction.
 func (s *Store) Dump(ctx context.Context, sink DumpSink) error {
+	// Every acknowledged event first: the unapplied tail of the event log.
+	if err := s.syncTail(ctx); err != nil {
+		return err
+	}
 	return s.view(ctx, func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		head := DumpHead{Counters: map[string]int64{}, Active: string(meta.Get(keyActiveModel))}
@@ -310,7 +314,9 @@ func dumpModels(b *bolt.Bucket, sink DumpSink) error {
 
 // Restore fills an empty store with a dump, in one write transaction.
 func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	// Exclusive: the event log's tail is applied first, so "empty" means
+	// no acknowledged event either, and none is appended meanwhile.
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketUsers, bucketItems, bucketModels, bucketJobs, bucketReports} {
 			if k, _ := tx.Bucket(name).Cursor().First(); k != nil {
 				return ErrNotEmpty
@@ -325,7 +331,14 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 		if err := fill(sink); err != nil {
 			return err
 		}
-		return sink.finish()
+		if err := sink.finish(); err != nil {
+			return err
+		}
+		// Ingest allocates item indices after the restored ones.
+		if s.log != nil {
+			s.nextItem = max(s.nextItem, tx.Bucket(bucketItemIDs).Sequence()+1)
+		}
+		return nil
 	})
 	if err == nil {
 		s.itemsVersion.Add(1)

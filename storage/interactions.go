@@ -7,18 +7,20 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"recsys/api"
 )
 
-// AddInteractions stores a batch of events in one transaction: all or
-// nothing. Unknown users and items are created. It returns the number of
-// events stored.
+// AddInteractions stores a batch of events: all or nothing. Unknown users
+// and items are created. It returns the number of events stored once they
+// are durable: in the event log (fsync), or in bbolt for a direct store.
 func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int, error) {
-	type judged struct{ positive, negative bool }
 	js := make([]judged, len(evs))
 	for k, ev := range evs {
 		pos, neg, err := s.policy.Judge(ev)
@@ -32,6 +34,21 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 		js[k] = judged{pos, neg}
 	}
 	now := s.now().UnixNano()
+	if s.readOnly {
+		return 0, s.writeErr(bolterrors.ErrDatabaseReadOnly)
+	}
+	if s.log != nil {
+		return s.appendEvents(ctx, evs, js, now)
+	}
+	return s.addDirect(ctx, evs, js, now)
+}
+
+// judged is the relevance policy's verdict on one event.
+type judged struct{ positive, negative bool }
+
+// addDirect folds a batch into bbolt in one transaction: the write path
+// without the event log.
+func (s *Store) addDirect(ctx context.Context, evs []api.Interaction, js []judged, now int64) (int, error) {
 	// db.Batch coalesces concurrent batches into one transaction and one
 	// fsync. The function only touches tx and its own locals, so bbolt may
 	// safely run it again alone if another function in the batch fails.
@@ -229,13 +246,14 @@ func fold(u *userRecord, p *pairRecord, fresh bool, e pairEvent) (dRelevant int6
 
 // flush writes the cached users, popularity deltas and counters.
 func (w *writer) flush() error {
-	for id, r := range w.userCache {
-		if err := w.users.Put([]byte(id), r.encode()); err != nil {
+	// In key order: an apply writes many thousands of each.
+	for _, id := range slices.Sorted(maps.Keys(w.userCache)) {
+		if err := w.users.Put([]byte(id), w.userCache[id].encode()); err != nil {
 			return err
 		}
 	}
-	for item, d := range w.popDelta {
-		if err := addPop(w.pop, item, d); err != nil {
+	for _, item := range slices.Sorted(maps.Keys(w.popDelta)) {
+		if err := addPop(w.pop, item, w.popDelta[item]); err != nil {
 			return err
 		}
 	}
@@ -271,7 +289,7 @@ func addPop(pop *bolt.Bucket, item uint64, d int64) error {
 
 // DeleteInteraction forgets the pair (user, item).
 func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) error {
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
 		u, err := storedUser(tx, userID)
 		if err != nil {
 			return err
@@ -335,40 +353,89 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 	}
 	var out []api.HistoryEntry
 	next := ""
-	err = s.view(ctx, func(tx *bolt.Tx) error {
-		u, err := storedUser(tx, userID)
-		if err != nil {
-			return err
+	err = s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		_, known := tailUserRecord(tail, userID)
+		var u userRecord
+		if ub := tx.Bucket(bucketUsers).Get([]byte(userID)); ub != nil {
+			if u, err = decodeUser(ub); err != nil {
+				return err
+			}
+			known = true
+		}
+		if !known {
+			return notFound("user", userID)
 		}
 		if pg.Cursor != "" && after == math.MaxUint64 {
 			// Nothing lies after the last index (and after+1 would
 			// wrap round to the first page).
 			return nil
 		}
-		ids := tx.Bucket(bucketItemIDs)
-		prefix := u64(u.idx)
-		start := prefix
+		start := uint64(0)
 		if pg.Cursor != "" {
-			start = pairKey(u.idx, after+1)
+			start = after + 1
 		}
+		ids := tx.Bucket(bucketItemIDs)
 		var lastIdx uint64
-		c := tx.Bucket(bucketPairs).Cursor()
-		for k, v := c.Seek(start); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		return userPairs(tx, tail, userID, u.idx, start, func(item uint64, p pairRecord) bool {
 			if len(out) == pg.Limit {
 				next = encodeIndexCursor(lastIdx)
-				break
+				return false
 			}
+			id, ok := tailItemID(tail, item)
+			if !ok {
+				id = string(ids.Get(u64(item)))
+			}
+			out = append(out, p.toAPI(id))
+			lastIdx = item
+			return true
+		})
+	})
+	return out, next, err
+}
+
+// userPairs calls fn with each pair of user id (bbolt index idx, 0 if
+// bbolt has no such user) whose item index is at least from, in item order,
+// the tail's record taking the place of bbolt's, until fn returns false.
+func userPairs(tx *bolt.Tx, tail []*tailGen, id string, idx, from uint64, fn func(item uint64, p pairRecord) bool) error {
+	over := tailPairs(tail, id)
+	var extra []uint64
+	for item := range over {
+		if item >= from {
+			extra = append(extra, item)
+		}
+	}
+	slices.Sort(extra)
+	emitExtra := func(below uint64) bool {
+		for len(extra) > 0 && extra[0] < below {
+			if !fn(extra[0], *over[extra[0]]) {
+				return false
+			}
+			extra = extra[1:]
+		}
+		return true
+	}
+	if idx != 0 {
+		prefix := u64(idx)
+		c := tx.Bucket(bucketPairs).Cursor()
+		for k, v := c.Seek(pairKey(idx, from)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			item := binary.BigEndian.Uint64(k[8:])
+			if !emitExtra(item) {
+				return nil
+			}
+			if _, ok := over[item]; ok {
+				continue
+			}
 			p, err := decodePair(v)
 			if err != nil {
 				return err
 			}
-			out = append(out, p.toAPI(string(ids.Get(u64(item)))))
-			lastIdx = item
+			if !fn(item, p) {
+				return nil
+			}
 		}
-		return nil
-	})
-	return out, next, err
+	}
+	emitExtra(math.MaxUint64)
+	return nil
 }
 
 func encodeIndexCursor(idx uint64) string {
@@ -388,36 +455,53 @@ func decodeIndexCursor(c string) (uint64, error) {
 
 // Profile reads a user's live history as dense item indices (sorted): what
 // serving needs to score and to exclude consumed items at request time.
+// Events in the unapplied tail count at once.
 func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error) {
 	var pr api.Profile
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		ub := tx.Bucket(bucketUsers).Get([]byte(userID))
-		if ub == nil {
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		var u userRecord
+		if ub := tx.Bucket(bucketUsers).Get([]byte(userID)); ub != nil {
+			var err error
+			if u, err = decodeUser(ub); err != nil {
+				return err
+			}
+			pr.Known = true
+		}
+		if tu, ok := tailUserRecord(tail, userID); ok {
+			u.items, u.positives = tu.rec.items, tu.rec.positives
+			pr.Known = true
+		}
+		if !pr.Known {
 			return nil
 		}
-		u, err := decodeUser(ub)
-		if err != nil {
-			return err
-		}
-		pr.Known = true
 		// The counters size the lists, sparing the appends' regrowth; they
 		// are hints only, so a bad value cannot over-allocate much.
 		pr.Consumed = make([]uint32, 0, min(max(u.items, 0), 1<<16))
 		pr.Positive = make([]uint32, 0, min(max(u.positives, 0), 1<<16))
+		add := func(item uint64, flags byte) {
+			pr.Consumed = append(pr.Consumed, uint32(item))
+			switch {
+			case relevant(flags):
+				pr.Positive = append(pr.Positive, uint32(item))
+			case flags&flagNegative != 0:
+				pr.Negative = append(pr.Negative, uint32(item))
+			}
+		}
+		if len(tail) > 0 {
+			if _, ok := tailUserRecord(tail, userID); ok {
+				return userPairs(tx, tail, userID, u.idx, 0, func(item uint64, p pairRecord) bool {
+					add(item, p.flags)
+					return true
+				})
+			}
+		}
 		prefix := u64(u.idx)
 		c := tx.Bucket(bucketPairs).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			item := uint32(binary.BigEndian.Uint64(k[8:]))
-			pr.Consumed = append(pr.Consumed, item)
 			if len(v) < 33 {
 				return fmt.Errorf("storage: pair record of %d bytes", len(v))
 			}
-			switch flags := v[32]; {
-			case relevant(flags):
-				pr.Positive = append(pr.Positive, item)
-			case flags&flagNegative != 0:
-				pr.Negative = append(pr.Negative, item)
-			}
+			add(binary.BigEndian.Uint64(k[8:]), v[32])
 		}
 		return nil
 	})

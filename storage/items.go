@@ -15,7 +15,7 @@ import (
 // item's dense index, creation time and interactions.
 func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 	now := s.now().UnixNano()
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
 		w := newWriter(tx)
 		for _, it := range items {
 			rec := itemRecord{Features: it.Features, Categories: it.Categories, Labels: it.Labels,
@@ -45,6 +45,10 @@ func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 				return err
 			}
 		}
+		// With the tail applied, ingest allocates after bbolt's sequence.
+		if s.log != nil {
+			s.nextItem = max(s.nextItem, w.itemID.Sequence()+1)
+		}
 		return w.flush()
 	})
 	if err == nil {
@@ -61,7 +65,7 @@ func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 // transaction: it must be quick and must not call the store.
 func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item) (api.Item, error)) (api.Item, error) {
 	var out api.Item
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
 		items := tx.Bucket(bucketItems)
 		b := items.Get([]byte(id))
 		if b == nil {
@@ -94,12 +98,21 @@ func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item)
 // Item reads one item.
 func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 	var it api.Item
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		r, err := storedItem(tx, id)
-		if err != nil {
-			return err
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		var r itemRecord
+		if b := tx.Bucket(bucketItems).Get([]byte(id)); b != nil {
+			var err error
+			if r, err = decodeItem(b); err != nil {
+				return err
+			}
+		} else if t, ok := tailNewItem(tail, id); ok {
+			// Created by an event of the tail: a bare record, as the
+			// applier will write it.
+			r = itemRecord{Idx: t.idx, Created: t.created, Updated: t.created}
+		} else {
+			return notFound("item", id)
 		}
-		it = r.toAPI(id, int64(getU64(tx.Bucket(bucketItemPop).Get(u64(r.Idx)))))
+		it = r.toAPI(id, int64(getU64(tx.Bucket(bucketItemPop).Get(u64(r.Idx))))+tailPopDelta(tail, r.Idx))
 		return nil
 	})
 	return it, err
@@ -116,9 +129,15 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 		}
 		after = b
 	}
+	if s.tailHasNewItems() {
+		// Items the tail created are listed once applied.
+		if err := s.syncTail(ctx); err != nil {
+			return nil, "", err
+		}
+	}
 	var out []api.Item
 	next := ""
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		pop := tx.Bucket(bucketItemPop)
 		c := tx.Bucket(bucketItems).Cursor()
 		k, v := c.First()
@@ -137,7 +156,7 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 			if err != nil {
 				return err
 			}
-			out = append(out, r.toAPI(string(k), int64(getU64(pop.Get(u64(r.Idx))))))
+			out = append(out, r.toAPI(string(k), int64(getU64(pop.Get(u64(r.Idx))))+tailPopDelta(tail, r.Idx)))
 		}
 		return nil
 	})
@@ -146,7 +165,7 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 
 // DeleteItem deletes an item and every pair with it.
 func (s *Store) DeleteItem(ctx context.Context, id string) error {
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
 		it, err := storedItem(tx, id)
 		if err != nil {
 			return err
@@ -206,12 +225,17 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 // per-item pair index.
 func (s *Store) ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error) {
 	out := make([]bool, len(idx))
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		c := tx.Bucket(bucketItemUsers).Cursor()
 		for k, i := range idx {
 			prefix := u64(uint64(i))
 			key, _ := c.Seek(prefix)
 			out[k] = key != nil && bytes.HasPrefix(key, prefix)
+			for _, g := range tail {
+				if _, ok := g.touched[uint64(i)]; ok {
+					out[k] = true
+				}
+			}
 		}
 		return nil
 	})

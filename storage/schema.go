@@ -6,6 +6,8 @@
 //	meta        "schema"                 → uint64 schema version
 //	            "c/<name>"               → uint64 counter (users, items, pairs, positives, events)
 //	            "c/d/<YYYYMMDD>"         → uint64 events accepted with a timestamp on that UTC day
+//	            "log/id"                 → 16 random bytes naming the event log (<db>.events/)
+//	            "log/applied"            → uint64 log position up to which events are applied
 //	users       user id                  → userRecord (binary, 48 bytes: dense index, created,
 //	                                       last seen, items, positives, events)
 //	user_ids    uint64 dense index (BE)  → user id
@@ -27,14 +29,20 @@
 // Dense indices come from each bucket's NextSequence and are never reused, so
 // a deleted user or item leaves a gap. Big-endian keys make cursor order equal
 // numeric order, and a user's pairs are one prefix scan (Seek + HasPrefix).
-// Every write is one bbolt Update transaction; a write returns only after
-// bbolt has committed (fsync) it.
+// Events are written to the event log (eventlog.go) and answered after its
+// fsync; the applier folds them into these buckets later, and reads merge
+// the part not yet applied (tail.go, ingest.go). Every other write is one
+// bbolt Update transaction and returns only after bbolt has committed
+// (fsync) it.
 package storage
 
 // SchemaVersion is written at creation and checked at open. Version 3
 // added pair_days; a version 2 file is migrated when opened for writing
-// (migrateDays) and read as it is when opened read-only.
-const SchemaVersion = 3
+// (migrateDays) and read as it is when opened read-only. Version 4 added
+// the event log (meta "log/id" and "log/applied"); a version 3 file gets
+// an empty log at its first writable open. A binary that reads only
+// version 3 refuses a version 4 file, which may have events in its log.
+const SchemaVersion = 4
 
 var (
 	bucketMeta      = []byte("meta")

@@ -14,6 +14,11 @@ import (
 // ids and item features are mutually consistent (docs/design.md#jobs).
 func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 	snap := &api.Snapshot{TakenAt: s.now().UTC()}
+	// The tail is applied first, so the snapshot holds every event
+	// acknowledged before the call.
+	if err := s.syncTail(ctx); err != nil {
+		return nil, err
+	}
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		snap.Events = counter(tx.Bucket(bucketMeta), counterEvents)
 		snap.UserIDs = readIDs(tx.Bucket(bucketUserIDs))
@@ -48,12 +53,39 @@ func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 // Catalogue reads the serving view of the items.
 func (s *Store) Catalogue(ctx context.Context) (*api.Catalogue, error) {
 	var cat *api.Catalogue
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		var err error
-		cat, _, err = readCatalogue(tx, false)
-		return err
+		if cat, _, err = readCatalogue(tx, false); err != nil {
+			return err
+		}
+		mergeTailCatalogue(cat, tail)
+		return nil
 	})
 	return cat, err
+}
+
+// mergeTailCatalogue adds the items the tail created and its popularity
+// changes to cat.
+func mergeTailCatalogue(cat *api.Catalogue, tail []*tailGen) {
+	for _, g := range tail {
+		for _, it := range g.newItems {
+			for uint64(len(cat.ItemIDs)) <= it.idx {
+				cat.ItemIDs = append(cat.ItemIDs, "")
+				cat.Hidden = append(cat.Hidden, false)
+				cat.Categories = append(cat.Categories, nil)
+				cat.Popularity = append(cat.Popularity, 0)
+			}
+			cat.ItemIDs[it.idx] = it.id
+			cat.Index[it.id] = uint32(it.idx)
+		}
+	}
+	for _, g := range tail {
+		for idx, d := range g.popDelta {
+			if idx < uint64(len(cat.Popularity)) {
+				cat.Popularity[idx] += d
+			}
+		}
+	}
 }
 
 // readIDs returns the id at each dense index of an index → id bucket.

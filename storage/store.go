@@ -3,10 +3,15 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -28,10 +33,18 @@ type Options struct {
 	ReadOnly bool
 	// Now returns the server time for events without a timestamp.
 	Now func() time.Time
-	// MaxSize caps the database file in bytes (0: no cap). A write that
-	// would grow it further fails with api.CodeStorageFull, as a full
-	// disk does, and stores nothing.
+	// MaxSize caps the database file and its event log together, in
+	// bytes (0: no cap). A write that would grow them further fails with
+	// api.CodeStorageFull, as a full disk does, and stores nothing.
 	MaxSize int64
+
+	// direct writes events straight into bbolt, one transaction per
+	// batch, without the event log: the write path before the log, kept
+	// for the benchmarks and tests that compare the two.
+	direct bool
+	// noApplier leaves the tail unapplied until a delete, a snapshot or
+	// Close applies it: for tests of reads that merge the tail.
+	noApplier bool
 }
 
 // Store is the bbolt-backed store. It is safe for concurrent use.
@@ -44,6 +57,25 @@ type Store struct {
 	// every interaction write, so readers can tell whether a cache is stale.
 	itemsVersion  atomic.Uint64
 	eventsVersion atomic.Uint64
+
+	readOnly bool
+	maxSize  int64
+	log      *eventLog // nil: direct writes (Options.direct)
+
+	// Lock order: applyMu, mu, log.mu, tailMu.
+	applyMu     sync.Mutex   // one apply at a time
+	mu          sync.Mutex   // appenders, item allocation, the tail's generation list
+	tailMu      sync.RWMutex // readers of the tail against its changes
+	gens        []*tailGen   // the unapplied tail, oldest first; the last one takes appends
+	tailEvents  int64
+	nextItem    uint64 // the next dense item index
+	applyErr    error  // the last apply's failure, nil after a success
+	closed      bool
+	room        *sync.Cond // on mu: the tail shrank, or the store closed
+	recBuf      []byte
+	kick        chan struct{}
+	stop        chan struct{}
+	applierDone chan struct{}
 }
 
 // batchDelay is how long db.Batch waits for more writers before it
@@ -84,12 +116,72 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.MaxBatchDelay = batchDelay
-	s := &Store{db: db, policy: opts.Policy, now: opts.Now}
+	s := &Store{db: db, policy: opts.Policy, now: opts.Now, readOnly: opts.ReadOnly, maxSize: opts.MaxSize}
 	if err := initDB(db, opts.ReadOnly); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if opts.direct {
+		return s, nil
+	}
+	if err := s.openLog(path, opts.noApplier); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	return s, nil
+}
+
+// openLog opens the event log, replays its unapplied records into the
+// tail, and (when writable) applies them before the store serves and
+// starts the applier.
+func (s *Store) openLog(path string, noApplier bool) error {
+	// The log lives beside the file a symbolic link names, where a bulk
+	// load puts it.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	var id []byte
+	var applied int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		id = bytes.Clone(meta.Get(keyLogID))
+		applied = int64(getU64(meta.Get(keyLogApplied)))
+		s.nextItem = tx.Bucket(bucketItemIDs).Sequence() + 1
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.room = sync.NewCond(&s.mu)
+	s.gens = []*tailGen{newTailGen(applied)}
+	if id == nil {
+		// A read-only file from before the log (schema 2 or 3) has none.
+		return nil
+	}
+	if !s.readOnly {
+		if err := settlePendingLog(path, id); err != nil {
+			return err
+		}
+	}
+	l, err := openLog(path, id, applied, s.readOnly, s.replay)
+	if err != nil {
+		return err
+	}
+	s.log = l
+	if s.readOnly {
+		return nil
+	}
+	if err := s.applyTail(); err != nil {
+		s.log.close()
+		return fmt.Errorf("applying the event log: %w", err)
+	}
+	s.kick, s.stop, s.applierDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	if noApplier {
+		close(s.applierDone)
+		return nil
+	}
+	go s.applier()
+	return nil
 }
 
 // openBolt opens path with bbolt and makes sure the file it locked is still
@@ -126,13 +218,14 @@ func initDB(db *bolt.DB, readOnly bool) error {
 		if meta == nil {
 			return errors.New("not a recsys database (no meta bucket)")
 		}
-		if v := getU64(meta.Get(keySchema)); v != SchemaVersion && !(readOnly && v == 2) {
+		if v := getU64(meta.Get(keySchema)); v != SchemaVersion && !(readOnly && (v == 2 || v == 3)) {
 			return fmt.Errorf("schema version %d, this binary reads %d", v, SchemaVersion)
 		}
 		return nil
 	}
 	if readOnly {
-		// Version 2 differs only in what deletes need (pair_days).
+		// Version 2 differs only in what deletes need (pair_days), 3 in
+		// having no event log.
 		return db.View(check)
 	}
 	return db.Update(func(tx *bolt.Tx) error {
@@ -147,23 +240,72 @@ func initDB(db *bolt.DB, readOnly bool) error {
 				return err
 			}
 		}
-		if getU64(tx.Bucket(bucketMeta).Get(keySchema)) == 2 {
+		meta := tx.Bucket(bucketMeta)
+		if getU64(meta.Get(keySchema)) == 2 {
 			if err := migrateDays(tx); err != nil {
 				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
+			}
+		}
+		if v := getU64(meta.Get(keySchema)); (v == 3 || v == SchemaVersion) && meta.Get(keyLogID) == nil {
+			// Version 4 added the event log: a file of version 3 has
+			// everything applied, so its log starts empty.
+			if err := newLogID(meta); err != nil {
+				return err
+			}
+			if err := meta.Put(keySchema, u64(SchemaVersion)); err != nil {
+				return err
 			}
 		}
 		return check(tx)
 	})
 }
 
-// Close closes the database. A writable one first commits its list of
+// newLogID names the database's event log, so that a log beside another
+// database's file is never replayed into it.
+func newLogID(meta *bolt.Bucket) error {
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return err
+	}
+	return meta.Put(keyLogID, id)
+}
+
+// Close applies the tail, stops the applier and closes the log and the
+// database. Events it cannot apply stay in the log for the next open.
+func (s *Store) Close() error {
+	if s.log == nil || s.readOnly {
+		return s.closeDB()
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return s.closeDB()
+	}
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.applierDone
+	s.applyMu.Lock()
+	s.mu.Lock()
+	_ = s.applyLocked(false)
+	s.closed = true
+	s.room.Broadcast()
+	s.mu.Unlock()
+	s.applyMu.Unlock()
+	err := s.log.close()
+	if cerr := s.closeDB(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// closeDB closes the database. A writable one first commits its list of
 // free pages, which ordinary commits leave out (NoFreelistSync), so that
 // the next Open reads that list instead of walking every page of the file
 // to rebuild it: seconds for a file of gigabytes, the bulk of a server's
 // start. The next write commit drops the list again, so a process that
 // dies still leaves a file whose next Open rebuilds it. Failing to write
 // it (a full disk) only costs that walk.
-func (s *Store) Close() error {
+func (s *Store) closeDB() error {
 	if !s.db.IsReadOnly() {
 		_ = s.db.Update(func(*bolt.Tx) error {
 			s.db.NoFreelistSync = false // read by this commit, under the writer lock
@@ -187,14 +329,15 @@ func (s *Store) Versions() (items, events uint64) {
 // Counts reads the counters.
 func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
 	var c api.Counts
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		m := tx.Bucket(bucketMeta)
+		get := func(name string) int64 { return counter(m, name) + tailCounter(tail, name) }
 		c = api.Counts{
-			Users:        counter(m, counterUsers),
-			Items:        counter(m, counterItems),
-			Interactions: counter(m, counterPairs),
-			Positives:    counter(m, counterPositives),
-			Events:       counter(m, counterEvents),
+			Users:        get(counterUsers),
+			Items:        get(counterItems),
+			Interactions: get(counterPairs),
+			Positives:    get(counterPositives),
+			Events:       get(counterEvents),
 		}
 		return nil
 	})
@@ -205,15 +348,22 @@ func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
 // first, for the most recent days that have any.
 func (s *Store) Activity(ctx context.Context, days int) ([]api.DayCount, error) {
 	var out []api.DayCount
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		counts := map[string]int64{}
 		prefix := []byte(dayPrefix)
 		c := tx.Bucket(bucketMeta).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			day, err := time.Parse("20060102", string(k[len(prefix):]))
-			if err != nil {
+			counts[string(k[len(prefix):])] = int64(getU64(v))
+		}
+		for _, g := range tail {
+			addAll(counts, g.days)
+		}
+		for _, name := range slices.Sorted(maps.Keys(counts)) {
+			day, err := time.Parse("20060102", name)
+			if err != nil || counts[name] <= 0 {
 				continue
 			}
-			out = append(out, api.DayCount{Day: day.Format(time.DateOnly), Events: int64(getU64(v))})
+			out = append(out, api.DayCount{Day: day.Format(time.DateOnly), Events: counts[name]})
 		}
 		return nil
 	})

@@ -13,7 +13,11 @@ import (
 // User reads a user's summary.
 func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 	var u api.User
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		if tu, ok := tailUserRecord(tail, id); ok {
+			u = tu.rec.toAPI(id)
+			return nil
+		}
 		r, err := storedUser(tx, id)
 		if err != nil {
 			return err
@@ -26,7 +30,7 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 
 // DeleteUser deletes a user and every pair of theirs.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
 		u, err := storedUser(tx, id)
 		if err != nil {
 			return err

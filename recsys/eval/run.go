@@ -34,6 +34,9 @@ type Options struct {
 	DumpDir string
 	// Progress, when not nil, is told after every fit.
 	Progress recsys.ProgressFunc
+	// ValidationUsers is the validation-user sample of every search
+	// (Tuning.ValidationUsers: 0 is DefaultValidationUsers, negative all).
+	ValidationUsers int
 	// FEBR is the template of the FEBR fits (early stopping, learning
 	// rate, memory budget); the search sets λ, the validation items and
 	// the seed (FEBRSeed unless set).
@@ -102,7 +105,8 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 					opt.Progress(stage+" "+name, done, total)
 				}
 			}
-			res, err := search(ctx, name, s, cache, opt.Grid.space(), opt.FEBR, dump != nil, step)
+			tuning := Tuning{Grid: opt.Grid.space(), FEBR: opt.FEBR, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step}
+			res, err := search(ctx, name, s, cache, tuning, dump != nil, step)
 			if err != nil {
 				return nil, err
 			}

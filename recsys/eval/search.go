@@ -161,15 +161,15 @@ type foldResult struct {
 const FEBRSeed = 1
 
 // search runs the two-level search of §4.7.3 for one model on one fold
-// (Tune over the full grid g and every validation user); the chosen
-// configuration is fitted again from scratch, which gives the training
-// time, and evaluated on the test set. febr is the template of the FEBR
-// fits. step is called after every fit.
-func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, g recsys.Grid, febr recsys.FEBROptions, dump bool, step func()) (*foldResult, error) {
-	if febr.Seed == 0 {
-		febr.Seed = FEBRSeed
+// (Tune with t, the full grid); the chosen configuration is fitted again
+// from scratch, which gives the training time, and evaluated on the test
+// set. t.FEBR is the template of the FEBR fits (seeded by FEBRSeed unless
+// set). step is called after the final fit.
+func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, tuning Tuning, dump bool, step func()) (*foldResult, error) {
+	if tuning.FEBR.Seed == 0 {
+		tuning.FEBR.Seed = FEBRSeed
 	}
-	t, err := Tune(ctx, name, s, cache, Tuning{Grid: g, FEBR: febr, OnFit: step})
+	t, err := Tune(ctx, name, s, cache, tuning)
 	if err != nil {
 		return nil, err
 	}

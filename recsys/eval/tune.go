@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	"recsys/recsys"
 	"recsys/recsys/metrics"
@@ -15,10 +16,14 @@ type Tuning struct {
 	// than the evaluation (DefaultGrid).
 	Grid recsys.Grid
 	// ValidationUsers caps the users whose validation items score each
-	// candidate (0: all), keeping an evenly spaced subset of those with
-	// validation items: validation ranks every item for every user, so at
-	// 10⁵ users × 10⁴ items it costs more than the fits.
+	// candidate: above it, a fixed-seed uniform sample of that many users
+	// with validation items validates every candidate (and FEBR's early
+	// stopping). 0 means DefaultValidationUsers, negative means all.
+	// Validation ranks every item for every user, so at 10⁵ users × 10⁴
+	// items it costs more than the fits.
 	ValidationUsers int
+	// SampleSeed seeds the validation-user sample (0: 1).
+	SampleSeed uint64
 	// FEBR is the template of every FEBR fit (seed, early stopping,
 	// learning rate, memory budget); the search sets λ and the validation
 	// items.
@@ -26,6 +31,13 @@ type Tuning struct {
 	// OnFit, when not nil, is called after every fit.
 	OnFit func()
 }
+
+// DefaultValidationUsers is the validation-user sample of Tuning: with the
+// per-user ADG's standard deviation of 0.1–0.15 on ml-100k and Last.fm, a
+// mean over 5,000 users has a standard error of about 0.002, and the
+// difference between two candidates, measured on the same users, far less
+// (README "Sampled validation").
+const DefaultValidationUsers = 5000
 
 // Tuned is the outcome of Tune: the choice, with Params refitting the
 // chosen model on the split's training matrix and Refit on all the data.
@@ -63,13 +75,14 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		}
 	}
 	cands := candidates(kind, t.Grid, caps)
+	val := SampleUsers(s.Validation, t.validationUsers(), t.SampleSeed)
 	if kind.Search != nil {
 		febr := t.FEBR
-		c, err := kind.Search(ctx, s.Train, s.Validation, t.Grid, caps, recsys.Params{Cache: cache, FEBR: &febr}, t.OnFit)
+		c, err := kind.Search(ctx, s.Train, val, t.Grid, caps, recsys.Params{Cache: cache, FEBR: &febr}, t.OnFit)
 		if err != nil {
 			return nil, fmt.Errorf("eval: search %s: %w", name, err)
 		}
-		val, err := validate(ctx, c.Model, s, t.ValidationUsers)
+		val, err := Evaluate(ctx, c.Model, s.Train, val)
 		if err != nil {
 			return nil, err
 		}
@@ -92,13 +105,13 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		if err := m.Fit(ctx, s.Train, p); err != nil {
 			return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 		}
-		val, err := validate(ctx, m, s, t.ValidationUsers)
+		v, err := Evaluate(ctx, m, s.Train, val)
 		if err != nil {
 			return nil, err
 		}
-		if val[metrics.MADG] > bestADG {
-			bp, bestADG = p, val[metrics.MADG]
-			best.Model, best.Validation = m, val
+		if v[metrics.MADG] > bestADG {
+			bp, bestADG = p, v[metrics.MADG]
+			best.Model, best.Validation = m, v
 		}
 		prev, prevP = m, p
 		if t.OnFit != nil {
@@ -134,16 +147,23 @@ func dataCaps(ctx context.Context, train *recsys.Matrix, cache *recsys.Neighbour
 	return recsys.Caps{Items: items, Users: train.Users() - 1}, nil
 }
 
-// validate is the mean of every measure of a model fitted on s.Train over
-// the users with validation items, or over maxUsers of them evenly spaced
-// (0: all).
-func validate(ctx context.Context, m recsys.Model, s *Split, maxUsers int) (metrics.Values, error) {
-	return Evaluate(ctx, m, s.Train, sampleUsers(s.Validation, maxUsers))
+// validationUsers is the sample size of t: ValidationUsers, its default
+// for 0, and 0 (all) for a negative value.
+func (t Tuning) validationUsers() int {
+	switch {
+	case t.ValidationUsers == 0:
+		return DefaultValidationUsers
+	case t.ValidationUsers < 0:
+		return 0
+	}
+	return t.ValidationUsers
 }
 
-// sampleUsers keeps the held-out items of n users evenly spaced among
-// those with any, or all of them when n ≤ 0 or there are not more.
-func sampleUsers(sets [][]uint32, n int) [][]uint32 {
+// SampleUsers keeps the held-out items of n users drawn uniformly without
+// replacement, by a generator seeded with seed (0: 1), among those with
+// any; all of sets when n ≤ 0 or there are not more such users. The same
+// seed gives the same sample.
+func SampleUsers(sets [][]uint32, n int, seed uint64) [][]uint32 {
 	var users []int
 	for u, v := range sets {
 		if len(v) > 0 {
@@ -153,9 +173,17 @@ func sampleUsers(sets [][]uint32, n int) [][]uint32 {
 	if n <= 0 || len(users) <= n {
 		return sets
 	}
-	out := make([][]uint32, len(sets))
+	if seed == 0 {
+		seed = 1
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5a3b1e))
+	// A partial Fisher–Yates shuffle draws the first n.
 	for k := range n {
-		u := users[k*len(users)/n]
+		j := k + rng.IntN(len(users)-k)
+		users[k], users[j] = users[j], users[k]
+	}
+	out := make([][]uint32, len(sets))
+	for _, u := range users[:n] {
 		out[u] = sets[u]
 	}
 	return out

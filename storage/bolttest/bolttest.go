@@ -92,3 +92,25 @@ func Diff(a, b Dump, normalize func(bucket string, v []byte) []byte) []string {
 	}
 	return diffs
 }
+
+// Without is d less the keys of bucket that start with prefix (entries
+// that name something of one file only, such as its event log).
+func (d Dump) Without(bucket, prefix string) Dump {
+	b, ok := d[bucket]
+	if !ok {
+		return d
+	}
+	kept := Bucket{Seq: b.Seq}
+	for k, key := range b.Keys {
+		if !bytes.HasPrefix(key, []byte(prefix)) {
+			kept.Keys = append(kept.Keys, key)
+			kept.Vals = append(kept.Vals, b.Vals[k])
+		}
+	}
+	out := make(Dump, len(d))
+	for name, v := range d {
+		out[name] = v
+	}
+	out[bucket] = kept
+	return out
+}

@@ -291,6 +291,12 @@ func testDeleteUser(t *testing.T, open Opener) {
 	if u := mustUser(t, s, "a"); u.Items != 1 || u.Events != 1 {
 		t.Fatalf("recreated a = %+v", u)
 	}
+	// UserIDs names the users of a trained model's snapshot; a new user's
+	// dense index is certain once a snapshot holds it (bbolt assigns it
+	// when the event log's tail is applied).
+	if _, err := s.Snapshot(bg); err != nil {
+		t.Fatal(err)
+	}
 	if ids, _ := s.UserIDs(bg, []uint32{1, 2, 3, 9}); !reflect.DeepEqual(ids, []string{"", "b", "a", ""}) {
 		t.Fatalf("UserIDs = %q", ids)
 	}

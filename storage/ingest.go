@@ -1,0 +1,479 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"recsys/api"
+)
+
+// Ingest through the event log (docs/design.md#ingest): a batch is judged,
+// its new items get their dense indices, its record is written to the log
+// and folded into the current tail generation, and the answer waits for the
+// group fsync. The applier folds whole generations into bbolt in the
+// background; every other write to users, pairs or items first applies the
+// whole tail, under the append lock, so it sees and changes a store with
+// no tail.
+
+const (
+	// genEvents is the size at which an appender freezes the current
+	// generation and wakes the applier.
+	genEvents = 1 << 18
+)
+
+// applyEvery is the applier's pace when nothing wakes it sooner (tests
+// quicken it).
+var applyEvery = 500 * time.Millisecond
+
+// maxTailEvents bounds the unapplied tail: appenders wait beyond it
+// (tests lower it).
+var maxTailEvents int64 = 4 * genEvents
+
+var keyLogApplied = []byte("log/applied")
+var keyLogID = []byte("log/id")
+
+// appendEvents is AddInteractions on the log.
+func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []judged, now int64) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	if s.tailEvents >= maxTailEvents {
+		// Wait for the applier, but not past the request's deadline: a
+		// request given up stores nothing.
+		stop := context.AfterFunc(ctx, func() {
+			s.mu.Lock()
+			s.room.Broadcast()
+			s.mu.Unlock()
+		})
+		for s.tailEvents >= maxTailEvents && s.applyErr == nil && !s.closed && ctx.Err() == nil {
+			s.room.Wait()
+		}
+		stop()
+		if err := ctx.Err(); err != nil {
+			s.mu.Unlock()
+			return 0, err
+		}
+	}
+	if s.applyErr != nil && !s.closed {
+		// Retry the failed apply (space may have returned) before taking
+		// more: a store that cannot apply takes nothing.
+		s.mu.Unlock()
+		s.applyTail()
+		s.mu.Lock()
+	}
+	pos, err := s.appendLocked(evs, js, now)
+	s.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	if err := s.log.waitDurable(pos); err != nil {
+		return 0, err
+	}
+	s.eventsVersion.Add(1)
+	return len(evs), nil
+}
+
+// appendLocked writes and folds one batch; the caller holds s.mu.
+func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int64, error) {
+	if s.closed {
+		return 0, errors.New("storage: the store is closed")
+	}
+	if s.applyErr != nil {
+		return 0, s.writeErr(s.applyErr)
+	}
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	layers := s.layers()
+	lb := logBatch{arrival: now, events: make([]logEvent, len(evs))}
+	items := tx.Bucket(bucketItems)
+	next := s.nextItem
+	created := map[string]uint64{}
+	for k, ev := range evs {
+		e := &lb.events[k]
+		*e = logEvent{user: ev.UserID, item: ev.ItemID, typ: ev.Type, ts: unixNano(ev.Timestamp), value: ev.Value}
+		if e.ts == 0 {
+			e.ts = now
+		}
+		if ev.HasValue {
+			e.bits |= evHasValue
+		}
+		if js[k].positive {
+			e.bits |= evPositive
+		}
+		if js[k].negative {
+			e.bits |= evNegative
+		}
+		if idx, ok := created[ev.ItemID]; ok {
+			e.itemIdx = idx
+		} else if idx, ok := tailItemIndex(layers, ev.ItemID); ok {
+			e.itemIdx = idx
+		} else if b := items.Get([]byte(ev.ItemID)); b != nil {
+			if e.itemIdx, err = itemIndexOf(b); err != nil {
+				return 0, err
+			}
+		} else {
+			e.itemIdx, e.bits = next, e.bits|evNewItem
+			created[ev.ItemID] = next
+			next++
+		}
+	}
+	g, err := foldBatch(tx, layers, &lb)
+	if err != nil {
+		return 0, err
+	}
+	size := tx.Size()
+	tx.Rollback() // before s.tailMu: see viewTail
+	s.recBuf = encodeRecord(s.recBuf[:0], &lb)
+	s.log.mu.Lock()
+	if s.maxSize > 0 && size+s.log.written+int64(len(s.recBuf)) > s.maxSize {
+		s.log.mu.Unlock()
+		return 0, s.writeErr(errMaxSize)
+	}
+	pos, err := s.log.write(s.recBuf)
+	s.log.mu.Unlock()
+	if cap(s.recBuf) > 16<<20 {
+		s.recBuf = nil
+	}
+	if err != nil {
+		return 0, s.writeErr(err)
+	}
+	s.nextItem = next
+	s.addToTail(g, pos)
+	return pos, nil
+}
+
+// errMaxSize is a write that would take the database file and the event
+// log past Options.MaxSize together.
+var errMaxSize = fmt.Errorf("storage: the database and its event log: %w", bolterrors.ErrMaxSizeReached)
+
+// layers returns the tail generations newest first. The caller holds s.mu
+// (so no generation is dropped meanwhile).
+func (s *Store) layers() []*tailGen {
+	out := make([]*tailGen, 0, len(s.gens))
+	for k := len(s.gens) - 1; k >= 0; k-- {
+		out = append(out, s.gens[k])
+	}
+	return out
+}
+
+// addToTail merges the folded batch g, whose record ends at pos, into the
+// current generation, and freezes it when full. The caller holds s.mu.
+func (s *Store) addToTail(g *tailGen, pos int64) {
+	s.tailMu.Lock()
+	cur := s.gens[len(s.gens)-1]
+	cur.merge(g)
+	cur.end = pos
+	full := cur.events >= genEvents
+	if full {
+		s.gens = append(s.gens, newTailGen(pos))
+	}
+	s.tailMu.Unlock()
+	s.tailEvents += g.events
+	if full {
+		select {
+		case s.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// replay folds a record read from the log at open into the tail.
+func (s *Store) replay(lb *logBatch, end int64) error {
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		return err
+	}
+	g, err := foldBatch(tx, s.layers(), lb)
+	tx.Rollback()
+	if err != nil {
+		return err
+	}
+	for _, e := range lb.events {
+		s.nextItem = max(s.nextItem, e.itemIdx+1)
+	}
+	s.addToTail(g, end)
+	return nil
+}
+
+// applier folds the tail into bbolt until stop is closed.
+func (s *Store) applier() {
+	defer close(s.applierDone)
+	t := time.NewTicker(applyEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.kick:
+		case <-t.C:
+		}
+		s.applyTail()
+	}
+}
+
+// applyTail applies every generation of the tail, the current one
+// included, one bbolt transaction each. It records the first failure in
+// s.applyErr (cleared by the next success) and returns it.
+func (s *Store) applyTail() error {
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applyLocked(true)
+}
+
+// applyLocked is applyTail for a caller holding s.applyMu and s.mu. With
+// unlock, s.mu is let go during each bbolt transaction so that appenders
+// go on meanwhile.
+func (s *Store) applyLocked(unlock bool) error {
+	if s.log == nil || s.readOnly {
+		return nil
+	}
+	s.freezeLocked()
+	for len(s.gens) > 1 {
+		g := s.gens[0]
+		if unlock {
+			s.mu.Unlock()
+		}
+		err := s.writeErr(s.db.Update(func(tx *bolt.Tx) error { return applyGen(tx, g) }))
+		if unlock {
+			s.mu.Lock()
+		}
+		if err != nil {
+			s.applyErr = err
+			s.room.Broadcast()
+			return err
+		}
+		s.tailMu.Lock()
+		s.gens = s.gens[1:]
+		s.tailMu.Unlock()
+		s.tailEvents -= g.events
+		s.applyErr = nil
+		s.room.Broadcast()
+	}
+	return nil
+}
+
+// freezeLocked starts a new current generation if the current one holds
+// anything. The caller holds s.mu.
+func (s *Store) freezeLocked() {
+	cur := s.gens[len(s.gens)-1]
+	if cur.events == 0 {
+		return
+	}
+	s.tailMu.Lock()
+	s.gens = append(s.gens, newTailGen(cur.end))
+	s.tailMu.Unlock()
+}
+
+// applyGen writes the records of generation g into bbolt, and the log
+// position it reaches, in one transaction: a crash leaves the store before
+// or after the whole generation, and the log replay starts where it ends.
+func applyGen(tx *bolt.Tx, g *tailGen) error {
+	w := newWriter(tx)
+	seq := w.itemID.Sequence()
+	for _, it := range g.newItems {
+		if w.items.Get([]byte(it.id)) != nil {
+			return fmt.Errorf("storage: item %q of the event log exists already", it.id)
+		}
+		rec, err := itemRecord{Idx: it.idx, Created: it.created, Updated: it.created}.encode()
+		if err != nil {
+			return err
+		}
+		if err := w.items.Put([]byte(it.id), rec); err != nil {
+			return err
+		}
+		if err := w.itemID.Put(u64(it.idx), []byte(it.id)); err != nil {
+			return err
+		}
+		seq = max(seq, it.idx)
+	}
+	if err := w.itemID.SetSequence(seq); err != nil {
+		return err
+	}
+	idxOf := make(map[string]uint64, len(g.newUsers))
+	for _, id := range g.newUsers {
+		if w.users.Get([]byte(id)) != nil {
+			return fmt.Errorf("storage: user %q of the event log exists already", id)
+		}
+		idx, err := w.userIDs.NextSequence()
+		if err != nil {
+			return err
+		}
+		if err := w.userIDs.Put(u64(idx), []byte(id)); err != nil {
+			return err
+		}
+		idxOf[id] = idx
+	}
+	type pairPut struct {
+		key []byte
+		tp  *tailPair
+	}
+	puts := make([]pairPut, 0, g.events)
+	for id, tu := range g.users {
+		rec := tu.rec
+		if rec.idx == 0 {
+			rec.idx = idxOf[id]
+		}
+		if rec.idx == 0 {
+			// Created by an earlier generation, applied since.
+			b := w.users.Get([]byte(id))
+			if b == nil {
+				return fmt.Errorf("storage: user %q of the event log is missing", id)
+			}
+			old, err := decodeUser(b)
+			if err != nil {
+				return err
+			}
+			rec.idx = old.idx
+		}
+		w.userCache[id] = &rec
+		for item, tp := range tu.pairs {
+			puts = append(puts, pairPut{pairKey(rec.idx, item), tp})
+		}
+	}
+	// Key order keeps each insert next to the previous one in bbolt's
+	// page cache and appends runs of new keys at a node's end.
+	slices.SortFunc(puts, func(a, b pairPut) int { return bytes.Compare(a.key, b.key) })
+	var index [][2][]byte
+	for _, p := range puts {
+		if err := w.pairs.Put(p.key, p.tp.rec.encode()); err != nil {
+			return err
+		}
+		if p.tp.writeIndex {
+			index = append(index, [2][]byte{swapPairKey(p.key), {p.tp.rec.flags}})
+		}
+		for day, n := range p.tp.laterDays {
+			w.pairDayDelta[pairDayKey(p.key, day)] += n
+		}
+	}
+	slices.SortFunc(index, func(a, b [2][]byte) int { return bytes.Compare(a[0], b[0]) })
+	for _, kv := range index {
+		if err := w.itemUsers.Put(kv[0], kv[1]); err != nil {
+			return err
+		}
+	}
+	addAll(w.popDelta, g.popDelta)
+	addAll(w.counters, g.counters)
+	addAll(w.days, g.days)
+	if err := w.meta.Put(keyLogApplied, u64(uint64(g.end))); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+// swapPairKey turns user | item into item | user.
+func swapPairKey(k []byte) []byte {
+	out := make([]byte, 16)
+	copy(out, k[8:])
+	copy(out[8:], k[:8])
+	return out
+}
+
+// exclusive runs fn with the whole tail applied and no append running: the
+// writes that change users, pairs or items other than by adding events
+// (deletes, catalogue writes) see and change a store with no tail.
+func (s *Store) exclusive(ctx context.Context, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.log == nil || s.readOnly {
+		return fn()
+	}
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("storage: the store is closed")
+	}
+	if err := s.applyLocked(false); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// updateExclusive is update run by exclusive.
+func (s *Store) updateExclusive(ctx context.Context, fn func(*bolt.Tx) error) error {
+	return s.exclusive(ctx, func() error { return s.update(ctx, fn) })
+}
+
+// syncTail applies the whole tail, so that a read transaction begun after
+// it sees every event acknowledged before the call (the training
+// snapshot).
+func (s *Store) syncTail(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.log == nil || s.readOnly {
+		return nil
+	}
+	return s.applyTail()
+}
+
+// viewTail runs fn in a read transaction with the part of the tail that
+// transaction has not applied, newest first. The tail is read under
+// s.tailMu; appenders take it only with no bbolt transaction open (a
+// pending remap would otherwise wait on them while they wait on readers).
+func (s *Store) viewTail(ctx context.Context, fn func(tx *bolt.Tx, tail []*tailGen) error) error {
+	if s.log == nil {
+		return s.view(ctx, func(tx *bolt.Tx) error { return fn(tx, nil) })
+	}
+	s.tailMu.RLock()
+	defer s.tailMu.RUnlock()
+	return s.view(ctx, func(tx *bolt.Tx) error {
+		applied := int64(getU64(tx.Bucket(bucketMeta).Get(keyLogApplied)))
+		var tail []*tailGen
+		for k := len(s.gens) - 1; k >= 0; k-- {
+			if g := s.gens[k]; g.events > 0 && g.end > applied {
+				tail = append(tail, g)
+			}
+		}
+		return fn(tx, tail)
+	})
+}
+
+// TailEvents is the number of acknowledged events not yet applied to the
+// bbolt indexes (the applier's lag).
+func (s *Store) TailEvents() int64 {
+	if s.log == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tailEvents
+}
+
+// LogBytes is the size of the event log on disk.
+func (s *Store) LogBytes() int64 {
+	if s.log == nil {
+		return 0
+	}
+	return s.log.size()
+}
+
+// tailHasNewItems reports whether the tail created any item.
+func (s *Store) tailHasNewItems() bool {
+	if s.log == nil {
+		return false
+	}
+	s.tailMu.RLock()
+	defer s.tailMu.RUnlock()
+	for _, g := range s.gens {
+		if len(g.newItems) > 0 {
+			return true
+		}
+	}
+	return false
+}
