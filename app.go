@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -152,6 +153,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	jo := c.Jobs
 	jo.Logger = c.Logger
+	_, jo.Replicated = st.(jobs.Shared) // replicas share the queue and elect a trainer
 	sched := jobs.NewScheduler(st, eng, jo)
 	if err = sched.Recover(ctx); err != nil {
 		return nil, err
@@ -172,7 +174,15 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
 			Help: "Persisted models (or the active model) that could not be loaded at start."},
-			func() float64 { return float64(len(loadErrs)) }))
+			func() float64 { return float64(len(loadErrs)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_training_leader",
+			Help: "1 while this process runs the training jobs and triggers (the elected leader among replicas), else 0."},
+			func() float64 {
+				if sched.Leading() {
+					return 1
+				}
+				return 0
+			}))
 	if bs, ok := st.(*storage.Store); ok {
 		// The bbolt store's event log (PostgreSQL commits each batch itself).
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_ingest_tail_events",
@@ -298,6 +308,11 @@ func (a *App) Run(ctx context.Context) error {
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); a.sched.Run(jctx) }()
+	if w, ok := a.store.(sharedStore); ok {
+		syncDone := make(chan struct{})
+		go func() { defer close(syncDone); a.followReplicas(jctx, w) }()
+		defer func() { <-syncDone }()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- a.srv.Serve(a.ln) }()
 	if a.pprofSrv != nil {
@@ -328,6 +343,64 @@ func (a *App) Run(ctx context.Context) error {
 	return nil
 }
 
+// sharedStore is a store that several replicas share (the PostgreSQL
+// store): it tells when any of them stores or activates a model, and
+// refreshes its versions from the others' writes.
+type sharedStore interface {
+	Watch(ctx context.Context, heard func(channel, payload string))
+	Refresh(ctx context.Context) error
+}
+
+// SyncEvery is how often a replica compares its models with the store's,
+// besides on every notification: it bounds how late a model trained at
+// another replica is served here (docs/design.md#replicas).
+const SyncEvery = 3 * time.Second
+
+// RefreshEvery is how often a replica looks for other replicas' writes of
+// data, which its catalogue cache then rebuilds for.
+const RefreshEvery = time.Second
+
+// followReplicas serves, until ctx is done, the models other replicas
+// store and activate (at once on a notification, else within SyncEvery),
+// cancels the jobs they are asked to cancel if it runs them, and refreshes the store's versions from their writes every RefreshEvery.
+func (a *App) followReplicas(ctx context.Context, w sharedStore) {
+	kick := make(chan struct{}, 1)
+	go w.Watch(ctx, func(channel, payload string) {
+		if channel == postgres.JobsChannel {
+			if id, ok := strings.CutPrefix(payload, "cancel "); ok {
+				a.sched.CancelRunning(id)
+			} else if strings.HasPrefix(payload, "queued ") {
+				a.sched.Wake()
+			}
+			return
+		}
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	})
+	t := time.NewTicker(SyncEvery)
+	defer t.Stop()
+	r := time.NewTicker(RefreshEvery)
+	defer r.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.C:
+			if err := w.Refresh(ctx); err != nil && ctx.Err() == nil {
+				a.cfg.Logger.Warn("reading other replicas' writes", "err", err)
+			}
+			continue
+		case <-kick:
+		case <-t.C:
+		}
+		if err := a.engine.Sync(ctx, a.store); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("loading the models stored by another replica", "err", err)
+		}
+	}
+}
+
 // Close releases what NewApp opened: the listeners (Run's shutdown has
 // closed them if it ran) and then the store, whose file lock a restart or
 // another command waits for. Run must have returned. Only the first call
@@ -350,3 +423,7 @@ func (a *App) Close() error {
 	})
 	return a.closeErr
 }
+
+// The PostgreSQL store is a shared one (checked here: Run finds it by a
+// type assertion, which a renamed method would silently fail).
+var _ sharedStore = (*postgres.Store)(nil)

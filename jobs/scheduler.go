@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"recsys/api"
@@ -29,6 +30,24 @@ type Store interface {
 	api.ModelStore
 	api.JobStore
 	api.ReportStore
+}
+
+// Shared is a store that several serve processes (replicas) share, the
+// PostgreSQL store: its jobs table is the queue every replica submits to,
+// and one replica at a time, the leader, holds its lock and runs the jobs
+// and the triggers (docs/design.md#replicas).
+type Shared interface {
+	// TryLead takes or keeps the leader lock; true while it is held.
+	TryLead(ctx context.Context) (bool, error)
+	PendingJobs(ctx context.Context) ([]api.Job, error)
+	ClaimQueuedJob(ctx context.Context) (api.Job, bool, error)
+	CancelQueuedJob(ctx context.Context, id, reason string) (api.Job, bool, error)
+	FailJobs(ctx context.Context, states []string, reason string) (int, error)
+	// RequestCancel asks the replica running job id to cancel it
+	// (CancelRunning there).
+	RequestCancel(ctx context.Context, id string) error
+	// AnnounceQueued tells the leader a job is queued (Wake there).
+	AnnounceQueued(ctx context.Context, id string) error
 }
 
 // Serving is where finished models go: the serving engine
@@ -56,6 +75,13 @@ type Options struct {
 	Auto   bool
 	Train  TrainOptions
 	Logger *slog.Logger
+	// Replicated makes the queue the store's, when it is Shared: jobs
+	// submitted at any replica run at the elected leader. Without it (the
+	// CLI, a bbolt file) the process is its only runner.
+	Replicated bool
+	// LeadEvery is how often a replica tries to become the leader, and the
+	// leader checks its lock and polls the queue (default 2 s).
+	LeadEvery time.Duration
 	// OnProgress, when set, sees every update of a job's record (the CLI
 	// draws its progress bar from it).
 	OnProgress func(api.Job)
@@ -66,7 +92,11 @@ const (
 	DefaultInterval   = 24 * time.Hour
 	DefaultNewEvents  = 10000
 	DefaultCheckEvery = 10 * time.Second
+	DefaultLeadEvery  = 2 * time.Second
 )
+
+// interruptedByLeader is the error of a job whose leader was lost.
+const interruptedByLeader = "interrupted: the replica running it stopped (the training leader was lost)"
 
 // Scheduler runs training and evaluation jobs one at a time, in order, on
 // a background goroutine, and keeps their records.
@@ -82,6 +112,10 @@ type Scheduler struct {
 	cancelRun   context.CancelFunc
 	wake        chan struct{}
 	lastTrained int64 // event counter at the last training's snapshot
+
+	// shared is the store's queue when Options.Replicated; nil otherwise.
+	shared  Shared
+	leading atomic.Bool
 }
 
 // NewScheduler returns a scheduler; Run starts it.
@@ -101,13 +135,30 @@ func NewScheduler(st Store, eng Serving, opts Options) *Scheduler {
 	// A name listed twice would be trained twice by every default job,
 	// evicting the previous good version (only two are kept).
 	opts.Models = distinct(opts.Models)
-	return &Scheduler{st: st, eng: eng, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1), lastTrained: -1}
+	if opts.LeadEvery == 0 {
+		opts.LeadEvery = DefaultLeadEvery
+	}
+	s := &Scheduler{st: st, eng: eng, opts: opts, log: opts.Logger, wake: make(chan struct{}, 1), lastTrained: -1}
+	if sh, ok := st.(Shared); ok && opts.Replicated {
+		s.shared = sh
+	}
+	return s
 }
+
+// Leading reports whether this process runs the jobs: always without a
+// shared queue, only while it holds the leader lock with one.
+func (s *Scheduler) Leading() bool { return s.shared == nil || s.leading.Load() }
 
 // Recover marks jobs left running by a dead process as failed. Call it once
 // at start-up, before Run.
 func (s *Scheduler) Recover(ctx context.Context) error {
-	n, err := s.st.FailInterruptedJobs(ctx, "interrupted: the process stopped while the job was running")
+	var n int
+	var err error
+	if _, shared := s.st.(Shared); !shared {
+		// A shared store's running jobs may be another replica's: the
+		// leader that takes over fails them instead (lead).
+		n, err = s.st.FailInterruptedJobs(ctx, "interrupted: the process stopped while the job was running")
+	}
 	if n > 0 {
 		s.log.Warn("marked interrupted jobs failed", "jobs", n)
 	}
@@ -144,7 +195,11 @@ func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if id, state := s.pendingTrainLocked(); id != "" && !req.Queue {
+	id, state, err := s.pendingTrainLocked(ctx)
+	if err != nil {
+		return api.Job{}, err
+	}
+	if id != "" && !req.Queue {
 		return api.Job{}, &api.Error{Code: api.CodeConflict,
 			Message: fmt.Sprintf("training job %s is already %s; retry later or ask to queue", id, state),
 			Details: []api.ErrorDetail{{Field: "job_id", Problem: id}}}
@@ -187,16 +242,25 @@ func (s *Scheduler) SubmitEvaluation(ctx context.Context, req api.EvaluationRequ
 // which changes its state under its own lock, so only the fields fixed
 // before it started (kind, id) are read here: while s.running is set, the
 // job is running.
-func (s *Scheduler) pendingTrainLocked() (id, state string) {
+func (s *Scheduler) pendingTrainLocked(ctx context.Context) (id, state string, err error) {
+	if s.shared != nil {
+		pending, err := s.shared.PendingJobs(ctx)
+		for _, j := range pending {
+			if j.Kind == api.JobTrain {
+				return j.ID, j.State, err
+			}
+		}
+		return "", "", err
+	}
 	if s.running != nil && s.running.Kind == api.JobTrain {
-		return s.running.ID, api.JobRunning
+		return s.running.ID, api.JobRunning, nil
 	}
 	for k := range s.queue {
 		if s.queue[k].Kind == api.JobTrain {
-			return s.queue[k].ID, api.JobQueued
+			return s.queue[k].ID, api.JobQueued, nil
 		}
 	}
-	return "", ""
+	return "", "", nil
 }
 
 func (s *Scheduler) enqueueLocked(ctx context.Context, j api.Job) (api.Job, error) {
@@ -208,12 +272,25 @@ func (s *Scheduler) enqueueLocked(ctx context.Context, j api.Job) (api.Job, erro
 	if err := s.st.PutJob(ctx, j); err != nil {
 		return api.Job{}, err
 	}
-	s.queue = append(s.queue, j)
+	if s.shared == nil {
+		s.queue = append(s.queue, j)
+	} else if !s.leading.Load() {
+		// The leader polls the queue every LeadEvery anyway.
+		if err := s.shared.AnnounceQueued(ctx, j.ID); err != nil {
+			s.log.Warn("announcing a queued job to the leader", "job", j.ID, "err", err)
+		}
+	}
+	s.Wake()
+	return j, nil
+}
+
+// Wake makes the scheduler look at its queue now: after a submit, or at
+// the leader when another replica announces a queued job.
+func (s *Scheduler) Wake() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return j, nil
 }
 
 // Cancel stops a running job or drops a queued one.
@@ -234,11 +311,32 @@ func (s *Scheduler) Cancel(ctx context.Context, id string) (api.Job, error) {
 		}
 	}
 	s.mu.Unlock()
+	if s.shared != nil {
+		if j, ok, err := s.shared.CancelQueuedJob(ctx, id, "cancelled before it started"); ok || err != nil {
+			return j, err
+		}
+	}
 	j, err := s.st.Job(ctx, id)
 	if err != nil {
 		return j, err
 	}
+	if j.State == api.JobRunning && s.shared != nil {
+		// It runs at another replica, the leader: ask it to stop.
+		return j, s.shared.RequestCancel(ctx, id)
+	}
 	return j, &api.Error{Code: api.CodeConflict, Message: fmt.Sprintf("job %s already ended (%s)", id, j.State)}
+}
+
+// CancelRunning cancels job id if this process runs it, and reports
+// whether it did: the leader's answer to another replica's RequestCancel.
+func (s *Scheduler) CancelRunning(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == nil || s.running.ID != id {
+		return false
+	}
+	s.cancelRun()
+	return true
 }
 
 // Run processes jobs and fires the triggers until ctx is done; it then
@@ -252,6 +350,27 @@ func (s *Scheduler) Run(ctx context.Context) {
 	}
 	check := time.NewTicker(s.opts.CheckEvery)
 	defer check.Stop()
+	if s.shared != nil {
+		// The lock is checked apart from the loop, which a job blocks, so
+		// that a leader that loses it stops its job (lead).
+		s.lead(ctx)
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			t := time.NewTicker(s.opts.LeadEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					s.lead(ctx)
+					s.Wake() // and poll the queue
+				}
+			}
+		}()
+	}
 	s.checkEvents(ctx)
 	for {
 		s.drain(ctx)
@@ -267,9 +386,46 @@ func (s *Scheduler) Run(ctx context.Context) {
 	}
 }
 
+// lead takes or keeps the leader lock of a shared queue. A replica that
+// becomes the leader fails the jobs its lost predecessor left running (no
+// other process runs jobs while it holds the lock) and counts the events
+// up to now as trained on, as a start with a loaded model does.
+func (s *Scheduler) lead(ctx context.Context) {
+	ok, err := s.shared.TryLead(ctx)
+	if err != nil {
+		s.log.Warn("checking the training leader lock", "err", err)
+	}
+	was := s.leading.Swap(ok)
+	switch {
+	case ok && !was:
+		s.log.Info("became the training leader: this replica runs the jobs and the triggers")
+		n, err := s.shared.FailJobs(ctx, []string{api.JobRunning}, interruptedByLeader)
+		if err != nil {
+			s.log.Error("failing the jobs of the lost leader", "err", err)
+		} else if n > 0 {
+			s.log.Warn("marked the lost leader's jobs failed", "jobs", n)
+		}
+		if s.eng.Active() != nil {
+			if c, err := s.st.Counts(ctx); err == nil {
+				s.mu.Lock()
+				s.lastTrained = c.Events
+				s.mu.Unlock()
+			}
+		}
+	case !ok && was:
+		// Another replica may lead now and fail the running job: stop it.
+		s.log.Warn("lost the training leader lock: another replica runs the jobs now")
+		s.mu.Lock()
+		if s.running != nil {
+			s.cancelRun()
+		}
+		s.mu.Unlock()
+	}
+}
+
 // checkEvents fires the "N new events" trigger.
 func (s *Scheduler) checkEvents(ctx context.Context) {
-	if s.opts.NewEvents <= 0 {
+	if s.opts.NewEvents <= 0 || !s.Leading() {
 		return
 	}
 	c, err := s.st.Counts(ctx)
@@ -285,6 +441,9 @@ func (s *Scheduler) checkEvents(ctx context.Context) {
 }
 
 func (s *Scheduler) trigger(ctx context.Context, why string) {
+	if !s.Leading() {
+		return
+	}
 	if _, err := s.SubmitTrain(ctx, api.TrainRequest{Trigger: why, Auto: s.opts.Auto}); err != nil && api.ErrorCode(err) != api.CodeConflict {
 		s.log.Error("scheduling a retrain", "trigger", why, "err", err)
 	}
@@ -297,20 +456,49 @@ func (s *Scheduler) RunQueued(ctx context.Context) { s.drain(ctx) }
 // drain runs queued jobs until the queue is empty or ctx is done.
 func (s *Scheduler) drain(ctx context.Context) {
 	for ctx.Err() == nil {
+		jctx, cancel := context.WithCancel(ctx)
+		j := s.next(ctx, cancel)
+		if j == nil {
+			cancel()
+			return
+		}
+		s.execute(jctx, j)
+		cancel()
+	}
+}
+
+// next takes the next job to run, from the process's queue or, at the
+// leader of a shared queue, the store's oldest queued job, and marks it
+// running here with cancel as its cancel; nil when there is none. A local
+// job leaves the queue and becomes running under one lock, so a submit
+// never sees it in neither place.
+func (s *Scheduler) next(ctx context.Context, cancel context.CancelFunc) *api.Job {
+	var j api.Job
+	if s.shared != nil {
+		if !s.leading.Load() {
+			return nil
+		}
+		var ok bool
+		var err error
+		if j, ok, err = s.shared.ClaimQueuedJob(ctx); !ok {
+			if err != nil {
+				s.log.Error("taking a queued job", "err", err)
+			}
+			return nil
+		}
+		s.mu.Lock()
+	} else {
 		s.mu.Lock()
 		if len(s.queue) == 0 {
 			s.mu.Unlock()
-			return
+			return nil
 		}
-		j := s.queue[0]
+		j = s.queue[0]
 		s.queue = s.queue[1:]
-		jctx, cancel := context.WithCancel(ctx)
-		s.running, s.cancelRun = &j, cancel
-		s.mu.Unlock()
-
-		s.execute(jctx, &j)
-		cancel()
 	}
+	s.running, s.cancelRun = &j, cancel
+	s.mu.Unlock()
+	return &j
 }
 
 // checkModelNames rejects, naming the entry, a name that is not in valid

@@ -2,6 +2,7 @@ package serving
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -178,4 +179,45 @@ func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
 		errs = append(errs, fmt.Errorf("the active model %q could not be loaded; answering from the popularity fallback", active))
 	}
 	return errs
+}
+
+// Sync brings the served models up to the store's: a newer version of a
+// model is decoded and installed, and the stored active model becomes the
+// active one. Replicas sharing a store call it when another replica stored
+// or activated a model (docs/design.md#replicas); what is already served is
+// not read again.
+func (e *Engine) Sync(ctx context.Context, st ModelStore) error {
+	infos, err := st.Models(ctx)
+	if err != nil {
+		return err
+	}
+	active, err := st.ActiveModel(ctx)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var errs []error
+	for _, info := range infos { // newest first within a name
+		if seen[info.Name] {
+			continue
+		}
+		seen[info.Name] = true
+		if cur := e.Lookup(info.Name); cur != nil && cur.Info.Version >= info.Version {
+			continue
+		}
+		blob, err := st.ModelBlob(ctx, info.Name, info.Version)
+		var m Artefact
+		if err == nil {
+			m, err = Decode(info.Name, blob)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("model %s %s: %w", info.Name, info.Version, err))
+			continue
+		}
+		e.Install(&Served{Info: info, Model: m}, info.Name == active)
+	}
+	if cur := e.Active(); active != "" && (cur == nil || cur.Info.Name != active) && e.Lookup(active) != nil {
+		errs = append(errs, e.Activate(active))
+	}
+	return errors.Join(errs...)
 }

@@ -105,9 +105,9 @@ func (s *Store) Dump(ctx context.Context, sink storage.DumpSink) error {
 // Restore fills an empty store with a dump, in one transaction; rows go in
 // through COPY, copyBatch at a time.
 func (s *Store) Restore(ctx context.Context, fill func(storage.DumpSink) error) error {
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeCatalogue(ctx, func(tx pgx.Tx) error {
 		var used bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM counters WHERE name <> 'writer' AND value <> 0)
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM counters WHERE name NOT IN ('writer', 'catalogue') AND value <> 0)
 			OR EXISTS (SELECT 1 FROM models) OR EXISTS (SELECT 1 FROM jobs) OR EXISTS (SELECT 1 FROM reports)
 			OR EXISTS (SELECT 1 FROM settings)`).Scan(&used); err != nil {
 			return err

@@ -95,7 +95,7 @@ func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 		return nil
 	}
 	now := s.now().UnixNano()
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeCatalogue(ctx, func(tx pgx.Tx) error {
 		ids := make([]string, len(items))
 		for k, it := range items {
 			ids[k] = it.ID
@@ -154,7 +154,7 @@ func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 // aborts the update and is returned as is.
 func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item) (api.Item, error)) (api.Item, error) {
 	var out api.Item
-	err := s.write(ctx, func(tx pgx.Tx) error {
+	err := s.writeCatalogue(ctx, func(tx pgx.Tx) error {
 		var r itemRow
 		if err := tx.QueryRow(ctx, `SELECT `+itemColumns+` FROM items WHERE id = $1`, id).Scan(r.dest()...); err == pgx.ErrNoRows {
 			return notFound("item", id)
@@ -235,7 +235,7 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 
 // DeleteItem deletes an item and every pair with it.
 func (s *Store) DeleteItem(ctx context.Context, id string) error {
-	err := s.write(ctx, func(tx pgx.Tx) error { return deleteWithPairs(ctx, tx, "item", id) })
+	err := s.writeCatalogue(ctx, func(tx pgx.Tx) error { return deleteWithPairs(ctx, tx, "item", id) })
 	if err == nil {
 		s.itemsVersion.Add(1)
 		s.eventsVersion.Add(1)

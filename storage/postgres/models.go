@@ -220,10 +220,15 @@ func (s *Store) Jobs(ctx context.Context, limit int) ([]api.Job, error) {
 // FailInterruptedJobs marks every queued or running job failed: at start-up
 // no job can be running, so those records belong to a process that died.
 func (s *Store) FailInterruptedJobs(ctx context.Context, reason string) (int, error) {
+	return s.FailJobs(ctx, []string{api.JobRunning, api.JobQueued}, reason)
+}
+
+// FailJobs marks every job in one of states failed, with reason.
+func (s *Store) FailJobs(ctx context.Context, states []string, reason string) (int, error) {
 	n := 0
 	now := s.now().UTC()
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		rows, _ := tx.Query(ctx, `SELECT record FROM jobs WHERE state IN ($1, $2) ORDER BY id FOR UPDATE`, api.JobRunning, api.JobQueued)
+		rows, _ := tx.Query(ctx, `SELECT record FROM jobs WHERE state = ANY($1) ORDER BY id FOR UPDATE`, states)
 		var fixed []api.Job
 		var b []byte
 		if _, err := pgx.ForEachRow(rows, []any{&b}, func() error {

@@ -12,6 +12,10 @@
 // transaction, committed before the call returns. Reads take no lock; the
 // training snapshot and the catalogue are each one REPEATABLE READ
 // transaction.
+//
+// Several serve processes may share one database (docs/design.md#replicas):
+// lead.go holds the training leader's lock, the queue's claims and the
+// LISTEN connection; Refresh follows the other processes' writes.
 package postgres
 
 import (
@@ -55,6 +59,12 @@ type Store struct {
 
 	itemsVersion  atomic.Uint64
 	eventsVersion atomic.Uint64
+
+	// seenWrites and seenCatalogue are the write counts Refresh saw last.
+	seenWrites    atomic.Int64
+	seenCatalogue atomic.Int64
+
+	lead lease // the training leader's lock, when this process holds it
 }
 
 // IsDSN reports whether db names a PostgreSQL server rather than a file.
@@ -186,13 +196,13 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // Close closes the connections.
-func (s *Store) Close() error { s.pool.Close(); return nil }
+func (s *Store) Close() error { s.resign(); s.pool.Close(); return nil }
 
 // Policy is the relevance policy the store applies.
 func (s *Store) Policy() api.Policy { return s.policy }
 
 // Versions tell a cache whether the catalogue or the interactions changed
-// through this process.
+// through this process, or, as far as Refresh saw, through another.
 func (s *Store) Versions() (items, events uint64) {
 	return s.itemsVersion.Load(), s.eventsVersion.Load()
 }
@@ -210,14 +220,49 @@ func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
 }
 
 // write runs fn in a transaction that first takes the writer lock, so data
-// writes apply one at a time.
+// writes apply one at a time. Taking it counts the write ("writer" in
+// counters), which tells replicas that the data changed (Refresh).
 func (s *Store) write(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.writeAs(ctx, false, fn)
+}
+
+// writeCatalogue is write for a change of the catalogue (items), which it
+// also counts ("catalogue" in counters).
+func (s *Store) writeCatalogue(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.writeAs(ctx, true, fn)
+}
+
+func (s *Store) writeAs(ctx context.Context, catalogue bool, fn func(pgx.Tx) error) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM counters WHERE name = 'writer' FOR UPDATE`); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE counters SET value = value + 1 WHERE name = 'writer'`); err != nil {
 			return err
 		}
-		return fn(tx)
+		if err := fn(tx); err != nil || !catalogue {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO counters (name, value) VALUES ('catalogue', 1)
+			ON CONFLICT (name) DO UPDATE SET value = counters.value + 1`)
+		return err
 	})
+}
+
+// Refresh makes Versions report the writes of other processes on the same
+// database: when the counts of writes changed since the last call, it
+// moves the versions on, so that caches built from this store rebuild.
+// Replicas call it every second or so (docs/design.md#replicas).
+func (s *Store) Refresh(ctx context.Context) error {
+	var writes, catalogue int64
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(value) FILTER (WHERE name = 'writer'), 0),
+		coalesce(max(value) FILTER (WHERE name = 'catalogue'), 0) FROM counters WHERE name IN ('writer', 'catalogue')`).Scan(&writes, &catalogue); err != nil {
+		return s.errOf(err)
+	}
+	if s.seenCatalogue.Swap(catalogue) != catalogue {
+		s.itemsVersion.Add(1)
+	}
+	if s.seenWrites.Swap(writes) != writes {
+		s.eventsVersion.Add(1)
+	}
+	return nil
 }
 
 // read runs fn in a REPEATABLE READ, read-only transaction: every query in
