@@ -18,11 +18,12 @@ import (
 type replica struct {
 	*testApp
 	kill func()
+	pid  int
 }
 
-func startReplica(t *testing.T, dsn string) replica {
+func startReplica(t *testing.T, dsn string, extra ...string) replica {
 	t.Helper()
-	cmd, url := startBinary(t, dsn, "--retrain-after", "0", "--retrain-interval", "0", "--allow-fallback")
+	cmd, url := startBinary(t, dsn, append([]string{"--retrain-after", "0", "--retrain-interval", "0", "--allow-fallback"}, extra...)...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			_ = cmd.Process.Signal(syscall.SIGQUIT)
@@ -30,7 +31,7 @@ func startReplica(t *testing.T, dsn string) replica {
 			t.Logf("log of %s:\n%s", url, cmd.Stderr)
 		}
 	})
-	return replica{testApp: &testApp{URL: url}, kill: func() { _ = cmd.Process.Kill() }}
+	return replica{testApp: &testApp{URL: url}, kill: func() { _ = cmd.Process.Kill() }, pid: cmd.Process.Pid}
 }
 
 // leading reads the replica's recsys_training_leader gauge.
