@@ -23,47 +23,12 @@ import (
 // processes of the built binary on a real PostgreSQL server, which the
 // tests stop, start and cut sessions of.
 
-// sqlOn runs fn on a connection of its own to dsn (the test's schema).
-func sqlOn(t *testing.T, dsn string, fn func(*pgx.Conn) error) {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	if err := fn(c); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// leaderLockSQL selects the server process and the application name of
-// the session that holds the schema's leader lock
-// (storage/postgres/lead.go: one advisory lock per schema).
-const leaderLockSQL = `SELECT l.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-	WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-	AND l.classid = ((hashtext('recsys leader ' || current_schema())::bigint >> 32) & 4294967295)::oid
-	AND l.objid = (hashtext('recsys leader ' || current_schema())::bigint & 4294967295)::oid`
-
-// lockHolder names the session holding the leader lock ("" when none).
-func lockHolder(t *testing.T, dsn string) (pid int, app string) {
-	t.Helper()
-	sqlOn(t, dsn, func(c *pgx.Conn) error {
-		err := c.QueryRow(context.Background(), leaderLockSQL).Scan(&pid, &app)
-		if err == pgx.ErrNoRows {
-			return nil
-		}
-		return err
-	})
-	return pid, app
-}
-
 // sessionOf is the server process of replica pid's connection in role
 // ("listen", "leader lock"; storage/postgres names them), 0 when none.
 func sessionOf(t *testing.T, dsn, role string, pid int) int {
 	t.Helper()
 	var backend int
-	sqlOn(t, dsn, func(c *pgx.Conn) error {
+	pgtest.SQL(t, dsn, func(c *pgx.Conn) error {
 		err := c.QueryRow(context.Background(), `SELECT pid FROM pg_stat_activity WHERE application_name = $1`,
 			fmt.Sprintf("recsys %s (pid %d)", role, pid)).Scan(&backend)
 		if err == pgx.ErrNoRows {
@@ -72,19 +37,6 @@ func sessionOf(t *testing.T, dsn, role string, pid int) int {
 		return err
 	})
 	return backend
-}
-
-// terminateBackend ends a server process's session, as an operator's
-// pg_terminate_backend or a network fault would.
-func terminateBackend(t *testing.T, dsn string, pid int) {
-	t.Helper()
-	sqlOn(t, dsn, func(c *pgx.Conn) error {
-		var ok bool
-		if err := c.QueryRow(context.Background(), `SELECT pg_terminate_backend($1, 5000)`, pid).Scan(&ok); err != nil || !ok {
-			return fmt.Errorf("pg_terminate_backend(%d) = %v %v", pid, ok, err)
-		}
-		return nil
-	})
 }
 
 // checkBatches reads every batch user through r: an acknowledged batch
@@ -167,19 +119,7 @@ func TestReplicas_postgresRestart(t *testing.T) {
 	a := startReplica(t, dsn, "--request-timeout", timeout.String())
 	within(t, 10*time.Second, "the first replica leads", func() bool { return a.leading(t) })
 	b := startReplica(t, dsn, "--request-timeout", timeout.String())
-	var evs []map[string]any
-	for u := range 600 {
-		for i := range 30 {
-			if (u*7+i*3)%5 != 0 {
-				evs = append(evs, map[string]any{"user_id": fmt.Sprintf("u%d", u), "item_id": fmt.Sprintf("i%d", (u/10+i)%150), "type": "view"})
-			}
-		}
-	}
-	for k := 0; k < len(evs); k += 5000 {
-		if st := a.postJSON(t, "/interactions", map[string]any{"interactions": evs[k:min(k+5000, len(evs))]}, nil); st != http.StatusCreated {
-			t.Fatalf("POST /interactions = %d", st)
-		}
-	}
+	seeded := postViews(t, a, 600, 30, 150)
 	if j := waitJob(t, b.getter(t), b.retrain(t, "popular", "itemknn"), 2*time.Minute, api.Job.Done); j.State != api.JobSucceeded {
 		t.Fatalf("first training job: %+v", j)
 	}
@@ -297,7 +237,7 @@ func TestReplicas_postgresRestart(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if _, app := lockHolder(t, dsn); app != fmt.Sprintf("recsys leader lock (pid %d)", leader.pid) {
+	if _, app := pgtest.LeaderLock(t, dsn); app != fmt.Sprintf("recsys leader lock (pid %d)", leader.pid) {
 		t.Fatalf("the leader lock is held by %q; the leader is pid %d", app, leader.pid)
 	}
 	for _, r := range []replica{a, b} {
@@ -374,7 +314,7 @@ func TestReplicas_postgresRestart(t *testing.T) {
 	if st := a.getJSON(t, "/users/probe", &probe); st != http.StatusOK {
 		t.Fatalf("GET /users/probe = %d", st)
 	}
-	checkBatches(t, a, perBatch, acked, sent, int64(len(evs))+probe.Events)
+	checkBatches(t, a, perBatch, acked, sent, int64(seeded)+probe.Events)
 }
 
 // TestReplicas_leaderLosesLock: issue 16's leader faults.
@@ -392,19 +332,7 @@ func TestReplicas_leaderLosesLock(t *testing.T) {
 	a := startReplica(t, dsn)
 	within(t, 10*time.Second, "the first replica leads", func() bool { return a.leading(t) })
 	b := startReplica(t, dsn)
-	var evs []map[string]any
-	for u := range 1500 {
-		for i := range 40 {
-			if (u*7+i*3)%5 != 0 {
-				evs = append(evs, map[string]any{"user_id": fmt.Sprintf("u%d", u), "item_id": fmt.Sprintf("i%d", (u/10+i)%120), "type": "view"})
-			}
-		}
-	}
-	for k := 0; k < len(evs); k += 5000 {
-		if st := a.postJSON(t, "/interactions", map[string]any{"interactions": evs[k:min(k+5000, len(evs))]}, nil); st != http.StatusCreated {
-			t.Fatalf("POST /interactions = %d", st)
-		}
-	}
+	postViews(t, a, 1500, 40, 120)
 
 	// Eight training requests at once, four at each replica: one job.
 	var (
@@ -466,12 +394,12 @@ func TestReplicas_leaderLosesLock(t *testing.T) {
 	defer mine.Close(ctx)
 	held := false
 	for attempt := 0; !held && attempt < 5; attempt++ {
-		pid, app := lockHolder(t, dsn)
+		pid, app := pgtest.LeaderLock(t, dsn)
 		if pid == 0 {
 			t.Fatalf("no session holds the leader lock")
 		}
 		t.Logf("ending the session of %q", app)
-		terminateBackend(t, dsn, pid)
+		pgtest.Terminate(t, dsn, pid)
 		for deadline := time.Now().Add(2 * time.Second); !held && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 			if err := mine.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('recsys leader ' || current_schema()))`).Scan(&held); err != nil {
 				t.Fatal(err)
@@ -515,7 +443,7 @@ func TestReplicas_leaderLosesLock(t *testing.T) {
 	if listen == 0 {
 		t.Fatalf("the leader (pid %d) has no LISTEN session", leader.pid)
 	}
-	terminateBackend(t, dsn, listen)
+	pgtest.Terminate(t, dsn, listen)
 	if st, _ := follower.do(t, http.MethodDelete, "/admin/jobs/"+id, "", nil); st != http.StatusAccepted {
 		t.Fatalf("DELETE /admin/jobs/%s = %d", id, st)
 	}

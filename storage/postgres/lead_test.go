@@ -7,12 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"recsys/api"
 	"recsys/storage/postgres"
 	"recsys/storage/postgres/pgtest"
 )
+
+// openOn opens a store on dsn, closed when the test ends.
+func openOn(t *testing.T, dsn string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
 
 // TestTryLead: of two stores on one database only one leads; it keeps the
 // lead on later calls, and when it closes (its session ends) the other
@@ -20,15 +29,7 @@ import (
 func TestTryLead(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t)
-	openOn := func(dsn string) *postgres.Store {
-		s, err := postgres.Open(ctx, dsn, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := openOn(dsn), openOn(dsn)
+	a, b := openOn(t, dsn), openOn(t, dsn)
 	lead := func(s *postgres.Store) bool {
 		ok, err := s.TryLead(ctx)
 		if err != nil {
@@ -39,7 +40,7 @@ func TestTryLead(t *testing.T) {
 	if !lead(a) || lead(b) || !lead(a) || lead(b) {
 		t.Fatal("want a to lead and b not, twice")
 	}
-	if other := openOn(pgtest.Schema(t)); !lead(other) {
+	if other := openOn(t, pgtest.Schema(t)); !lead(other) {
 		t.Fatal("a store on another schema does not lead its own")
 	}
 	a.Close()
@@ -53,11 +54,7 @@ func TestTryLead(t *testing.T) {
 // and is then never claimed; FailJobs fails only the states it names.
 func TestClaimAndCancel(t *testing.T) {
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, pgtest.Schema(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOn(t, pgtest.Schema(t))
 	now := time.Now().UTC()
 	if err := s.PutJob(ctx, api.Job{ID: "j0", Kind: api.JobTrain, State: api.JobQueued, CreatedAt: now}); err != nil {
 		t.Fatal(err)
@@ -110,16 +107,8 @@ func TestClaimAndCancel(t *testing.T) {
 func TestRefresh(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t)
-	a, err := postgres.Open(ctx, dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := postgres.Open(ctx, dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := openOn(t, dsn)
+	b := openOn(t, dsn)
 	refresh := func() (uint64, uint64) {
 		if err := b.Refresh(ctx); err != nil {
 			t.Fatal(err)
@@ -145,45 +134,6 @@ func TestRefresh(t *testing.T) {
 	}
 }
 
-// lockHolder is the server process (backend pid) that holds the leader
-// lock of the schema dsn names; 0 when none does.
-func lockHolder(t *testing.T, dsn string) int {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	var pid int
-	err = c.QueryRow(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
-		AND classid = ((hashtext('recsys leader ' || current_schema())::bigint >> 32) & 4294967295)::oid
-		AND objid = (hashtext('recsys leader ' || current_schema())::bigint & 4294967295)::oid`).Scan(&pid)
-	if err == pgx.ErrNoRows {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pid
-}
-
-// terminate ends server process pid, as an operator's
-// pg_terminate_backend or a network fault would end a session.
-func terminate(t *testing.T, dsn string, pid int) {
-	t.Helper()
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	var ok bool
-	if err := c.QueryRow(ctx, `SELECT pg_terminate_backend($1, 5000)`, pid).Scan(&ok); err != nil || !ok {
-		t.Fatalf("pg_terminate_backend(%d) = %v %v", pid, ok, err)
-	}
-}
-
 // TestLostLock: a store whose lock session is ended while it leads claims
 // no job (the claim runs on that session), even before it checks the lock
 // again; another store then takes the lock and claims the job. The first
@@ -191,27 +141,19 @@ func terminate(t *testing.T, dsn string, pid int) {
 func TestLostLock(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t)
-	a, err := postgres.Open(ctx, dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := postgres.Open(ctx, dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := openOn(t, dsn)
+	b := openOn(t, dsn)
 	if ok, err := a.TryLead(ctx); !ok || err != nil {
 		t.Fatalf("a TryLead = %v %v", ok, err)
 	}
-	pid := lockHolder(t, dsn)
+	pid, _ := pgtest.LeaderLock(t, dsn)
 	if pid == 0 {
 		t.Fatal("no session holds the leader lock while a leads")
 	}
 	if err := a.PutJob(ctx, api.Job{ID: "j1", Kind: api.JobTrain, State: api.JobQueued}); err != nil {
 		t.Fatal(err)
 	}
-	terminate(t, dsn, pid)
+	pgtest.Terminate(t, dsn, pid)
 	if ok, err := b.TryLead(ctx); !ok || err != nil {
 		t.Fatalf("b TryLead after a's session ended = %v %v", ok, err)
 	}
@@ -232,11 +174,7 @@ func TestLostLock(t *testing.T) {
 // is not stored. A job that runs takes both writes.
 func TestPutJob_endedStaysEnded(t *testing.T) {
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, pgtest.Schema(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOn(t, pgtest.Schema(t))
 	run := api.Job{ID: "j1", Kind: api.JobTrain, State: api.JobRunning, Stage: "fit"}
 	if err := s.PutJob(ctx, run); err != nil {
 		t.Fatal(err)
@@ -275,15 +213,7 @@ func TestPutJob_endedStaysEnded(t *testing.T) {
 func TestQueueJob_exclusive(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t) + "&pool_max_conns=12"
-	var stores [2]*postgres.Store
-	for k := range stores {
-		s, err := postgres.Open(ctx, dsn, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		stores[k] = s
-	}
+	stores := [2]*postgres.Store{openOn(t, dsn), openOn(t, dsn)}
 	for round := range 5 {
 		var (
 			mu      sync.Mutex
@@ -339,11 +269,7 @@ func TestQueueJob_exclusive(t *testing.T) {
 // the mark.
 func TestRequestCancel_marksTheRow(t *testing.T) {
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, pgtest.Schema(t), postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOn(t, pgtest.Schema(t))
 	for _, j := range []api.Job{{ID: "j1", State: api.JobRunning}, {ID: "j2", State: api.JobRunning}, {ID: "j3", State: api.JobSucceeded}} {
 		j.Kind = api.JobTrain
 		if err := s.PutJob(ctx, j); err != nil {
