@@ -424,6 +424,10 @@ func (a *App) Close() error {
 	return a.closeErr
 }
 
-// The PostgreSQL store is a shared one (checked here: Run finds it by a
-// type assertion, which a renamed method would silently fail).
-var _ sharedStore = (*postgres.Store)(nil)
+// The PostgreSQL store is a shared one, and its jobs table the replicas'
+// queue (checked here: Run and NewApp find them by type assertions, which
+// a renamed or missing method would silently fail).
+var (
+	_ sharedStore = (*postgres.Store)(nil)
+	_ jobs.Shared = (*postgres.Store)(nil)
+)

@@ -18,11 +18,12 @@ import (
 type replica struct {
 	*testApp
 	kill func()
+	pid  int
 }
 
-func startReplica(t *testing.T, dsn string) replica {
+func startReplica(t *testing.T, dsn string, extra ...string) replica {
 	t.Helper()
-	cmd, url := startBinary(t, dsn, "--retrain-after", "0", "--retrain-interval", "0", "--allow-fallback")
+	cmd, url := startBinary(t, dsn, append([]string{"--retrain-after", "0", "--retrain-interval", "0", "--allow-fallback"}, extra...)...)
 	t.Cleanup(func() {
 		if t.Failed() {
 			_ = cmd.Process.Signal(syscall.SIGQUIT)
@@ -30,7 +31,28 @@ func startReplica(t *testing.T, dsn string) replica {
 			t.Logf("log of %s:\n%s", url, cmd.Stderr)
 		}
 	})
-	return replica{testApp: &testApp{URL: url}, kill: func() { _ = cmd.Process.Kill() }}
+	return replica{testApp: &testApp{URL: url}, kill: func() { _ = cmd.Process.Kill() }, pid: cmd.Process.Pid}
+}
+
+// postViews posts, in batches of 5,000, views of users u0..u(users-1),
+// each of up to perUser of the items i0..i(items-1) (four in five), and
+// returns how many.
+func postViews(t *testing.T, r replica, users, perUser, items int) int {
+	t.Helper()
+	var evs []map[string]any
+	for u := range users {
+		for i := range perUser {
+			if (u*7+i*3)%5 != 0 {
+				evs = append(evs, map[string]any{"user_id": fmt.Sprintf("u%d", u), "item_id": fmt.Sprintf("i%d", (u/10+i)%items), "type": "view"})
+			}
+		}
+	}
+	for k := 0; k < len(evs); k += 5000 {
+		if st := r.postJSON(t, "/interactions", map[string]any{"interactions": evs[k:min(k+5000, len(evs))]}, nil); st != http.StatusCreated {
+			t.Fatalf("POST /interactions at %s = %d", r.URL, st)
+		}
+	}
+	return len(evs)
 }
 
 // leading reads the replica's recsys_training_leader gauge.
@@ -93,19 +115,7 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 	}
 
 	// Events at A, read at B at once: the history is the database's.
-	var evs []map[string]any
-	for u := range 1500 {
-		for i := range 40 {
-			if (u*7+i*3)%5 != 0 {
-				evs = append(evs, map[string]any{"user_id": fmt.Sprintf("u%d", u), "item_id": fmt.Sprintf("i%d", (u/10+i)%120), "type": "view"})
-			}
-		}
-	}
-	for k := 0; k < len(evs); k += 5000 {
-		if st := a.postJSON(t, "/interactions", map[string]any{"interactions": evs[k:min(k+5000, len(evs))]}, nil); st != http.StatusCreated {
-			t.Fatalf("POST /interactions at A = %d", st)
-		}
-	}
+	postViews(t, a, 1500, 40, 120)
 	before := b.recs(t, "u1", "")
 	if len(before.Items) == 0 {
 		t.Fatalf("B recommends nothing: %+v", before)

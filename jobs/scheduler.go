@@ -43,9 +43,17 @@ type Shared interface {
 	ClaimQueuedJob(ctx context.Context) (api.Job, bool, error)
 	CancelQueuedJob(ctx context.Context, id, reason string) (api.Job, bool, error)
 	FailJobs(ctx context.Context, states []string, reason string) (int, error)
+	// QueueJob stores queued job j. With exclusive set, it does so only if
+	// no training job is queued or running, atomically across replicas,
+	// and otherwise returns that job (pending) and stores nothing.
+	QueueJob(ctx context.Context, j api.Job, exclusive bool) (pending *api.Job, err error)
 	// RequestCancel asks the replica running job id to cancel it
-	// (CancelRunning there).
+	// (CancelRunning there, at once by a notification) and records the
+	// request, which the leader also reads with CancelRequested.
 	RequestCancel(ctx context.Context, id string) error
+	// CancelRequested reports whether RequestCancel was called for job
+	// id: the leader's check in case the notification was lost.
+	CancelRequested(ctx context.Context, id string) (bool, error)
 	// AnnounceQueued tells the leader a job is queued (Wake there).
 	AnnounceQueued(ctx context.Context, id string) error
 }
@@ -98,6 +106,13 @@ const (
 // interruptedByLeader is the error of a job whose leader was lost.
 const interruptedByLeader = "interrupted: the replica running it stopped (the training leader was lost)"
 
+// errLostLead cancels the job of a replica that lost the leader lock.
+var errLostLead = errors.New("interrupted: this replica lost the training leader lock, so another may run the jobs now")
+
+// errEndedElsewhere cancels a job whose record another replica ended: a
+// new leader marked it failed after this one lost the lock.
+var errEndedElsewhere = errors.New("the job's record was ended by another replica")
+
 // Scheduler runs training and evaluation jobs one at a time, in order, on
 // a background goroutine, and keeps their records.
 type Scheduler struct {
@@ -109,7 +124,7 @@ type Scheduler struct {
 	mu          sync.Mutex
 	queue       []api.Job
 	running     *api.Job
-	cancelRun   context.CancelFunc
+	cancelRun   context.CancelCauseFunc
 	wake        chan struct{}
 	lastTrained int64 // event counter at the last training's snapshot
 
@@ -195,16 +210,14 @@ func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, state, err := s.pendingTrainLocked(ctx)
-	if err != nil {
-		return api.Job{}, err
-	}
-	if id != "" && !req.Queue {
-		return api.Job{}, &api.Error{Code: api.CodeConflict,
-			Message: fmt.Sprintf("training job %s is already %s; retry later or ask to queue", id, state),
-			Details: []api.ErrorDetail{{Field: "job_id", Problem: id}}}
-	}
-	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: req.Trigger, Auto: req.Auto})
+	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: req.Trigger, Auto: req.Auto}, !req.Queue)
+}
+
+// trainConflict is the 409 of a training request while job id is.
+func trainConflict(id, state string) error {
+	return &api.Error{Code: api.CodeConflict,
+		Message: fmt.Sprintf("training job %s is already %s; retry later or ask to queue", id, state),
+		Details: []api.ErrorDetail{{Field: "job_id", Problem: id}}}
 }
 
 // SubmitEvaluation queues an offline evaluation of the stored data. Only
@@ -234,50 +247,58 @@ func (s *Scheduler) SubmitEvaluation(ctx context.Context, req api.EvaluationRequ
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.enqueueLocked(ctx, api.Job{Kind: api.JobEvaluate, Models: req.Models, Trigger: "api",
-		Protocol: req.Protocol, Folds: req.Folds, Seed: req.Seed})
+		Protocol: req.Protocol, Folds: req.Folds, Seed: req.Seed}, false)
 }
 
-// pendingTrainLocked names the training job that is running or queued, if
-// any, and its state. The running job's record belongs to its recorder,
-// which changes its state under its own lock, so only the fields fixed
-// before it started (kind, id) are read here: while s.running is set, the
-// job is running.
-func (s *Scheduler) pendingTrainLocked(ctx context.Context) (id, state string, err error) {
-	if s.shared != nil {
-		pending, err := s.shared.PendingJobs(ctx)
-		for _, j := range pending {
-			if j.Kind == api.JobTrain {
-				return j.ID, j.State, err
-			}
-		}
-		return "", "", err
-	}
+// pendingTrainLocked names the training job of this process's queue that
+// is running or queued, if any, and its state. The running job's record
+// belongs to its recorder, which changes its state under its own lock, so
+// only the fields fixed before it started (kind, id) are read here: while
+// s.running is set, the job is running.
+func (s *Scheduler) pendingTrainLocked() (id, state string) {
 	if s.running != nil && s.running.Kind == api.JobTrain {
-		return s.running.ID, api.JobRunning, nil
+		return s.running.ID, api.JobRunning
 	}
 	for k := range s.queue {
 		if s.queue[k].Kind == api.JobTrain {
-			return s.queue[k].ID, api.JobQueued, nil
+			return s.queue[k].ID, api.JobQueued
 		}
 	}
-	return "", "", nil
+	return "", ""
 }
 
-func (s *Scheduler) enqueueLocked(ctx context.Context, j api.Job) (api.Job, error) {
+// enqueueLocked queues j; exclusive refuses it (409) while a training job
+// is queued or running. With a shared queue the store checks and inserts
+// in one step, so that two replicas asked at once cannot both queue.
+func (s *Scheduler) enqueueLocked(ctx context.Context, j api.Job, exclusive bool) (api.Job, error) {
+	if exclusive && s.shared == nil {
+		if id, state := s.pendingTrainLocked(); id != "" {
+			return api.Job{}, trainConflict(id, state)
+		}
+	}
 	id, err := s.st.NewJobID(ctx)
 	if err != nil {
 		return api.Job{}, err
 	}
 	j.ID, j.State, j.CreatedAt, j.Stages = id, api.JobQueued, time.Now().UTC(), []api.StageTiming{}
-	if err := s.st.PutJob(ctx, j); err != nil {
-		return api.Job{}, err
-	}
 	if s.shared == nil {
+		if err := s.st.PutJob(ctx, j); err != nil {
+			return api.Job{}, err
+		}
 		s.queue = append(s.queue, j)
-	} else if !s.leading.Load() {
-		// The leader polls the queue every LeadEvery anyway.
-		if err := s.shared.AnnounceQueued(ctx, j.ID); err != nil {
-			s.log.Warn("announcing a queued job to the leader", "job", j.ID, "err", err)
+	} else {
+		pending, err := s.shared.QueueJob(ctx, j, exclusive)
+		if err != nil {
+			return api.Job{}, err
+		}
+		if pending != nil {
+			return api.Job{}, trainConflict(pending.ID, pending.State)
+		}
+		if !s.leading.Load() {
+			// The leader polls the queue every LeadEvery anyway.
+			if err := s.shared.AnnounceQueued(ctx, j.ID); err != nil {
+				s.log.Warn("announcing a queued job to the leader", "job", j.ID, "err", err)
+			}
 		}
 	}
 	s.Wake()
@@ -297,7 +318,7 @@ func (s *Scheduler) Wake() {
 func (s *Scheduler) Cancel(ctx context.Context, id string) (api.Job, error) {
 	s.mu.Lock()
 	if s.running != nil && s.running.ID == id {
-		s.cancelRun()
+		s.cancelRun(nil)
 		s.mu.Unlock()
 		return s.st.Job(ctx, id)
 	}
@@ -335,7 +356,7 @@ func (s *Scheduler) CancelRunning(id string) bool {
 	if s.running == nil || s.running.ID != id {
 		return false
 	}
-	s.cancelRun()
+	s.cancelRun(nil)
 	return true
 }
 
@@ -413,13 +434,32 @@ func (s *Scheduler) lead(ctx context.Context) {
 			}
 		}
 	case !ok && was:
-		// Another replica may lead now and fail the running job: stop it.
+		// Another replica may lead now and fail the running job: stop it,
+		// recorded as interrupted (if the new leader has not already).
 		s.log.Warn("lost the training leader lock: another replica runs the jobs now")
 		s.mu.Lock()
 		if s.running != nil {
-			s.cancelRun()
+			s.cancelRun(errLostLead)
 		}
 		s.mu.Unlock()
+	case ok:
+		// A cancel asked at another replica comes by a notification,
+		// which is lost if it was sent while this replica's LISTEN
+		// connection was down: the request is also in the job's row.
+		s.mu.Lock()
+		id := ""
+		if s.running != nil {
+			id = s.running.ID
+		}
+		s.mu.Unlock()
+		if id == "" {
+			return
+		}
+		if yes, err := s.shared.CancelRequested(ctx, id); err != nil {
+			s.log.Warn("reading whether the running job was cancelled", "job", id, "err", err)
+		} else if yes && s.CancelRunning(id) {
+			s.log.Info("cancelled the running job as asked at another replica (read from its row)", "job", id)
+		}
 	}
 }
 
@@ -456,14 +496,14 @@ func (s *Scheduler) RunQueued(ctx context.Context) { s.drain(ctx) }
 // drain runs queued jobs until the queue is empty or ctx is done.
 func (s *Scheduler) drain(ctx context.Context) {
 	for ctx.Err() == nil {
-		jctx, cancel := context.WithCancel(ctx)
+		jctx, cancel := context.WithCancelCause(ctx)
 		j := s.next(ctx, cancel)
 		if j == nil {
-			cancel()
+			cancel(nil)
 			return
 		}
-		s.execute(jctx, j)
-		cancel()
+		s.execute(jctx, j, cancel)
+		cancel(nil)
 	}
 }
 
@@ -472,7 +512,7 @@ func (s *Scheduler) drain(ctx context.Context) {
 // running here with cancel as its cancel; nil when there is none. A local
 // job leaves the queue and becomes running under one lock, so a submit
 // never sees it in neither place.
-func (s *Scheduler) next(ctx context.Context, cancel context.CancelFunc) *api.Job {
+func (s *Scheduler) next(ctx context.Context, cancel context.CancelCauseFunc) *api.Job {
 	var j api.Job
 	if s.shared != nil {
 		if !s.leading.Load() {
@@ -547,8 +587,11 @@ func (s *Scheduler) Activate(ctx context.Context, name string) error {
 
 // execute runs one job and records its outcome. Record writes use a
 // context that outlives the job's, so a cancelled job is still recorded.
-func (s *Scheduler) execute(ctx context.Context, j *api.Job) {
+// A record write refused because another replica ended the job (the new
+// leader after this one lost the lock) stops it with cancel.
+func (s *Scheduler) execute(ctx context.Context, j *api.Job, cancel context.CancelCauseFunc) {
 	rec := newRecorder(s.st, j, s.log)
+	rec.endedElsewhere = func() { cancel(errEndedElsewhere) }
 	rec.observe = s.opts.OnProgress
 	rec.start()
 	var err error
@@ -677,6 +720,9 @@ type recorder struct {
 	lastWrite time.Time
 	mu        sync.Mutex
 	observe   func(api.Job)
+	// endedElsewhere is called when the store refuses a write because the
+	// job's record has ended (a shared store: another replica ended it).
+	endedElsewhere func()
 }
 
 func newRecorder(st api.JobStore, j *api.Job, log *slog.Logger) *recorder {
@@ -738,6 +784,13 @@ func (r *recorder) write(force bool) {
 	r.lastWrite = time.Now()
 	r.mu.Unlock()
 	if err := r.st.PutJob(context.Background(), j); err != nil {
+		if api.ErrorCode(err) == api.CodeConflict {
+			r.log.Warn("the job ended elsewhere: stopping it", "job", j.ID, "err", err)
+			if r.endedElsewhere != nil {
+				r.endedElsewhere()
+			}
+			return
+		}
 		r.log.Error("recording job progress", "job", j.ID, "err", err)
 	}
 }
@@ -752,6 +805,8 @@ func (r *recorder) finish(err error, ctx context.Context, beforeWrite func()) {
 	switch {
 	case err == nil:
 		r.j.State, r.j.Progress, r.j.Stage = api.JobSucceeded, 1, ""
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil && context.Cause(ctx) != context.Canceled:
+		r.j.State, r.j.Error = api.JobFailed, context.Cause(ctx).Error()
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		r.j.State, r.j.Error = api.JobCancelled, "cancelled"
 	default:

@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,21 +12,24 @@ import (
 	"recsys/storage/postgres/pgtest"
 )
 
+// openOn opens a store on dsn, closed when the test ends.
+func openOn(t *testing.T, dsn string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestTryLead: of two stores on one database only one leads; it keeps the
 // lead on later calls, and when it closes (its session ends) the other
 // takes the lead. A store on another schema elects apart.
 func TestTryLead(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t)
-	openOn := func(dsn string) *postgres.Store {
-		s, err := postgres.Open(ctx, dsn, postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	a, b := openOn(dsn), openOn(dsn)
+	a, b := openOn(t, dsn), openOn(t, dsn)
 	lead := func(s *postgres.Store) bool {
 		ok, err := s.TryLead(ctx)
 		if err != nil {
@@ -35,7 +40,7 @@ func TestTryLead(t *testing.T) {
 	if !lead(a) || lead(b) || !lead(a) || lead(b) {
 		t.Fatal("want a to lead and b not, twice")
 	}
-	if other := openOn(pgtest.Schema(t)); !lead(other) {
+	if other := openOn(t, pgtest.Schema(t)); !lead(other) {
 		t.Fatal("a store on another schema does not lead its own")
 	}
 	a.Close()
@@ -49,12 +54,20 @@ func TestTryLead(t *testing.T) {
 // and is then never claimed; FailJobs fails only the states it names.
 func TestClaimAndCancel(t *testing.T) {
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, pgtest.Schema(t), postgres.Options{})
-	if err != nil {
+	s := openOn(t, pgtest.Schema(t))
+	now := time.Now().UTC()
+	if err := s.PutJob(ctx, api.Job{ID: "j0", Kind: api.JobTrain, State: api.JobQueued, CreatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	now := time.Now().UTC()
+	if _, ok, err := s.ClaimQueuedJob(ctx); ok || err != nil {
+		t.Fatalf("a store that does not lead claimed a job: %v %v", ok, err)
+	}
+	if _, ok, err := s.CancelQueuedJob(ctx, "j0", "x"); !ok || err != nil {
+		t.Fatalf("cancelling j0 = %v %v", ok, err)
+	}
+	if ok, err := s.TryLead(ctx); !ok || err != nil {
+		t.Fatalf("TryLead = %v %v", ok, err)
+	}
 	for _, id := range []string{"j1", "j2", "j3"} {
 		if err := s.PutJob(ctx, api.Job{ID: id, Kind: api.JobTrain, State: api.JobQueued, CreatedAt: now}); err != nil {
 			t.Fatal(err)
@@ -94,16 +107,8 @@ func TestClaimAndCancel(t *testing.T) {
 func TestRefresh(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Schema(t)
-	a, err := postgres.Open(ctx, dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := postgres.Open(ctx, dsn, postgres.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a := openOn(t, dsn)
+	b := openOn(t, dsn)
 	refresh := func() (uint64, uint64) {
 		if err := b.Refresh(ctx); err != nil {
 			t.Fatal(err)
@@ -126,5 +131,162 @@ func TestRefresh(t *testing.T) {
 	}
 	if i2, e2 := refresh(); i2 == i1 || e2 == e1 {
 		t.Fatalf("after an item write: versions %d,%d -> %d,%d; want both to move", i1, e1, i2, e2)
+	}
+}
+
+// TestLostLock: a store whose lock session is ended while it leads claims
+// no job (the claim runs on that session), even before it checks the lock
+// again; another store then takes the lock and claims the job. The first
+// store's next TryLead reports that it does not lead.
+func TestLostLock(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t)
+	a := openOn(t, dsn)
+	b := openOn(t, dsn)
+	if ok, err := a.TryLead(ctx); !ok || err != nil {
+		t.Fatalf("a TryLead = %v %v", ok, err)
+	}
+	pid, _ := pgtest.LeaderLock(t, dsn)
+	if pid == 0 {
+		t.Fatal("no session holds the leader lock while a leads")
+	}
+	if err := a.PutJob(ctx, api.Job{ID: "j1", Kind: api.JobTrain, State: api.JobQueued}); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Terminate(t, dsn, pid)
+	if ok, err := b.TryLead(ctx); !ok || err != nil {
+		t.Fatalf("b TryLead after a's session ended = %v %v", ok, err)
+	}
+	if j, ok, _ := a.ClaimQueuedJob(ctx); ok {
+		t.Fatalf("a claimed %+v after losing the lock to b", j)
+	}
+	if j, ok, err := b.ClaimQueuedJob(ctx); !ok || err != nil || j.ID != "j1" {
+		t.Fatalf("b's claim = %+v %v %v; want j1", j, ok, err)
+	}
+	if ok, _ := a.TryLead(ctx); ok {
+		t.Fatal("a still leads while b holds the lock")
+	}
+}
+
+// TestPutJob_endedStaysEnded: once a job's record has ended (here failed by
+// a new leader), writing it again as running, succeeded or cancelled is
+// refused as a conflict and the record stays failed; a model of that job
+// is not stored. A job that runs takes both writes.
+func TestPutJob_endedStaysEnded(t *testing.T) {
+	ctx := context.Background()
+	s := openOn(t, pgtest.Schema(t))
+	run := api.Job{ID: "j1", Kind: api.JobTrain, State: api.JobRunning, Stage: "fit"}
+	if err := s.PutJob(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run.Progress = 0.5
+	if err := s.PutJob(ctx, run); err != nil {
+		t.Fatalf("progress of a running job: %v", err)
+	}
+	if err := s.PutModel(ctx, api.ModelInfo{Name: "m", Version: "v1", JobID: "j1"}, []byte("one")); err != nil {
+		t.Fatalf("a model of a running job: %v", err)
+	}
+	if n, err := s.FailJobs(ctx, []string{api.JobRunning}, "interrupted"); n != 1 || err != nil {
+		t.Fatalf("FailJobs = %d %v", n, err)
+	}
+	for _, st := range []string{api.JobRunning, api.JobSucceeded, api.JobCancelled} {
+		j := run
+		j.State = st
+		if err := s.PutJob(ctx, j); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "already ended (failed)") {
+			t.Fatalf("writing the failed job as %s: err %v; want a conflict", st, err)
+		}
+	}
+	if j, err := s.Job(ctx, "j1"); err != nil || j.State != api.JobFailed || j.Error != "interrupted" {
+		t.Fatalf("j1 = %+v %v; want failed, interrupted", j, err)
+	}
+	if err := s.PutModel(ctx, api.ModelInfo{Name: "m", Version: "v2", JobID: "j1"}, []byte("two")); api.ErrorCode(err) != api.CodeConflict {
+		t.Fatalf("a model of the failed job: err %v; want a conflict", err)
+	}
+	if ms, err := s.Models(ctx); err != nil || len(ms) != 1 || ms[0].Version != "v1" {
+		t.Fatalf("models = %+v %v; want v1 only", ms, err)
+	}
+}
+
+// TestQueueJob_exclusive: five times, 24 training requests at once
+// through two stores (two replicas) queue one job; the others are told
+// which. A request that asks to queue does, and so does an evaluation.
+func TestQueueJob_exclusive(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Schema(t) + "&pool_max_conns=12"
+	stores := [2]*postgres.Store{openOn(t, dsn), openOn(t, dsn)}
+	for round := range 5 {
+		var (
+			mu      sync.Mutex
+			queued  []string
+			pending = map[string]int{}
+			wg      sync.WaitGroup
+			start   = make(chan struct{})
+		)
+		for k := range 24 {
+			wg.Go(func() {
+				s := stores[k%2]
+				id, err := s.NewJobID(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				<-start
+				p, err := s.QueueJob(ctx, api.Job{ID: id, Kind: api.JobTrain, State: api.JobQueued}, true)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					t.Error(err)
+				case p == nil:
+					queued = append(queued, id)
+				default:
+					pending[p.ID]++
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if len(queued) != 1 || len(pending) != 1 || pending[queued[0]] != 23 {
+			t.Fatalf("round %d: queued %v, told pending %v; want one queued and 23 told it", round, queued, pending)
+		}
+		if err := stores[0].PutJob(ctx, api.Job{ID: queued[0], Kind: api.JobTrain, State: api.JobSucceeded}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, j := range []api.Job{{ID: "x1", Kind: api.JobTrain, State: api.JobQueued}, {ID: "x2", Kind: api.JobEvaluate, State: api.JobQueued}} {
+		if p, err := stores[0].QueueJob(ctx, j, false); p != nil || err != nil {
+			t.Fatalf("queueing %s = %+v %v", j.ID, p, err)
+		}
+	}
+	if ps, err := stores[1].PendingJobs(ctx); err != nil || len(ps) != 2 {
+		t.Fatalf("pending = %+v %v; want x1 and x2", ps, err)
+	}
+}
+
+// TestRequestCancel_marksTheRow: a cancel asked for a running job is read
+// back by CancelRequested (the leader's check in case the notification is
+// lost); other jobs are not marked, and a later write of the record keeps
+// the mark.
+func TestRequestCancel_marksTheRow(t *testing.T) {
+	ctx := context.Background()
+	s := openOn(t, pgtest.Schema(t))
+	for _, j := range []api.Job{{ID: "j1", State: api.JobRunning}, {ID: "j2", State: api.JobRunning}, {ID: "j3", State: api.JobSucceeded}} {
+		j.Kind = api.JobTrain
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"j1", "j3"} {
+		if err := s.RequestCancel(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutJob(ctx, api.Job{ID: "j1", Kind: api.JobTrain, State: api.JobRunning, Progress: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"j1": true, "j2": false, "j3": false, "j9": false} {
+		if got, err := s.CancelRequested(ctx, id); got != want || err != nil {
+			t.Fatalf("CancelRequested(%s) = %v %v; want %v", id, got, err, want)
+		}
 	}
 }

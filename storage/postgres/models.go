@@ -50,6 +50,19 @@ func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) e
 		return err
 	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
+		if info.JobID != "" {
+			// A job that another replica has ended (the new leader failed
+			// it) stores no model: lock its row, so that it cannot end
+			// while the model is stored.
+			var state string
+			err := tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1 FOR SHARE`, info.JobID).Scan(&state)
+			if err != nil && err != pgx.ErrNoRows {
+				return err
+			}
+			if err == nil && state != api.JobRunning {
+				return jobEnded(ctx, tx, info.JobID)
+			}
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM models WHERE name = $1 AND version = $2`, info.Name, info.Version); err != nil {
 			return err
 		}
@@ -173,17 +186,34 @@ func (s *Store) NewJobID(ctx context.Context) (string, error) {
 	return s.newName(ctx, "job_seq", "j%012d")
 }
 
-// PutJob creates or replaces a job record.
+// PutJob creates or replaces a job record, unless the stored record has
+// ended (succeeded, failed, cancelled): an ended job stays as it ended, and
+// the write is refused as a conflict. That is how a replica that lost the
+// leader lock learns that the new leader has failed its job, and cannot
+// bring it back to running or succeeded.
 func (s *Store) PutJob(ctx context.Context, j api.Job) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
 	return s.tx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO jobs (id, state, record) VALUES ($1, $2, $3)
-			ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record`, j.ID, j.State, b)
-		return err
+		tag, err := tx.Exec(ctx, `INSERT INTO jobs (id, state, record) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record
+			WHERE jobs.state NOT IN ($4, $5, $6)`, j.ID, j.State, b, api.JobSucceeded, api.JobFailed, api.JobCancelled)
+		if err != nil || tag.RowsAffected() == 1 {
+			return err
+		}
+		return jobEnded(ctx, tx, j.ID)
 	})
+}
+
+// jobEnded is the conflict of a write to job id, which has ended.
+func jobEnded(ctx context.Context, tx pgx.Tx, id string) error {
+	var state string
+	if err := tx.QueryRow(ctx, `SELECT state FROM jobs WHERE id = $1`, id).Scan(&state); err != nil {
+		return err
+	}
+	return api.Errorf(api.CodeConflict, "job %s already ended (%s)", id, state)
 }
 
 // Job reads one job record.

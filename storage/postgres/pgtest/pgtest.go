@@ -256,3 +256,50 @@ func freePort() (int, error) {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
+
+// SQL runs fn on a connection of its own to dsn, failing the test on an
+// error.
+func SQL(tb testing.TB, dsn string, fn func(*pgx.Conn) error) {
+	tb.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close(ctx)
+	if err := fn(c); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// LeaderLock names the session that holds the training leader lock of the
+// schema dsn names (storage/postgres/lead.go): its server process and its
+// application name; 0 and "" when no session holds it.
+func LeaderLock(tb testing.TB, dsn string) (pid int, app string) {
+	tb.Helper()
+	SQL(tb, dsn, func(c *pgx.Conn) error {
+		err := c.QueryRow(context.Background(), `SELECT l.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+			AND l.classid = ((hashtext('recsys leader ' || current_schema())::bigint >> 32) & 4294967295)::oid
+			AND l.objid = (hashtext('recsys leader ' || current_schema())::bigint & 4294967295)::oid`).Scan(&pid, &app)
+		if err == pgx.ErrNoRows {
+			return nil
+		}
+		return err
+	})
+	return pid, app
+}
+
+// Terminate ends the session of server process pid, as an operator's
+// pg_terminate_backend or a network fault would, and waits until it has
+// ended.
+func Terminate(tb testing.TB, dsn string, pid int) {
+	tb.Helper()
+	SQL(tb, dsn, func(c *pgx.Conn) error {
+		var ok bool
+		if err := c.QueryRow(context.Background(), `SELECT pg_terminate_backend($1, 5000)`, pid).Scan(&ok); err != nil || !ok {
+			return fmt.Errorf("pg_terminate_backend(%d) = %v %v", pid, ok, err)
+		}
+		return nil
+	})
+}
