@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"recsys/api"
 )
@@ -77,6 +78,21 @@ func Code(err error) string {
 	return ""
 }
 
+// Call is one request of the API, built by the function named after its
+// operation (RecommendCall, SimilarCall). The typed methods send it and
+// decode the answer; Send sends it and drops the answer, for a load
+// generator that should not spend its CPU decoding.
+type Call struct {
+	method, path string
+	query        url.Values
+}
+
+// Send sends call and reads the answer to the end without decoding it:
+// nil on a 2xx, else an *Error like the typed methods'.
+func (c *Client) Send(ctx context.Context, call Call) error {
+	return c.do(ctx, call.method, call.path, call.query, nil, nil)
+}
+
 // do sends one request: body, when not nil, is sent as JSON (or as is
 // when it is a json.RawMessage); a 2xx answer is decoded into out when out
 // is not nil; any other answer becomes an *Error.
@@ -129,12 +145,22 @@ func (c *Client) doType(ctx context.Context, method, path string, query url.Valu
 		*o, err = io.ReadAll(resp.Body)
 		return err
 	default:
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		// One pooled buffer and Unmarshal allocate less than a Decoder
+		// per answer: a load generator feels it.
+		buf := bufPool.Get().(*bytes.Buffer)
+		defer bufPool.Put(buf)
+		buf.Reset()
+		if _, err := buf.ReadFrom(resp.Body); err != nil {
+			return fmt.Errorf("recsys: reading the %s %s answer: %w", method, path, err)
+		}
+		if err := json.Unmarshal(buf.Bytes(), out); err != nil {
 			return fmt.Errorf("recsys: decoding the %s %s answer: %w", method, path, err)
 		}
 		return nil
 	}
 }
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readError turns a failed answer into an *Error.
 func readError(resp *http.Response) error {
@@ -267,9 +293,8 @@ type RecommendOptions struct {
 	Explain         bool
 }
 
-// Recommend returns the top items for a user (GET
-// /users/{id}/recommendations).
-func (c *Client) Recommend(ctx context.Context, userID string, o RecommendOptions) (api.RecommendationsOut, error) {
+// RecommendCall is GET /users/{id}/recommendations.
+func RecommendCall(userID string, o RecommendOptions) Call {
 	q := url.Values{}
 	if o.N != 0 {
 		q.Set("n", strconv.Itoa(o.N))
@@ -294,8 +319,15 @@ func (c *Client) Recommend(ctx context.Context, userID string, o RecommendOption
 	if o.Explain {
 		q.Set("explain", "true")
 	}
+	return Call{method: http.MethodGet, path: "/users/" + seg(userID) + "/recommendations", query: q}
+}
+
+// Recommend returns the top items for a user (GET
+// /users/{id}/recommendations).
+func (c *Client) Recommend(ctx context.Context, userID string, o RecommendOptions) (api.RecommendationsOut, error) {
 	var out api.RecommendationsOut
-	err := c.do(ctx, http.MethodGet, "/users/"+seg(userID)+"/recommendations", q, nil, &out)
+	call := RecommendCall(userID, o)
+	err := c.do(ctx, call.method, call.path, call.query, nil, &out)
 	return out, err
 }
 
@@ -359,10 +391,9 @@ func (c *Client) DeleteItem(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/items/"+seg(id), nil, nil, nil)
 }
 
-// Similar returns the n items most similar to one (GET
-// /items/{id}/similar); by is collaborative, content or hybrid, empty for
-// the server's default; n 0 for the server's default.
-func (c *Client) Similar(ctx context.Context, id string, n int, by string) (api.SimilarOut, error) {
+// SimilarCall is GET /items/{id}/similar: by is collaborative, content or
+// hybrid, empty for the server's default; n 0 for the server's default.
+func SimilarCall(itemID string, n int, by string) Call {
 	q := url.Values{}
 	if n != 0 {
 		q.Set("n", strconv.Itoa(n))
@@ -370,8 +401,15 @@ func (c *Client) Similar(ctx context.Context, id string, n int, by string) (api.
 	if by != "" {
 		q.Set("by", by)
 	}
+	return Call{method: http.MethodGet, path: "/items/" + seg(itemID) + "/similar", query: q}
+}
+
+// Similar returns the n items most similar to one (GET
+// /items/{id}/similar); see SimilarCall for n and by.
+func (c *Client) Similar(ctx context.Context, id string, n int, by string) (api.SimilarOut, error) {
 	var out api.SimilarOut
-	err := c.do(ctx, http.MethodGet, "/items/"+seg(id)+"/similar", q, nil, &out)
+	call := SimilarCall(id, n, by)
+	err := c.do(ctx, call.method, call.path, call.query, nil, &out)
 	return out, err
 }
 
