@@ -16,7 +16,7 @@ import (
 // shapesModels are fitted on one store for the request-shape tests: the
 // neighbourhood models (TopRanker and full scorers), FEBR, EASE, RP3β and
 // matrix factorisation (fold-in of the live history).
-var shapesModels = []string{"popular", "itemknn", "userknn", "kunn", "slim", "ease", "rp3beta", "bpr", "wrmf", recsys.FEBRModel}
+var shapesModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta", "bpr", "wrmf", "mfauc", recsys.FEBRModel}
 
 // shapesStore holds 120 users with skewed, ties-rich histories over 80
 // items, every event positive, items in categories c0–c2 (i0–i79, category
@@ -200,17 +200,23 @@ func TestEngine_Rerank_followsScores(t *testing.T) {
 	if err := st.PutItems(ctx, []api.Item{{ID: "fresh1"}, {ID: "fresh2"}}); err != nil {
 		t.Fatal(err)
 	}
+	cat, err := st.Catalogue(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every event is a view: an item of popularity 0 has none, it is cold.
+	cold := func(id string) bool { return cat.Popularity[cat.Index[id]] == 0 }
 	rng := rand.New(rand.NewPCG(5, 6))
 	for name, eng := range shapesEngines(t, st) {
 		for _, user := range []string{"u0", "u5", "u33", "nobody"} {
 			list := mustRecommend(t, eng, api.RecommendRequest{UserID: user, N: 40, ExcludeConsumed: false})
-			var want []api.ScoredItem
+			var picked []api.ScoredItem
 			for k, it := range list.Items {
 				if k%3 != 1 {
-					want = append(want, it)
+					picked = append(picked, it)
 				}
 			}
-			cand := ids(want)
+			cand := ids(picked)
 			rng.Shuffle(len(cand), func(a, b int) { cand[a], cand[b] = cand[b], cand[a] })
 			cand = append([]string{"fresh2", "ghost", "i5"}, cand...)
 			cand = append(cand, cand[4], "fresh1", "ghost", "i17")
@@ -218,7 +224,20 @@ func TestEngine_Rerank_followsScores(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want = append(want, api.ScoredItem{ItemID: "fresh2", Cold: true}, api.ScoredItem{ItemID: "fresh1", Cold: true})
+			// The warm candidates in the list's order with its scores, then
+			// the cold ones in request order, unscored (matrix
+			// factorisation gives them the score of untrained factors).
+			want := slices.DeleteFunc(picked, func(it api.ScoredItem) bool { return cold(it.ItemID) })
+			var coldSeen []string
+			for _, id := range cand {
+				if _, ok := cat.Index[id]; ok && cold(id) && !slices.Contains(coldSeen, id) {
+					coldSeen = append(coldSeen, id)
+					want = append(want, api.ScoredItem{ItemID: id, Cold: true})
+				}
+			}
+			if len(coldSeen) < 2 {
+				t.Fatalf("%s %s: only %v cold", name, user, coldSeen)
+			}
 			if !sameItems(got.Items, want) {
 				t.Fatalf("%s %s: rerank = %v\nwant %v", name, user, got.Items, want)
 			}
