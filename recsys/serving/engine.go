@@ -244,10 +244,12 @@ func (s *modelSet) pick(model string) (name string, m *Served, err error) {
 func historyProfile(cat *api.Catalogue, ids []string) (api.Profile, []string) {
 	var prof api.Profile
 	var unknown []string
+	seen := map[string]bool{}
 	for _, id := range ids {
 		i, ok := cat.Index[id]
 		if !ok || int(i) >= len(cat.ItemIDs) || cat.ItemIDs[i] == "" {
-			if !slices.Contains(unknown, id) {
+			if !seen[id] {
+				seen[id] = true
 				unknown = append(unknown, id)
 			}
 			continue
