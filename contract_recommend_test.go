@@ -104,6 +104,22 @@ func testContractRecommendShapes(t *testing.T) {
 		}
 	})
 
+	t.Run("similar exclude", func(t *testing.T) {
+		for _, it := range []string{"i1", "i2", "i10"} {
+			var long, got api.SimilarOut
+			s.do(t, contractCase{method: "GET", path: "/items/" + it + "/similar?n=12", want: 200}).decode(t, &long)
+			if len(long.Items) < 12 {
+				t.Fatalf("%s has %d neighbours, want 12", it, len(long.Items))
+			}
+			ex := []string{long.Items[0].ItemID, long.Items[4].ItemID}
+			s.do(t, contractCase{method: "GET", path: "/items/" + it + "/similar?n=10&exclude=" + ex[0] + "," + ex[1] + ",ghost", want: 200}).decode(t, &got)
+			want := slices.DeleteFunc(slices.Clone(long.Items), func(s api.ScoredItem) bool { return slices.Contains(ex, s.ItemID) })[:10]
+			if !sameScored(got.Items, want) {
+				t.Errorf("%s excluding %v: %v, want %v", it, ex, itemIDs(got.Items), itemIDs(want))
+			}
+		}
+	})
+
 	t.Run("categories any", func(t *testing.T) {
 		for _, u := range users {
 			all := s.recommendations(t, contractCase{path: "/users/" + u + "/recommendations?n=1000"})

@@ -197,9 +197,10 @@ type Recommendations struct {
 
 // SimilarRequest asks for the items most similar to one item.
 type SimilarRequest struct {
-	ItemID string
-	N      int
-	By     string // collaborative, content or hybrid
+	ItemID  string
+	N       int
+	By      string   // collaborative, content or hybrid
+	Exclude []string // item ids never to answer; unknown ones are ignored
 }
 
 // SimilarItems answers a SimilarRequest.

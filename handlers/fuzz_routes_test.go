@@ -320,9 +320,10 @@ func FuzzQueryParams(f *testing.F) {
 				checkRecommendLists(t, r)
 			}
 			for _, r := range fs.similar {
-				if r.N < 1 || r.N > DefaultLimits.MaxN || (r.By != "collaborative" && r.By != "content" && r.By != "hybrid") {
+				if r.N < 1 || r.N > DefaultLimits.MaxN || (r.By != "collaborative" && r.By != "content" && r.By != "hybrid") || len(r.Exclude) > api.MaxRequestItems {
 					t.Fatalf("similar request %+v from %q", r, query)
 				}
+				checkRecommendLists(t, api.RecommendRequest{Exclude: r.Exclude})
 			}
 			for _, p := range fs.pages {
 				if p.Limit < 1 || p.Limit > 1000 || len(p.Cursor) > 1024 {

@@ -325,6 +325,10 @@ func excludedItems(cat *api.Catalogue, prof api.Profile, req api.RecommendReques
 // Similar answers GET /items/{id}/similar. Collaborative similarity comes
 // from the item neighbour lists of the active model, or of any served model
 // that keeps them (itemknn, kunn, kunn-i, slim).
+//
+// Excluded items are left out of the answer for n plus their number: each
+// answer for n is the first n of the answer for any larger n (with the
+// approximate content index, nearly so).
 func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.SimilarItems, error) {
 	c, err := e.catalogue(ctx)
 	if err != nil {
@@ -334,6 +338,25 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 	if !ok {
 		return nil, api.Errorf(api.CodeNotFound, "item %q not found", req.ItemID)
 	}
+	drop := map[string]bool{}
+	for _, id := range req.Exclude {
+		if _, ok := c.cat.Index[id]; ok {
+			drop[id] = true
+		}
+	}
+	wide := req
+	wide.N += len(drop)
+	out, err := e.similar(ctx, c, idx, wide)
+	if err != nil || len(drop) == 0 {
+		return out, err
+	}
+	out.Items = slices.DeleteFunc(out.Items, func(it api.ScoredItem) bool { return drop[it.ItemID] })
+	out.Items = out.Items[:min(req.N, len(out.Items))]
+	return out, nil
+}
+
+// similar answers req for the item at idx of catalogue c.
+func (e *Engine) similar(ctx context.Context, c *catalogueCache, idx uint32, req api.SimilarRequest) (*api.SimilarItems, error) {
 	if req.By == "content" {
 		items, cm, err := e.contentSimilar(ctx, c, idx, req.N)
 		if err != nil {
