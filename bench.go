@@ -242,7 +242,7 @@ func benchCall(ctx context.Context, cl *client.Client, c benchConfig, op benchOp
 		// generator, on the server's cores, 18% of the measured rate.
 		return cl.Send(ctx, client.RecommendCall(user, client.RecommendOptions{N: c.N, Model: c.Model}))
 	case opSimilar:
-		return cl.Send(ctx, client.SimilarCall(items[rng.IntN(len(items))], c.N, ""))
+		return cl.Send(ctx, client.SimilarCall(items[rng.IntN(len(items))], client.SimilarOptions{N: c.N}))
 	}
 	// The batch is written by hand: encoding/json would cost the load
 	// generator, which shares the machine with the server, more CPU.

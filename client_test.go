@@ -207,9 +207,13 @@ func TestClient_liveServer(t *testing.T) {
 		t.Fatalf("Rerank: %+v, %v", rr, err)
 	}
 
-	sim, err := c.Similar(ctx, "i1", 3, "collaborative")
-	if err != nil || sim.ItemID != "i1" || len(sim.Items) != 3 {
+	sim, err := c.Similar(ctx, "i1", client.SimilarOptions{N: 4, By: "collaborative"})
+	if err != nil || sim.ItemID != "i1" || len(sim.Items) != 4 {
 		t.Fatalf("Similar: %+v, %v", sim, err)
+	}
+	simX, err := c.Similar(ctx, "i1", client.SimilarOptions{N: 3, Exclude: []string{sim.Items[1].ItemID}})
+	if err != nil || !sameScored(simX.Items, []api.ScoredItem{sim.Items[0], sim.Items[2], sim.Items[3]}) {
+		t.Fatalf("Similar excluding %s: %+v, %v; want %v", sim.Items[1].ItemID, simX, err, sim.Items)
 	}
 	_, err = c.SearchSimilar(ctx, api.SearchIn{Features: api.Features{"a": 1}})
 	wantCode(t, "search without a content metric", err, 503, api.CodeModelNotReady)

@@ -391,24 +391,33 @@ func (c *Client) DeleteItem(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/items/"+seg(id), nil, nil, nil)
 }
 
-// SimilarCall is GET /items/{id}/similar: by is collaborative, content or
-// hybrid, empty for the server's default; n 0 for the server's default.
-func SimilarCall(itemID string, n int, by string) Call {
+// SimilarOptions are the query of GET /items/{id}/similar; the zero value
+// asks for the server's defaults.
+type SimilarOptions struct {
+	N       int
+	By      string // collaborative, content or hybrid
+	Exclude []string
+}
+
+// SimilarCall is GET /items/{id}/similar.
+func SimilarCall(itemID string, o SimilarOptions) Call {
 	q := url.Values{}
-	if n != 0 {
-		q.Set("n", strconv.Itoa(n))
+	if o.N != 0 {
+		q.Set("n", strconv.Itoa(o.N))
 	}
-	if by != "" {
-		q.Set("by", by)
+	if o.By != "" {
+		q.Set("by", o.By)
+	}
+	for _, id := range o.Exclude {
+		q.Add("exclude", id)
 	}
 	return Call{method: http.MethodGet, path: "/items/" + seg(itemID) + "/similar", query: q}
 }
 
-// Similar returns the n items most similar to one (GET
-// /items/{id}/similar); see SimilarCall for n and by.
-func (c *Client) Similar(ctx context.Context, id string, n int, by string) (api.SimilarOut, error) {
+// Similar returns the items most similar to one (GET /items/{id}/similar).
+func (c *Client) Similar(ctx context.Context, id string, o SimilarOptions) (api.SimilarOut, error) {
 	var out api.SimilarOut
-	call := SimilarCall(id, n, by)
+	call := SimilarCall(id, o)
 	err := c.do(ctx, call.method, call.path, call.query, nil, &out)
 	return out, err
 }
