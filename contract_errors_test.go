@@ -47,6 +47,8 @@ func testContractBodyLimit(t *testing.T) {
 		{name: "item", method: "PUT", path: "/items/item-1", body: `{"features":[` + features + `1]}`, want: 413},
 		{name: "item patch", method: "PATCH", path: "/items/item-1", body: `{"features":[` + features + `1]}`, want: 413},
 		{name: "search", method: "POST", path: "/search/similar", body: `{"features":[` + features + `1]}`, want: 413},
+		{name: "recommend", method: "POST", path: "/recommendations", body: `{"items":[` + strings.Repeat(`"item-1",`, 120) + `"i"]}`, want: 413},
+		{name: "rerank", method: "POST", path: "/users/u/rerank", body: `{"items":[` + strings.Repeat(`"item-1",`, 120) + `"i"]}`, want: 413},
 		{name: "retrain", method: "POST", path: "/admin/retrain", body: `{"models":` + models + `}`, want: 413},
 		{name: "evaluation", method: "POST", path: "/admin/evaluations", body: `{"models":` + models + `,"folds":1}`, want: 413},
 	} {

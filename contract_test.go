@@ -358,6 +358,7 @@ var dataScenarios = []contractScenario{
 	{"items", testContractItems},
 	{"interactions_users_recommendations", testContractInteractions},
 	{"trained_model", testContractTrainedModel},
+	{"recommend_shapes", testContractRecommendShapes},
 	{"jobs_models_evaluations", testContractLifecycle},
 }
 

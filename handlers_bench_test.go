@@ -145,3 +145,45 @@ func BenchmarkHandler_Ingest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHandler_RequestShapes is POST /recommendations for an anonymous
+// history of 20 items, POST /users/{id}/rerank of 100 candidates, and GET
+// recommendations at offset 20 with 10 excluded ids, with kunn-i.
+func BenchmarkHandler_RequestShapes(b *testing.B) {
+	app := benchApp(b)
+	h := app.srv.Handler
+	ids := func(rng *rand.Rand, k int) string {
+		out := make([]string, k)
+		for j := range out {
+			out[j] = fmt.Sprintf("%q", fmt.Sprint(1+rng.IntN(1682)))
+		}
+		return strings.Join(out, ",")
+	}
+	post := func(path, body string) *http.Request {
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	}
+	b.Run("history=20", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(1, 1))
+		b.ReportAllocs()
+		for b.Loop() {
+			serve(b, h, post("/recommendations", `{"items":[`+ids(rng, 20)+`]}`), http.StatusOK)
+		}
+	})
+	b.Run("rerank=100", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(2, 2))
+		b.ReportAllocs()
+		for b.Loop() {
+			serve(b, h, post(fmt.Sprintf("/users/%d/rerank", 1+rng.IntN(943)), `{"items":[`+ids(rng, 100)+`]}`), http.StatusOK)
+		}
+	})
+	b.Run("offset=20,exclude=10", func(b *testing.B) {
+		rng := rand.New(rand.NewPCG(3, 3))
+		b.ReportAllocs()
+		for b.Loop() {
+			ex := strings.ReplaceAll(ids(rng, 10), `"`, "")
+			serve(b, h, httptest.NewRequest(http.MethodGet, fmt.Sprintf("/users/%d/recommendations?n=10&offset=20&exclude=%s", 1+rng.IntN(943), ex), nil), http.StatusOK)
+		}
+	})
+}

@@ -131,15 +131,37 @@ type StatsService interface {
 	Activity(ctx context.Context, days int) ([]DayCount, error)
 }
 
-// RecommendRequest asks for the top n items for a user.
+// RecommendRequest asks for the top n items for a user, or for an
+// anonymous history.
 type RecommendRequest struct {
-	UserID          string
-	N               int
-	Model           string // empty: the active model
-	Category        string
+	UserID string
+	// History, when not nil, stands for the user: a live history of item
+	// ids, all taken as positive (POST /recommendations); UserID is then
+	// not read. Ids not in the catalogue are left out and reported.
+	History []string
+	N       int
+	// Offset skips the first Offset items of the list of Offset+N, so
+	// that pages are slices of one ranking.
+	Offset int
+	Model  string // empty: the active model
+	// Categories keeps the items in any of them; empty keeps every item.
+	Categories      []string
+	Exclude         []string // item ids never to answer; unknown ones are ignored
 	ExcludeConsumed bool
 	Explain         bool // attach the reasons of each item
 }
+
+// RerankRequest asks for given items ordered by a model's scores for a
+// user (POST /users/{id}/rerank).
+type RerankRequest struct {
+	UserID string
+	Items  []string
+	Model  string // empty: the active model
+}
+
+// MaxRequestItems bounds the item lists of one request: a history, the
+// candidates of a rerank, an exclude list.
+const MaxRequestItems = 10000
 
 // ScoredItem is one ranked item.
 type ScoredItem struct {
@@ -166,13 +188,19 @@ type Recommendations struct {
 	ModelVersion string
 	Items        []ScoredItem
 	Fallback     string // "popular" when no trained model answered
+	// UnknownItems are the ids of a history or of rerank candidates that
+	// are not in the catalogue; HiddenItems the hidden rerank candidates.
+	// Both were left out of Items.
+	UnknownItems []string
+	HiddenItems  []string
 }
 
 // SimilarRequest asks for the items most similar to one item.
 type SimilarRequest struct {
-	ItemID string
-	N      int
-	By     string // collaborative, content or hybrid
+	ItemID  string
+	N       int
+	By      string   // collaborative, content or hybrid
+	Exclude []string // item ids never to answer; unknown ones are ignored
 }
 
 // SimilarItems answers a SimilarRequest.
@@ -190,6 +218,8 @@ type Recommender interface {
 	Similar(ctx context.Context, req SimilarRequest) (*SimilarItems, error)
 	// SearchSimilar ranks the catalogue for an unseen feature vector.
 	SearchSimilar(ctx context.Context, features map[string]float64, n int) (*SimilarItems, error)
+	// Rerank orders given items by a model's scores for a user.
+	Rerank(ctx context.Context, req RerankRequest) (*Recommendations, error)
 }
 
 // MaxIDBytes is the longest id accepted (docs/design.md#data).

@@ -205,13 +205,63 @@ type HistoryOut struct {
 	NextCursor   string            `json:"next_cursor,omitempty"`
 }
 
-// RecommendationsOut answers GET /users/{id}/recommendations.
+// RecommendationsOut answers GET /users/{id}/recommendations, POST
+// /recommendations (no user_id) and POST /users/{id}/rerank.
 type RecommendationsOut struct {
-	UserID       string       `json:"user_id"`
+	UserID       string       `json:"user_id,omitempty"`
 	Model        string       `json:"model"`
 	ModelVersion string       `json:"model_version"`
 	Items        []ScoredItem `json:"items"`
 	Fallback     string       `json:"fallback,omitempty"`
+	UnknownItems []string     `json:"unknown_items,omitempty"`
+	HiddenItems  []string     `json:"hidden_items,omitempty"`
+}
+
+// NewRecommendationsOut converts an answer of the recommender.
+func NewRecommendationsOut(rec *Recommendations) RecommendationsOut {
+	return RecommendationsOut{UserID: rec.UserID, Model: rec.Model, ModelVersion: rec.ModelVersion,
+		Items: rec.Items, Fallback: rec.Fallback, UnknownItems: rec.UnknownItems, HiddenItems: rec.HiddenItems}
+}
+
+// RecommendIn is the body of POST /recommendations: recommendations for
+// an anonymous history.
+type RecommendIn struct {
+	Items           []string   `json:"items" validate:"required,min=1,max=10000,dive,recsysid"`
+	N               *int       `json:"n,omitempty"`
+	Offset          *int       `json:"offset,omitempty"`
+	Model           string     `json:"model,omitempty" validate:"omitempty,max=64"`
+	Category        StringList `json:"category,omitempty" validate:"omitempty,max=100,dive,min=1,max=256"`
+	Exclude         []string   `json:"exclude,omitempty" validate:"omitempty,max=10000,dive,recsysid"`
+	ExcludeConsumed *bool      `json:"exclude_consumed,omitempty"`
+	Explain         bool       `json:"explain,omitempty"`
+}
+
+// RerankIn is the body of POST /users/{id}/rerank.
+type RerankIn struct {
+	Items []string `json:"items" validate:"required,min=1,max=10000,dive,recsysid"`
+	Model string   `json:"model,omitempty" validate:"omitempty,max=64"`
+}
+
+// StringList is a JSON string or an array of strings.
+type StringList []string
+
+// UnmarshalJSON accepts "x" or ["x", "y"].
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = StringList{s}
+		return nil
+	}
+	var xs []string
+	if err := json.Unmarshal(b, &xs); err != nil {
+		return FieldError("category", "must be a string or an array of strings")
+	}
+	*l = xs
+	return nil
 }
 
 // SimilarOut answers GET /items/{id}/similar.

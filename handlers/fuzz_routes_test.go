@@ -20,6 +20,7 @@ type recorder struct {
 	items     []api.Item
 	pages     []api.Page
 	recs      []api.RecommendRequest
+	reranks   []api.RerankRequest
 	similar   []api.SimilarRequest
 	searches  []map[string]float64
 	searchN   []int
@@ -30,7 +31,7 @@ type recorder struct {
 }
 
 func (f *recorder) calls() int {
-	return len(f.added) + len(f.items) + len(f.pages) + len(f.recs) + len(f.similar) + len(f.searches) +
+	return len(f.added) + len(f.items) + len(f.pages) + len(f.recs) + len(f.reranks) + len(f.similar) + len(f.searches) +
 		len(f.trains) + len(f.evals) + len(f.jobLimits) + len(f.days)
 }
 
@@ -62,6 +63,10 @@ func (f *recorder) Activity(_ context.Context, days int) ([]api.DayCount, error)
 }
 func (f *recorder) Recommend(_ context.Context, req api.RecommendRequest) (*api.Recommendations, error) {
 	f.recs = append(f.recs, req)
+	return &api.Recommendations{UserID: req.UserID, Items: []api.ScoredItem{}}, nil
+}
+func (f *recorder) Rerank(_ context.Context, req api.RerankRequest) (*api.Recommendations, error) {
+	f.reranks = append(f.reranks, req)
 	return &api.Recommendations{UserID: req.UserID, Items: []api.ScoredItem{}}, nil
 }
 func (f *recorder) Similar(_ context.Context, req api.SimilarRequest) (*api.SimilarItems, error) {
@@ -282,6 +287,8 @@ func FuzzQueryParams(f *testing.F) {
 		"model=knn&category=rock&exclude_consumed=false&explain=true", "explain=maybe", "exclude_consumed=2",
 		"by=content", "by=hybrid", "by=nope", "limit=1000", "limit=0", "cursor=abc", "cursor=" + strings.Repeat("x", 1025),
 		"days=3650", "days=0", "queue=true", "queue=x", "auto=true", "auto=2", "model=" + strings.Repeat("m", 65), "n=5&n=abc", "a=1;b=2",
+		"offset=10&n=10", "offset=-1", "offset=991&n=10", "offset=x", "exclude=a,b&exclude=c", "exclude=a%2Cb", "exclude=%00",
+		"exclude=,,", "category=a&category=b", "category=" + strings.Repeat("c", 257), "exclude=%zz",
 	} {
 		f.Add(s)
 	}
@@ -306,14 +313,17 @@ func FuzzQueryParams(f *testing.F) {
 			req.RequestURI = ""
 			serveFuzz(t, fs, req, rt.ok)
 			for _, r := range fs.recs {
-				if r.N < 1 || r.N > DefaultLimits.MaxN || len(r.Model) > 64 || len(r.Category) > 256 || r.UserID != "u1" {
+				if r.N < 1 || r.N > DefaultLimits.MaxN || len(r.Model) > 64 || r.UserID != "u1" ||
+					r.Offset < 0 || r.Offset+r.N > DefaultLimits.MaxN || len(r.Categories) > 100 || len(r.Exclude) > api.MaxRequestItems {
 					t.Fatalf("recommend request %+v from %q", r, query)
 				}
+				checkRecommendLists(t, r)
 			}
 			for _, r := range fs.similar {
-				if r.N < 1 || r.N > DefaultLimits.MaxN || (r.By != "collaborative" && r.By != "content" && r.By != "hybrid") {
+				if r.N < 1 || r.N > DefaultLimits.MaxN || (r.By != "collaborative" && r.By != "content" && r.By != "hybrid") || len(r.Exclude) > api.MaxRequestItems {
 					t.Fatalf("similar request %+v from %q", r, query)
 				}
+				checkRecommendLists(t, api.RecommendRequest{Exclude: r.Exclude})
 			}
 			for _, p := range fs.pages {
 				if p.Limit < 1 || p.Limit > 1000 || len(p.Cursor) > 1024 {
@@ -330,6 +340,59 @@ func FuzzQueryParams(f *testing.F) {
 					t.Fatalf("days %d from %q", d, query)
 				}
 			}
+		}
+	})
+}
+
+// checkRecommendLists fails when a category or id list that reached the
+// engine holds an empty or oversized category or an invalid id.
+func checkRecommendLists(t *testing.T, r api.RecommendRequest) {
+	t.Helper()
+	for _, c := range r.Categories {
+		if c == "" || len(c) > 256 {
+			t.Fatalf("category %q reached the engine", c)
+		}
+	}
+	for _, l := range [][]string{r.Exclude, r.History} {
+		for _, id := range l {
+			if api.ValidateID(id) != "" {
+				t.Fatalf("id %q reached the engine", id)
+			}
+		}
+	}
+}
+
+// FuzzDecodeRecommend feeds arbitrary bodies to POST /recommendations and
+// POST /users/{id}/rerank: only 1–10,000 valid item ids, 1 ≤ n,
+// 0 ≤ offset, offset + n ≤ max-n, valid categories and exclude ids reach
+// the engine.
+func FuzzDecodeRecommend(f *testing.F) {
+	for _, s := range []string{
+		`{"items":["a","b"]}`, `{"items":["a"],"n":5,"offset":5,"model":"itemknn","category":["x","y"],"exclude":["c"]}`,
+		`{"items":["a"],"category":"x"}`, `{"items":[]}`, `{"items":[""]}`, `{"items":"a"}`, `{"items":["a"],"n":0}`,
+		`{"items":["a"],"offset":-1}`, `{"items":["a"],"offset":995,"n":10}`, `{"items":["a"],"category":[""]}`,
+		`{"items":["a"],"category":3}`, `{"items":["a"],"exclude":["\u0000"]}`, `{"items":["a"],"exclude_consumed":false,"explain":true}`,
+		`{"items":["a"],"user":"u"}`, `{}`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fs := &recorder{}
+		serveFuzz(t, fs, jsonRequest(http.MethodPost, "/recommendations", body), http.StatusOK)
+		for _, r := range fs.recs {
+			if r.N < 1 || r.Offset < 0 || r.Offset+r.N > DefaultLimits.MaxN || len(r.History) < 1 ||
+				len(r.History) > api.MaxRequestItems || len(r.Exclude) > api.MaxRequestItems || len(r.Categories) > 100 || len(r.Model) > 64 {
+				t.Fatalf("recommend request %+v from %q", r, body)
+			}
+			checkRecommendLists(t, r)
+		}
+		fs = &recorder{}
+		serveFuzz(t, fs, jsonRequest(http.MethodPost, "/users/u1/rerank", body), http.StatusOK)
+		for _, r := range fs.reranks {
+			if len(r.Items) < 1 || len(r.Items) > api.MaxRequestItems || len(r.Model) > 64 || r.UserID != "u1" {
+				t.Fatalf("rerank request %+v from %q", r, body)
+			}
+			checkRecommendLists(t, api.RecommendRequest{History: r.Items})
 		}
 	})
 }

@@ -121,6 +121,7 @@ func (h *handler) routes() chi.Router {
 	h.registerInteractionRoutes(r)
 	h.registerUserRoutes(r)
 	h.registerItemRoutes(r)
+	h.registerRecommendRoutes(r)
 	h.registerAdminRoutes(r)
 	h.registerWebRoutes(r)
 	h.routeTable = routeTable(r)

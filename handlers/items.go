@@ -195,7 +195,11 @@ func (h *handler) handleItemSimilar(w http.ResponseWriter, r *http.Request) (int
 	default:
 		return 0, nil, api.FieldError("by", "must be collaborative, content or hybrid")
 	}
-	sim, err := h.Recommender.Similar(r.Context(), api.SimilarRequest{ItemID: id, N: n, By: by})
+	exclude, err := queryIDList(r, "exclude", api.MaxRequestItems)
+	if err != nil {
+		return 0, nil, err
+	}
+	sim, err := h.Recommender.Similar(r.Context(), api.SimilarRequest{ItemID: id, N: n, By: by, Exclude: exclude})
 	if err != nil {
 		return 0, nil, err
 	}

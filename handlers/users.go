@@ -73,11 +73,17 @@ func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) 
 		return 0, nil, err
 	}
 	rec, err := h.Recommender.Recommend(r.Context(), req)
+	return h.recommendationsOut(rec, err)
+}
+
+// recommendationsOut is the answer of every route that answers a ranked
+// list for a user or a history: GET /users/{id}/recommendations, POST
+// /recommendations, POST /users/{id}/rerank.
+func (h *handler) recommendationsOut(rec *api.Recommendations, err error) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, api.RecommendationsOut{UserID: rec.UserID, Model: rec.Model,
-		ModelVersion: rec.ModelVersion, Items: rec.Items, Fallback: rec.Fallback}, nil
+	return http.StatusOK, api.NewRecommendationsOut(rec), nil
 }
 
 func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error) {
@@ -89,10 +95,19 @@ func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error
 	if req.N, err = queryInt(r, "n", 10, 1, h.limits.MaxN); err != nil {
 		return req, err
 	}
+	if req.Offset, err = queryInt(r, "offset", 0, 0, h.limits.MaxN-1); err != nil {
+		return req, err
+	}
+	if err = h.checkPage(req.N, req.Offset); err != nil {
+		return req, err
+	}
 	if req.Model, err = queryString(r, "model", 64); err != nil {
 		return req, err
 	}
-	if req.Category, err = queryString(r, "category", 256); err != nil {
+	if req.Categories, err = queryCategories(r); err != nil {
+		return req, err
+	}
+	if req.Exclude, err = queryIDList(r, "exclude", api.MaxRequestItems); err != nil {
 		return req, err
 	}
 	if req.ExcludeConsumed, err = queryBool(r, "exclude_consumed", true); err != nil {

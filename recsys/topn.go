@@ -142,3 +142,18 @@ func (q *topHeap) sorted() []uint32 {
 func Ranks(scores []float64, popularity []uint32, exclude []uint32, relevant []uint32) []int {
 	return ranks(scores, tieOrder{pop: popularity}, exclude, relevant)
 }
+
+// SortRanked orders items as TopN ranks them: decreasing score, ties by
+// popularity then index (tieOrder).
+func SortRanked(items []uint32, scores []float64, popularity []uint32) {
+	t := tieOrder{pop: popularity}
+	slices.SortFunc(items, func(a, b uint32) int {
+		switch {
+		case t.before(scores, a, b):
+			return -1
+		case t.before(scores, b, a):
+			return 1
+		}
+		return 0
+	})
+}

@@ -121,7 +121,7 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 		}
 		req := api.RecommendRequest{UserID: fmt.Sprintf("u%d", u), N: 10, ExcludeConsumed: true}
 		if u%3 == 0 {
-			req.Category = "b" // leaves few cold items: the fallback scan
+			req.Categories = []string{"b"} // leaves few cold items: the fallback scan
 		}
 		skip := newFilter(c.cat, prof, req)
 		for _, slots := range []int{1, 3, 50} {

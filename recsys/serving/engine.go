@@ -147,47 +147,44 @@ func popularityOrder(cat *api.Catalogue) []uint32 {
 	return order
 }
 
-// Recommend answers GET /users/{id}/recommendations: from the requested
-// model, else the active one, from the user's live history. With no
-// trained model, or for a user with no positive history, it falls back to
-// popularity and says so.
+// Recommend answers GET /users/{id}/recommendations and POST
+// /recommendations: from the requested model, else the active one, from
+// the user's live history or the request's anonymous one. With no trained
+// model, or for a history with no positive item, it falls back to
+// popularity and says so. A page at Offset is a slice of the list of
+// Offset+N items, cold items included, so pages never overlap or skip.
 func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.Recommendations, error) {
 	set := e.models.Load()
-	name := req.Model
-	if name == "" {
-		name = set.active
-	}
-	var m *Served
-	if name != "" && name != "popular" {
-		if m = set.recommender(name); m == nil {
-			if !knownModel(name) {
-				return nil, api.FieldError("model", fmt.Sprintf("unknown model %q (known: %s)", name, strings.Join(recsys.Names(), ", ")))
-			}
-			return nil, api.Errorf(api.CodeModelNotReady, "model %q is not trained yet; POST /admin/retrain", name)
-		}
-	} else if name == "popular" {
-		m = set.recommender("popular")
+	name, m, err := set.pick(req.Model)
+	if err != nil {
+		return nil, err
 	}
 	c, err := e.catalogue(ctx)
 	if err != nil {
 		return nil, err
 	}
-	prof, err := e.src.Profile(ctx, req.UserID)
-	if err != nil {
+	out := &api.Recommendations{UserID: req.UserID}
+	var prof api.Profile
+	if req.History != nil {
+		out.UserID = ""
+		prof, out.UnknownItems = historyProfile(c.cat, req.History)
+	} else if prof, err = e.src.Profile(ctx, req.UserID); err != nil {
 		return nil, err
 	}
-	out := &api.Recommendations{UserID: req.UserID}
+	page := req
+	page.N = req.Offset + req.N
 	if m != nil && len(prof.Positive) > 0 {
 		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
-		out.Items = e.recommendFrom(c, m, prof, req)
+		out.Items = e.recommendFrom(c, m, prof, page)
 		if req.Explain {
 			if err := e.explain(ctx, c, m, prof, out.Items); err != nil {
 				return nil, err
 			}
 		}
-		if out.Items, err = e.withColdItems(ctx, c, prof, req, out.Items); err != nil {
+		if out.Items, err = e.withColdItems(ctx, c, prof, page, out.Items); err != nil {
 			return nil, err
 		}
+		out.Items = out.Items[min(req.Offset, len(out.Items)):]
 		return out, nil
 	}
 	out.Model, out.Fallback = "popular", "popular"
@@ -199,6 +196,7 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 	}
 	out.Items = make([]api.ScoredItem, 0, req.N)
 	skip := newFilter(c.cat, prof, req)
+	skipped := 0
 	for _, i := range c.byPopularity {
 		if len(out.Items) == req.N {
 			break
@@ -206,9 +204,62 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 		if skip(i) {
 			continue
 		}
+		if skipped < req.Offset {
+			skipped++
+			continue
+		}
 		out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: float64(c.cat.Popularity[i])})
 	}
 	return out, nil
+}
+
+// pick resolves the model a request names (empty: the active one) to a
+// served recommender; m is nil when popularity answers.
+func (s *modelSet) pick(model string) (name string, m *Served, err error) {
+	name = model
+	if name == "" {
+		name = s.active
+	}
+	switch {
+	case name == "popular":
+		return name, s.recommender("popular"), nil
+	case name == "":
+		return name, nil, nil
+	}
+	if m = s.recommender(name); m != nil {
+		return name, m, nil
+	}
+	if slices.Contains(kindOrder, name) {
+		return "", nil, api.FieldError("model", fmt.Sprintf("%q is not a recommender: it ranks items by feature similarity to one item or vector; use GET /items/{id}/similar?by=content or POST /search/similar (recommenders: %s)", name, strings.Join(recsys.Names(), ", ")))
+	}
+	if !knownModel(name) {
+		return "", nil, api.FieldError("model", fmt.Sprintf("unknown model %q (known: %s)", name, strings.Join(recsys.Names(), ", ")))
+	}
+	return "", nil, api.Errorf(api.CodeModelNotReady, "model %q is not trained yet; POST /admin/retrain", name)
+}
+
+// historyProfile is the profile of an anonymous history: its items in the
+// catalogue, hidden ones included as in a stored user's, all positive and
+// all consumed; the other ids are returned as unknown, in request order.
+func historyProfile(cat *api.Catalogue, ids []string) (api.Profile, []string) {
+	var prof api.Profile
+	var unknown []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		i, ok := cat.Index[id]
+		if !ok || int(i) >= len(cat.ItemIDs) || cat.ItemIDs[i] == "" {
+			if !seen[id] {
+				seen[id] = true
+				unknown = append(unknown, id)
+			}
+			continue
+		}
+		prof.Positive = append(prof.Positive, i)
+	}
+	slices.Sort(prof.Positive)
+	prof.Positive = slices.Compact(prof.Positive)
+	prof.Consumed = prof.Positive
+	return prof, unknown
 }
 
 func knownModel(name string) bool {
@@ -221,17 +272,10 @@ func knownModel(name string) bool {
 }
 
 // newFilter returns the test for items a request must not get: deleted,
-// hidden, outside the category, negative for the user, or consumed.
+// hidden, outside the categories, negative for the user, consumed, or
+// excluded by the request.
 func newFilter(cat *api.Catalogue, prof api.Profile, req api.RecommendRequest) func(uint32) bool {
-	// Consumed includes the negative items; both are sorted by index, so a
-	// binary search replaces a per-request hash set.
-	excluded := prof.Negative
-	if req.ExcludeConsumed {
-		excluded = prof.Consumed
-	}
-	if !slices.IsSorted(excluded) {
-		excluded = slices.Sorted(slices.Values(excluded))
-	}
+	excluded := excludedItems(cat, prof, req)
 	return func(i uint32) bool {
 		if int(i) >= len(cat.ItemIDs) || cat.ItemIDs[i] == "" || cat.Hidden[i] {
 			return true
@@ -239,21 +283,52 @@ func newFilter(cat *api.Catalogue, prof api.Profile, req api.RecommendRequest) f
 		if _, ok := slices.BinarySearch(excluded, i); ok {
 			return true
 		}
-		if req.Category != "" {
-			for _, c := range cat.Categories[i] {
-				if c == req.Category {
-					return false
-				}
-			}
+		return len(req.Categories) > 0 && !inAny(cat.Categories[i], req.Categories)
+	}
+}
+
+// inAny reports whether one of cats is among want.
+func inAny(cats, want []string) bool {
+	for _, c := range cats {
+		if slices.Contains(want, c) {
 			return true
 		}
-		return false
 	}
+	return false
+}
+
+// excludedItems lists, sorted, the items the user's profile and the
+// request leave out: the negative ones, or every consumed one, and those
+// of req.Exclude. Consumed includes the negative items; both are sorted by
+// index, so a binary search replaces a per-request hash set.
+func excludedItems(cat *api.Catalogue, prof api.Profile, req api.RecommendRequest) []uint32 {
+	excluded := prof.Negative
+	if req.ExcludeConsumed {
+		excluded = prof.Consumed
+	}
+	if !slices.IsSorted(excluded) {
+		excluded = slices.Sorted(slices.Values(excluded))
+	}
+	if len(req.Exclude) == 0 {
+		return excluded
+	}
+	excluded = slices.Clone(excluded)
+	for _, id := range req.Exclude {
+		if i, ok := cat.Index[id]; ok {
+			excluded = append(excluded, i)
+		}
+	}
+	slices.Sort(excluded)
+	return slices.Compact(excluded)
 }
 
 // Similar answers GET /items/{id}/similar. Collaborative similarity comes
 // from the item neighbour lists of the active model, or of any served model
 // that keeps them (itemknn, kunn, kunn-i, slim).
+//
+// Excluded items are left out of the answer for n plus their number: each
+// answer for n is the first n of the answer for any larger n (with the
+// approximate content index, nearly so).
 func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.SimilarItems, error) {
 	c, err := e.catalogue(ctx)
 	if err != nil {
@@ -263,6 +338,25 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 	if !ok {
 		return nil, api.Errorf(api.CodeNotFound, "item %q not found", req.ItemID)
 	}
+	drop := map[string]bool{}
+	for _, id := range req.Exclude {
+		if _, ok := c.cat.Index[id]; ok {
+			drop[id] = true
+		}
+	}
+	wide := req
+	wide.N += len(drop)
+	out, err := e.similar(ctx, c, idx, wide)
+	if err != nil || len(drop) == 0 {
+		return out, err
+	}
+	out.Items = slices.DeleteFunc(out.Items, func(it api.ScoredItem) bool { return drop[it.ItemID] })
+	out.Items = out.Items[:min(req.N, len(out.Items))]
+	return out, nil
+}
+
+// similar answers req for the item at idx of catalogue c.
+func (e *Engine) similar(ctx context.Context, c *catalogueCache, idx uint32, req api.SimilarRequest) (*api.SimilarItems, error) {
 	if req.By == "content" {
 		items, cm, err := e.contentSimilar(ctx, c, idx, req.N)
 		if err != nil {
@@ -347,10 +441,10 @@ func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, r
 }
 
 // filterScores sets −Inf on the items newFilter rejects, visiting only
-// those it can reject unless a category is asked for: the deleted and
+// those it can reject unless categories are asked for: the deleted and
 // hidden items (listed once per catalogue) and the user's.
 func filterScores(c *catalogueCache, prof api.Profile, req api.RecommendRequest, scores []float64) {
-	if req.Category != "" {
+	if len(req.Categories) > 0 {
 		skip := newFilter(c.cat, prof, req)
 		for i := range scores {
 			if skip(uint32(i)) {
@@ -359,11 +453,7 @@ func filterScores(c *catalogueCache, prof api.Profile, req api.RecommendRequest,
 		}
 		return
 	}
-	excluded := prof.Negative
-	if req.ExcludeConsumed {
-		excluded = prof.Consumed
-	}
-	for _, l := range [][]uint32{c.blocked, excluded} {
+	for _, l := range [][]uint32{c.blocked, excludedItems(c.cat, prof, req)} {
 		for _, i := range l {
 			if int(i) < len(scores) {
 				scores[i] = math.Inf(-1)

@@ -116,7 +116,7 @@ func TestEngine_popularityFallback(t *testing.T) {
 	if got, want := ids(rec.Items), []string{"a", "b", "e"}; !slices.Equal(got, want) {
 		t.Fatalf("u3 with consumed, after dislike d and hiding c = %v, want %v", got, want)
 	}
-	rec, _ = eng.Recommend(ctx, api.RecommendRequest{UserID: "new", N: 10, Category: "x"})
+	rec, _ = eng.Recommend(ctx, api.RecommendRequest{UserID: "new", N: 10, Categories: []string{"x"}})
 	if got, want := ids(rec.Items), []string{"e"}; !slices.Equal(got, want) {
 		t.Fatalf("category x = %v, want %v", got, want)
 	}

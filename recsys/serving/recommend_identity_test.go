@@ -63,7 +63,7 @@ func TestEngine_rankTopSameAnswers(t *testing.T) {
 			for _, req := range []api.RecommendRequest{
 				{N: 10, ExcludeConsumed: true},
 				{N: 50, ExcludeConsumed: false},
-				{N: 7, ExcludeConsumed: true, Category: "x"},
+				{N: 7, ExcludeConsumed: true, Categories: []string{"x"}},
 				{N: 1000, ExcludeConsumed: true},
 			} {
 				req.UserID = fmt.Sprintf("u%d", u)

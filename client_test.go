@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"recsys/api"
+	"recsys/api/client"
+)
+
+// waitClientJob polls a job through the client until it ends.
+func waitClientJob(t *testing.T, c *client.Client, id string) api.Job {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		j, err := c.Job(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Done() {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s did not end: %+v", id, j)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// wantCode fails unless err is a *client.Error with the status and code.
+func wantCode(t *testing.T, what string, err error, status int, code string) *client.Error {
+	t.Helper()
+	e, ok := err.(*client.Error)
+	if !ok || e.Status != status || e.Code != code || client.Code(err) != code || e.RequestID == "" {
+		t.Fatalf("%s: %v, want a *client.Error %d %s with a request id", what, err, status, code)
+	}
+	return e
+}
+
+// TestClient_liveServer drives every operation of openapi.yaml but the
+// dashboard through package client against the real App on loopback, and
+// checks the typed answers against what the server holds.
+func TestClient_liveServer(t *testing.T) {
+	a := startApp(t, nil)
+	c := client.New(a.URL, client.WithHTTPClient(&http.Client{Timeout: time.Minute}))
+	ctx := context.Background()
+
+	if err := c.Health(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "ready before training", c.Ready(ctx), 503, api.CodeModelNotReady)
+	var evs []api.InteractionIn
+	for u := range 30 {
+		for k := range 6 {
+			evs = append(evs, api.InteractionIn{UserID: fmt.Sprintf("u%d", u), ItemID: fmt.Sprintf("i%d", (u*u+3*k*u+5*k)%30)})
+		}
+	}
+	evs = append(evs, api.InteractionIn{UserID: "u0", ItemID: "x,1"}, api.InteractionIn{UserID: "u1", ItemID: "x,1"})
+	if n, err := c.AddInteractions(ctx, evs); err != nil || n != len(evs) {
+		t.Fatalf("AddInteractions: %d, %v; want %d", n, err, len(evs))
+	}
+	_, err := c.AddInteractions(ctx, []api.InteractionIn{{UserID: "u", ItemID: ""}})
+	if e := wantCode(t, "bad event", err, 400, api.CodeInvalid); len(e.Details) == 0 || e.Details[0].Field != "interactions[0].item_id" {
+		t.Fatalf("bad event details: %+v", e.Details)
+	}
+	if n, err := c.AddInteractionsJSON(ctx, []byte(`{"interactions":[{"user_id":"u29","item_id":"i1"}]}`)); err != nil || n != 1 {
+		t.Fatalf("AddInteractionsJSON: %d, %v", n, err)
+	}
+
+	// The catalogue.
+	var items []api.ItemIn
+	for i := range 30 {
+		items = append(items, api.ItemIn{ID: fmt.Sprintf("i%d", i), Categories: []string{fmt.Sprintf("c%d", i%2)}, Labels: map[string]string{"n": fmt.Sprint(i)}})
+	}
+	if n, err := c.PutItems(ctx, items); err != nil || n != 30 {
+		t.Fatalf("PutItems: %d, %v", n, err)
+	}
+	it, err := c.PutItem(ctx, "extra", api.ItemIn{Features: api.Features{"a": 1}})
+	if err != nil || it.ID != "extra" || it.Features["a"] != 1 {
+		t.Fatalf("PutItem: %+v, %v", it, err)
+	}
+	if it, err = c.PatchItem(ctx, "i3", map[string]any{"hidden": true}); err != nil || !it.Hidden || it.Labels["n"] != "3" {
+		t.Fatalf("PatchItem: %+v, %v", it, err)
+	}
+	if it, err = c.Item(ctx, "i3"); err != nil || !it.Hidden || !slices.Equal(it.Categories, []string{"c1"}) {
+		t.Fatalf("Item: %+v, %v", it, err)
+	}
+	var all []string
+	for p := (client.Page{Limit: 7}); ; {
+		page, err := c.Items(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			all = append(all, it.ID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		p.Cursor = page.NextCursor
+	}
+	if len(all) != 32 { // i0–i29, x,1 and extra
+		t.Fatalf("Items paged through %d items: %v", len(all), all)
+	}
+	if err := c.DeleteItem(ctx, "extra"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Item(ctx, "extra")
+	wantCode(t, "deleted item", err, 404, api.CodeNotFound)
+
+	// Users.
+	u, err := c.User(ctx, "u0")
+	if err != nil || u.ID != "u0" || u.Items != 7 {
+		t.Fatalf("User: %+v, %v", u, err)
+	}
+	h, err := c.UserInteractions(ctx, "u0", client.Page{Limit: 1000})
+	if err != nil || len(h.Interactions) != 7 {
+		t.Fatalf("UserInteractions: %+v, %v", h, err)
+	}
+	if err := c.DeleteInteraction(ctx, "u29", "i1"); err != nil {
+		t.Fatal(err)
+	}
+	add := []api.InteractionIn{{UserID: "gone", ItemID: "i1"}}
+	if _, err := c.AddInteractions(ctx, add); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteUser(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.User(ctx, "gone")
+	wantCode(t, "deleted user", err, 404, api.CodeNotFound)
+
+	// Training and models.
+	acc, err := c.Retrain(ctx, api.RetrainIn{Models: []string{"itemknn", "ease"}})
+	if err != nil || acc.JobID == "" {
+		t.Fatalf("Retrain: %+v, %v", acc, err)
+	}
+	if j := waitClientJob(t, c, acc.JobID); j.State != api.JobSucceeded {
+		t.Fatalf("training: %+v", j)
+	}
+	if _, err := c.CancelJob(ctx, acc.JobID); client.Code(err) != api.CodeConflict {
+		t.Fatalf("cancelling an ended job: %v, want conflict", err)
+	}
+	jobs, err := c.Jobs(ctx, 10)
+	if err != nil || len(jobs) != 1 || jobs[0].ID != acc.JobID {
+		t.Fatalf("Jobs: %+v, %v", jobs, err)
+	}
+	ms, err := c.Models(ctx)
+	if err != nil || len(ms.Models) != 2 || !slices.Contains(ms.Recommenders, "ease") {
+		t.Fatalf("Models: %+v, %v", ms, err)
+	}
+	if err := c.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.ActivateModel(ctx, "ease")
+	if err != nil || info.Name != "ease" || !info.Active {
+		t.Fatalf("ActivateModel: %+v, %v", info, err)
+	}
+
+	// Recommendations: paging, categories, exclusion (an id with a comma).
+	full, err := c.Recommend(ctx, "u2", client.RecommendOptions{N: 20, IncludeConsumed: true})
+	if err != nil || full.Model != "ease" || len(full.Items) != 20 {
+		t.Fatalf("Recommend: %+v, %v", full, err)
+	}
+	page, err := c.Recommend(ctx, "u2", client.RecommendOptions{N: 10, Offset: 10, IncludeConsumed: true})
+	if err != nil || !sameScored(page.Items, full.Items[10:]) {
+		t.Fatalf("page 2: %+v, %v; want %v", page.Items, err, full.Items[10:])
+	}
+	withX, err := c.Recommend(ctx, "u2", client.RecommendOptions{N: 30, Model: "itemknn"})
+	if err != nil || !slices.ContainsFunc(withX.Items, func(s api.ScoredItem) bool { return s.ItemID == "x,1" }) {
+		t.Fatalf("u2 should be offered x,1: %+v, %v", withX, err)
+	}
+	noX, err := c.Recommend(ctx, "u2", client.RecommendOptions{N: 30, Model: "itemknn", Exclude: []string{"x,1", "i0"}})
+	want := slices.DeleteFunc(slices.Clone(withX.Items), func(s api.ScoredItem) bool { return s.ItemID == "x,1" || s.ItemID == "i0" })
+	if err != nil || len(noX.Items) != len(withX.Items)-2 || !sameScored(noX.Items, want) || slices.ContainsFunc(noX.Items, func(s api.ScoredItem) bool { return s.ItemID == "x,1" }) {
+		t.Fatalf("exclude x,1: %+v, %v", noX, err)
+	}
+	cats, err := c.Recommend(ctx, "u2", client.RecommendOptions{N: 5, Categories: []string{"c1"}, Explain: true})
+	if err != nil || len(cats.Items) != 5 {
+		t.Fatalf("categories: %+v, %v", cats, err)
+	}
+	_, err = c.Recommend(ctx, "u2", client.RecommendOptions{Model: "nope"})
+	if e := wantCode(t, "unknown model", err, 400, api.CodeInvalid); e.Details[0].Field != "model" || !strings.Contains(e.Message, "itemknn") {
+		t.Fatalf("unknown model: %+v", e)
+	}
+
+	// From examples and rerank.
+	var hist []string
+	for _, e := range h.Interactions {
+		hist = append(hist, e.ItemID)
+	}
+	anon, err := c.RecommendForItems(ctx, api.RecommendIn{Items: append(hist, "ghost")})
+	mine, err2 := c.Recommend(ctx, "u0", client.RecommendOptions{})
+	if err != nil || err2 != nil || !sameScored(anon.Items, mine.Items) || !slices.Equal(anon.UnknownItems, []string{"ghost"}) {
+		t.Fatalf("RecommendForItems: %+v %v, want %+v %v", anon, err, mine, err2)
+	}
+	_, err = c.RecommendForItems(ctx, api.RecommendIn{Items: []string{}})
+	wantCode(t, "no items", err, 400, api.CodeInvalid)
+	rr, err := c.Rerank(ctx, "u2", []string{full.Items[3].ItemID, "ghost", full.Items[1].ItemID}, "")
+	if err != nil || !sameScored(rr.Items, []api.ScoredItem{full.Items[1], full.Items[3]}) || !slices.Equal(rr.UnknownItems, []string{"ghost"}) {
+		t.Fatalf("Rerank: %+v, %v", rr, err)
+	}
+
+	sim, err := c.Similar(ctx, "i1", client.SimilarOptions{N: 4, By: "collaborative"})
+	if err != nil || sim.ItemID != "i1" || len(sim.Items) != 4 {
+		t.Fatalf("Similar: %+v, %v", sim, err)
+	}
+	simX, err := c.Similar(ctx, "i1", client.SimilarOptions{N: 3, Exclude: []string{sim.Items[1].ItemID}})
+	if err != nil || !sameScored(simX.Items, []api.ScoredItem{sim.Items[0], sim.Items[2], sim.Items[3]}) {
+		t.Fatalf("Similar excluding %s: %+v, %v; want %v", sim.Items[1].ItemID, simX, err, sim.Items)
+	}
+	_, err = c.SearchSimilar(ctx, api.SearchIn{Features: api.Features{"a": 1}})
+	wantCode(t, "search without a content metric", err, 503, api.CodeModelNotReady)
+
+	// Evaluation.
+	acc, err = c.Evaluate(ctx, api.EvaluationIn{Models: []string{"popular"}, Folds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := waitClientJob(t, c, acc.JobID)
+	if j.State != api.JobSucceeded || j.ReportID == "" {
+		t.Fatalf("evaluation: %+v", j)
+	}
+	reps, err := c.Evaluations(ctx)
+	if err != nil || len(reps) != 1 || reps[0].ID != j.ReportID {
+		t.Fatalf("Evaluations: %+v, %v", reps, err)
+	}
+	rep, err := c.Evaluation(ctx, j.ReportID)
+	if err != nil || rep.ID != j.ReportID || len(rep.Rows) != 1 || rep.Rows[0].Model != "popular" {
+		t.Fatalf("Evaluation: %+v, %v", rep, err)
+	}
+	_, err = c.Evaluation(ctx, "no-such-report")
+	wantCode(t, "unknown report", err, 404, api.CodeNotFound)
+
+	st, err := c.Stats(ctx, 7)
+	if err != nil || st.Users != 30 || st.Items != 31 || len(st.EventsByDay) == 0 {
+		t.Fatalf("Stats: %+v, %v", st, err)
+	}
+	m, err := c.Metrics(ctx)
+	if err != nil || !strings.Contains(m, "# TYPE") {
+		t.Fatalf("Metrics: %.200s, %v", m, err)
+	}
+	doc, err := c.OpenAPI(ctx)
+	if err != nil || !strings.HasPrefix(string(doc), "openapi:") {
+		t.Fatalf("OpenAPI: %.100s, %v", doc, err)
+	}
+}
+
+// TestClient_keys: a server with keys answers a client without one 401,
+// one with the application key 403 on an admin route, and serves it
+// elsewhere.
+func TestClient_keys(t *testing.T) {
+	a := startApp(t, func(c *Config) { c.AppKey, c.AdminKey = "app-k", "admin-k" })
+	ctx := context.Background()
+	_, err := client.New(a.URL).Stats(ctx, 0)
+	wantCode(t, "no key", err, 401, api.CodeUnauthorized)
+	app := client.New(a.URL, client.WithKey("app-k"))
+	if _, err := app.Stats(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, err = app.Jobs(ctx, 0)
+	wantCode(t, "app key on an admin route", err, 403, api.CodeForbidden)
+	if _, err := client.New(a.URL, client.WithKey("admin-k")).Jobs(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+}

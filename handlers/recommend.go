@@ -1,0 +1,128 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"recsys/api"
+)
+
+func (h *handler) registerRecommendRoutes(r chi.Router) {
+	r.With(h.requireApp).Post("/recommendations", h.serve(h.handleRecommendPost))
+	r.With(h.requireApp).Post("/users/{id}/rerank", h.serve(h.handleRerank))
+}
+
+// handleRecommendPost answers recommendations for an anonymous history:
+// the items of the body stand for a user that is not stored, as a stored
+// user's live history would (docs/design.md#api).
+func (h *handler) handleRecommendPost(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	var in api.RecommendIn
+	if err := h.decodeJSON(w, r, &in); err != nil {
+		return 0, nil, err
+	}
+	if err := h.validate(in); err != nil {
+		return 0, nil, err
+	}
+	req := api.RecommendRequest{History: in.Items, N: 10, Model: in.Model, Categories: in.Category,
+		Exclude: in.Exclude, ExcludeConsumed: true, Explain: in.Explain}
+	if in.N != nil {
+		req.N = *in.N
+	}
+	if in.Offset != nil {
+		req.Offset = *in.Offset
+	}
+	if in.ExcludeConsumed != nil {
+		req.ExcludeConsumed = *in.ExcludeConsumed
+	}
+	if req.N < 1 || req.N > h.limits.MaxN {
+		return 0, nil, api.FieldError("n", fmt.Sprintf("must be between 1 and %d, got %d", h.limits.MaxN, req.N))
+	}
+	if req.Offset < 0 {
+		return 0, nil, api.FieldError("offset", fmt.Sprintf("must be at least 0, got %d", req.Offset))
+	}
+	if err := h.checkPage(req.N, req.Offset); err != nil {
+		return 0, nil, err
+	}
+	rec, err := h.Recommender.Recommend(r.Context(), req)
+	return h.recommendationsOut(rec, err)
+}
+
+// handleRerank orders the items of the body by the model's scores for the
+// user; see serving.Engine.Rerank for unknown, hidden, repeated and cold
+// items and for a user without history.
+func (h *handler) handleRerank(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return 0, nil, err
+	}
+	var in api.RerankIn
+	if err := h.decodeJSON(w, r, &in); err != nil {
+		return 0, nil, err
+	}
+	if err := h.validate(in); err != nil {
+		return 0, nil, err
+	}
+	rec, err := h.Recommender.Rerank(r.Context(), api.RerankRequest{UserID: id, Items: in.Items, Model: in.Model})
+	return h.recommendationsOut(rec, err)
+}
+
+// checkPage bounds a page: offset + n at most the largest n, since a page
+// is cut from the list of offset + n items.
+func (h *handler) checkPage(n, offset int) error {
+	if offset+n > h.limits.MaxN {
+		return api.FieldError("offset", fmt.Sprintf("offset + n must be at most %d, got %d + %d", h.limits.MaxN, offset, n))
+	}
+	return nil
+}
+
+// queryCategories reads the repeated category parameter: an item in any of
+// them passes.
+func queryCategories(r *http.Request) ([]string, error) {
+	cats := r.URL.Query()["category"]
+	if len(cats) > 100 {
+		return nil, api.FieldError("category", fmt.Sprintf("may be given at most 100 times, got %d", len(cats)))
+	}
+	out := cats[:0:0]
+	for _, c := range cats {
+		if len(c) > 256 {
+			return nil, api.FieldError("category", "must be at most 256 bytes")
+		}
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// queryIDList reads a list of ids from a repeated parameter whose values
+// may each hold several ids separated by commas. It splits the raw query,
+// so an id holding a comma is sent with it escaped (%2C).
+func queryIDList(r *http.Request, name string, max int) ([]string, error) {
+	var out []string
+	for _, kv := range strings.Split(r.URL.RawQuery, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != name {
+			continue
+		}
+		for _, raw := range strings.Split(v, ",") {
+			id, err := url.QueryUnescape(raw)
+			if err != nil {
+				return nil, api.FieldError(name, "is not a valid escaped query value")
+			}
+			if id == "" {
+				continue
+			}
+			if p := api.ValidateID(id); p != "" {
+				return nil, api.FieldError(name, fmt.Sprintf("%q %s", truncate(id), p))
+			}
+			if out = append(out, id); len(out) > max {
+				return nil, api.FieldError(name, fmt.Sprintf("must list at most %d ids", max))
+			}
+		}
+	}
+	return out, nil
+}

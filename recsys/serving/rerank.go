@@ -1,0 +1,102 @@
+package serving
+
+import (
+	"context"
+	"slices"
+
+	"recsys/api"
+	"recsys/recsys"
+)
+
+// Rerank answers POST /users/{id}/rerank: the candidates an application
+// fetched itself, ordered as the model ranks them for the user's live
+// history, with the scores GET /users/{id}/recommendations would give
+// them. A repeated id counts once, at its first place; ids not in the
+// catalogue and hidden items are left out and listed (UnknownItems,
+// HiddenItems); consumed and disliked items are kept, since the caller
+// chose them. Cold items (no event of any kind) have no model score: they
+// come last, in request order, flagged cold with score 0. A user with no
+// positive history (unknown or cold), or no trained model, gets the
+// candidates by popularity, flagged as the popularity fallback, as GET
+// would answer.
+func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recommendations, error) {
+	name, m, err := e.models.Load().pick(req.Model)
+	if err != nil {
+		return nil, err
+	}
+	c, err := e.catalogue(ctx)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := e.src.Profile(ctx, req.UserID)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.Recommendations{UserID: req.UserID}
+	cand := make([]uint32, 0, len(req.Items))
+	var unpopular []uint32
+	seen := make(map[string]bool, len(req.Items))
+	for _, id := range req.Items {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		i, ok := c.cat.Index[id]
+		switch {
+		case !ok || int(i) >= len(c.cat.ItemIDs) || c.cat.ItemIDs[i] == "":
+			out.UnknownItems = append(out.UnknownItems, id)
+		case c.cat.Hidden[i]:
+			out.HiddenItems = append(out.HiddenItems, id)
+		default:
+			cand = append(cand, i)
+			if c.cat.Popularity[i] == 0 {
+				unpopular = append(unpopular, i)
+			}
+		}
+	}
+	interacted, err := e.src.ItemsInteracted(ctx, unpopular)
+	if err != nil {
+		return nil, err
+	}
+	var cold []uint32
+	isCold := map[uint32]bool{}
+	for k, i := range unpopular {
+		if !interacted[k] {
+			cold = append(cold, i)
+			isCold[i] = true
+		}
+	}
+	warm := slices.DeleteFunc(cand, func(i uint32) bool { return isCold[i] })
+
+	bufp := scoreBuffers.Get().(*[]float64)
+	defer scoreBuffers.Put(bufp)
+	n := len(c.cat.ItemIDs)
+	if cap(*bufp) < n {
+		*bufp = make([]float64, n)
+	}
+	scores := (*bufp)[:n]
+	if m != nil && len(prof.Positive) > 0 {
+		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
+		m.Model.(recsys.Model).Score(prof.Positive, scores)
+	} else {
+		out.Model, out.Fallback = "popular", "popular"
+		if name == "popular" {
+			out.Fallback = ""
+			if m != nil {
+				out.ModelVersion = m.Info.Version
+			}
+		}
+		for _, i := range warm {
+			scores[i] = float64(c.cat.Popularity[i])
+		}
+	}
+	recsys.SortRanked(warm, scores, c.pop32)
+	out.Items = make([]api.ScoredItem, 0, len(warm)+len(cold))
+	for _, i := range warm {
+		out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: scores[i]})
+	}
+	for _, i := range cold {
+		out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Cold: true})
+	}
+	return out, nil
+}
