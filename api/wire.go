@@ -24,6 +24,9 @@ type InteractionIn struct {
 	Type      string     `json:"type,omitempty" validate:"omitempty,max=64"`
 	Value     *float64   `json:"value,omitempty"`
 	Timestamp *time.Time `json:"timestamp,omitempty"`
+	// RecommendationID names the answer that showed the item, for
+	// attribution (docs/design.md#online).
+	RecommendationID string `json:"recommendation_id,omitempty" validate:"omitempty,max=64,printascii"`
 }
 
 // InteractionsIn is the body of POST /interactions: one event, or a batch
@@ -37,6 +40,8 @@ type InteractionsIn struct {
 // InteractionsOut answers POST /interactions.
 type InteractionsOut struct {
 	Stored int `json:"stored"`
+	// Attributed counts the events credited to a recommendation list.
+	Attributed int `json:"attributed"`
 }
 
 // Timestamps are stored as Unix nanoseconds: the storable range.
@@ -212,6 +217,12 @@ type RecommendationsOut struct {
 	ModelVersion string       `json:"model_version"`
 	Items        []ScoredItem `json:"items"`
 	Fallback     string       `json:"fallback,omitempty"`
+	// RecommendationID names this answer; events that send it back are
+	// attributed to it (docs/design.md#online).
+	RecommendationID string `json:"recommendation_id,omitempty"`
+	// Experiment and Arm name the A/B experiment arm that chose the model.
+	Experiment string `json:"experiment,omitempty"`
+	Arm        string `json:"arm,omitempty"`
 }
 
 // SimilarOut answers GET /items/{id}/similar.

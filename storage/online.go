@@ -1,0 +1,397 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"recsys/api"
+)
+
+// Online measurement on bbolt (docs/design.md#online): the impression log,
+// attributions and their counters, and experiments. The layout is in
+// schema.go.
+
+// Attribution flags of one shown item.
+const (
+	AttrClick      byte = 1
+	AttrConversion byte = 2
+)
+
+var keyRunningExperiment = []byte("experiment/running")
+
+// impressionRecord is an api.Impression as stored.
+type impressionRecord struct {
+	User       string   `json:"u"`
+	Model      string   `json:"m"`
+	Version    string   `json:"v,omitempty"`
+	Experiment string   `json:"e,omitempty"`
+	Arm        string   `json:"a,omitempty"`
+	Items      []string `json:"i"`
+	At         int64    `json:"t"`
+}
+
+// experimentRecord is an api.Experiment as stored.
+type experimentRecord struct {
+	Name           string    `json:"name"`
+	Arms           []api.Arm `json:"arms"`
+	Alpha          float64   `json:"alpha"`
+	MinImpressions int64     `json:"min_impressions"`
+	Created        int64     `json:"created"`
+	Stopped        int64     `json:"stopped,omitempty"`
+}
+
+// OnlineDay is the counter day (YYYY-MM-DD, UTC) of an impression time.
+func OnlineDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// onlineKey is day (YYYYMMDD) | 0 | model | 0 | experiment | 0 | arm.
+func onlineKey(day, model, exp, arm string) []byte {
+	return []byte(strings.ReplaceAll(day, "-", "") + "\x00" + model + "\x00" + exp + "\x00" + arm)
+}
+
+// Credit is the change one attribution makes to the flags of a shown
+// item: the flags after it, and which kinds are new. Both stores use it.
+func Credit(old byte, conversion bool) (flags byte, click, conv bool) {
+	flags = old | AttrClick
+	if conversion {
+		flags |= AttrConversion
+	}
+	return flags, old&AttrClick == 0, conversion && old&AttrConversion == 0
+}
+
+// Matches reports the position of item in an impression that a touch may
+// be credited to, or -1: the impression must be the touch's user's, and
+// without a recommendation id it must have been shown at most window
+// before the touch (and not after it).
+func Matches(imp api.Impression, t api.Touch, window time.Duration) int {
+	if imp.UserID != t.UserID {
+		return -1
+	}
+	if t.RecommendationID == "" && (imp.At.After(t.At) || t.At.Sub(imp.At) > window) {
+		return -1
+	}
+	return slices.Index(imp.Items, t.ItemID)
+}
+
+// PutImpressions records lists and counts them, in one transaction.
+func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error {
+	if len(imps) == 0 {
+		return nil
+	}
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		b, ub, ob := tx.Bucket(bucketImps), tx.Bucket(bucketImpUsers), tx.Bucket(bucketOnline)
+		for _, imp := range imps {
+			at := unixNano(imp.At)
+			v, err := json.Marshal(impressionRecord{User: imp.UserID, Model: imp.Model, Version: imp.ModelVersion,
+				Experiment: imp.Experiment, Arm: imp.Arm, Items: imp.Items, At: at})
+			if err != nil {
+				return err
+			}
+			if b.Get([]byte(imp.ID)) != nil {
+				continue // a retried flush: counted already
+			}
+			if err := b.Put([]byte(imp.ID), v); err != nil {
+				return err
+			}
+			if err := ub.Put(impUserKey(imp.UserID, at, imp.ID), nil); err != nil {
+				return err
+			}
+			k := onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm)
+			if err := addOnline(ob, k, [4]int64{1, int64(len(imp.Items)), 0, 0}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func impUserKey(user string, at int64, id string) []byte {
+	k := make([]byte, 0, len(user)+9+len(id))
+	k = append(k, user...)
+	k = append(k, 0)
+	k = binary.BigEndian.AppendUint64(k, uint64(at))
+	return append(k, id...)
+}
+
+// addOnline adds d to the four counters under k.
+func addOnline(b *bolt.Bucket, k []byte, d [4]int64) error {
+	v := make([]byte, 32)
+	if old := b.Get(k); len(old) == 32 {
+		copy(v, old)
+	}
+	for i := range d {
+		binary.BigEndian.PutUint64(v[8*i:], binary.BigEndian.Uint64(v[8*i:])+uint64(d[i]))
+	}
+	return b.Put(k, v)
+}
+
+func impressionOf(id string, v []byte) (api.Impression, error) {
+	var r impressionRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return api.Impression{}, fmt.Errorf("impression %q: %w", id, err)
+	}
+	return api.Impression{ID: id, UserID: r.User, Model: r.Model, ModelVersion: r.Version,
+		Experiment: r.Experiment, Arm: r.Arm, Items: r.Items, At: fromNano(r.At)}, nil
+}
+
+// findImpression is the impression a touch is credited to, and the item's
+// position in it; ok is false when there is none.
+func findImpression(tx *bolt.Tx, t api.Touch, window time.Duration) (api.Impression, int, bool, error) {
+	b := tx.Bucket(bucketImps)
+	if b == nil {
+		return api.Impression{}, 0, false, nil
+	}
+	if t.RecommendationID != "" {
+		v := b.Get([]byte(t.RecommendationID))
+		if v == nil {
+			return api.Impression{}, 0, false, nil
+		}
+		imp, err := impressionOf(t.RecommendationID, v)
+		pos := Matches(imp, t, window)
+		return imp, pos, err == nil && pos >= 0, err
+	}
+	// The user's lists from the newest back to the start of the window.
+	prefix := append([]byte(t.UserID), 0)
+	start := impUserKey(t.UserID, unixNano(t.At.Add(-window)), "")
+	c := tx.Bucket(bucketImpUsers).Cursor()
+	k, _ := c.Seek(impUserKey(t.UserID, unixNano(t.At)+1, ""))
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, start) >= 0; k, _ = c.Prev() {
+		id := string(k[len(prefix)+8:])
+		v := b.Get([]byte(id))
+		if v == nil {
+			continue
+		}
+		imp, err := impressionOf(id, v)
+		if err != nil {
+			return api.Impression{}, 0, false, err
+		}
+		if pos := Matches(imp, t, window); pos >= 0 {
+			return imp, pos, true, nil
+		}
+	}
+	return api.Impression{}, 0, false, nil
+}
+
+// Attribute credits touches to what was shown (api.OnlineStore). The
+// lookups run in a read transaction; only a batch with credits to write
+// takes a write transaction, which looks them up again.
+func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.Duration) ([]api.Attributed, error) {
+	found := false
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		for _, t := range touches {
+			_, _, ok, err := findImpression(tx, t, window)
+			if err != nil {
+				return err
+			}
+			if ok {
+				found = true
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil || !found {
+		return nil, err
+	}
+	var out []api.Attributed
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		out = out[:0]
+		ab, ob := tx.Bucket(bucketAttrib), tx.Bucket(bucketOnline)
+		for _, t := range touches {
+			imp, pos, ok, err := findImpression(tx, t, window)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			k := binary.BigEndian.AppendUint16(append([]byte(imp.ID), 0), uint16(pos))
+			var old byte
+			if v := ab.Get(k); len(v) == 1 {
+				old = v[0]
+			}
+			flags, click, conv := Credit(old, t.Conversion)
+			if !click && !conv {
+				continue
+			}
+			if err := ab.Put(k, []byte{flags}); err != nil {
+				return err
+			}
+			d := [4]int64{0, 0, b2i(click), b2i(conv)}
+			if err := addOnline(ob, onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm), d); err != nil {
+				return err
+			}
+			out = append(out, api.Attributed{RecommendationID: imp.ID, Position: pos, Model: imp.Model,
+				Experiment: imp.Experiment, Arm: imp.Arm, Click: click, Conversion: conv})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// OnlineCounts lists the counters of the days from..to (YYYY-MM-DD).
+func (s *Store) OnlineCounts(ctx context.Context, from, to string) ([]api.OnlineCount, error) {
+	var out []api.OnlineCount
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketOnline)
+		if b == nil {
+			return nil
+		}
+		lo, hi := strings.ReplaceAll(from, "-", ""), strings.ReplaceAll(to, "-", "")
+		c := b.Cursor()
+		for k, v := c.Seek([]byte(lo)); k != nil; k, v = c.Next() {
+			f := strings.SplitN(string(k), "\x00", 4)
+			if len(f) != 4 || len(v) != 32 {
+				return fmt.Errorf("online counter %q is damaged", k)
+			}
+			if f[0] > hi {
+				break
+			}
+			n := func(i int) int64 { return int64(binary.BigEndian.Uint64(v[8*i:])) }
+			out = append(out, api.OnlineCount{Day: f[0][:4] + "-" + f[0][4:6] + "-" + f[0][6:], Model: f[1],
+				Experiment: f[2], Arm: f[3], Lists: n(0), Impressions: n(1), Clicks: n(2), Conversions: n(3)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func experimentOf(id string, v []byte) (api.Experiment, error) {
+	var r experimentRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return api.Experiment{}, fmt.Errorf("experiment %q: %w", id, err)
+	}
+	return api.Experiment{ID: id, Name: r.Name, Arms: r.Arms, Alpha: r.Alpha, MinImpressions: r.MinImpressions,
+		CreatedAt: fromNano(r.Created), StoppedAt: fromNano(r.Stopped)}, nil
+}
+
+func experimentValue(e api.Experiment) ([]byte, error) {
+	return json.Marshal(experimentRecord{Name: e.Name, Arms: e.Arms, Alpha: e.Alpha, MinImpressions: e.MinImpressions,
+		Created: unixNano(e.CreatedAt), Stopped: unixNano(e.StoppedAt)})
+}
+
+// RunningConflict is the error of starting an experiment while another
+// runs. Both stores answer it.
+func RunningConflict(id string) error {
+	return api.Errorf(api.CodeConflict, "experiment %s is running: only one experiment may assign users at a time; stop it first (POST /admin/experiments/%s/stop)", id, id)
+}
+
+// CreateExperiment stores e with a fresh id, unless one is running.
+func (s *Store) CreateExperiment(ctx context.Context, e api.Experiment) (api.Experiment, error) {
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		meta, b := tx.Bucket(bucketMeta), tx.Bucket(bucketExps)
+		if run := meta.Get(keyRunningExperiment); run != nil {
+			return RunningConflict(string(run))
+		}
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		e.ID, e.StoppedAt = fmt.Sprintf("x%06d", seq), time.Time{}
+		v, err := experimentValue(e)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(e.ID), v); err != nil {
+			return err
+		}
+		return meta.Put(keyRunningExperiment, []byte(e.ID))
+	})
+	return e, err
+}
+
+// Experiment reads one experiment.
+func (s *Store) Experiment(ctx context.Context, id string) (api.Experiment, error) {
+	var e api.Experiment
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketExps)
+		var v []byte
+		if b != nil {
+			v = b.Get([]byte(id))
+		}
+		if v == nil {
+			return notFound("experiment", id)
+		}
+		var err error
+		e, err = experimentOf(id, v)
+		return err
+	})
+	return e, err
+}
+
+// Experiments lists every experiment, newest first.
+func (s *Store) Experiments(ctx context.Context) ([]api.Experiment, error) {
+	var out []api.Experiment
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketExps)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			e, err := experimentOf(string(k), v)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// StopExperiment stops a running experiment.
+func (s *Store) StopExperiment(ctx context.Context, id string, at time.Time) (api.Experiment, error) {
+	var e api.Experiment
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		meta, b := tx.Bucket(bucketMeta), tx.Bucket(bucketExps)
+		v := b.Get([]byte(id))
+		if v == nil {
+			return notFound("experiment", id)
+		}
+		var err error
+		if e, err = experimentOf(id, v); err != nil || !e.Running() {
+			return err
+		}
+		e.StoppedAt = at.UTC()
+		if v, err = experimentValue(e); err != nil {
+			return err
+		}
+		if err := b.Put([]byte(id), v); err != nil {
+			return err
+		}
+		if bytes.Equal(meta.Get(keyRunningExperiment), []byte(id)) {
+			return meta.Delete(keyRunningExperiment)
+		}
+		return nil
+	})
+	return e, err
+}
+
+var _ api.OnlineStore = (*Store)(nil)
+
+// EncodeExperiment and DecodeExperiment are the stored form of an
+// experiment, the same in both stores.
+func EncodeExperiment(e api.Experiment) ([]byte, error) { return experimentValue(e) }
+
+// DecodeExperiment reads EncodeExperiment's bytes.
+func DecodeExperiment(id string, v []byte) (api.Experiment, error) { return experimentOf(id, v) }
