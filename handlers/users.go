@@ -72,12 +72,15 @@ func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return 0, nil, err
 	}
+	arm := h.assign(r, &req)
 	rec, err := h.Recommender.Recommend(r.Context(), req)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, api.RecommendationsOut{UserID: rec.UserID, Model: rec.Model,
-		ModelVersion: rec.ModelVersion, Items: rec.Items, Fallback: rec.Fallback}, nil
+	out := api.RecommendationsOut{UserID: rec.UserID, Model: rec.Model,
+		ModelVersion: rec.ModelVersion, Items: rec.Items, Fallback: rec.Fallback}
+	h.shown(&out, req, rec, arm)
+	return http.StatusOK, out, nil
 }
 
 func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error) {
