@@ -173,8 +173,9 @@ type ArmOut struct {
 type TestOut struct {
 	Method string  `json:"method"`
 	Alpha  float64 `json:"alpha"`
-	// Statistic is the smallest likelihood ratio of the leader against
-	// another arm; the test is decisive when it reaches Threshold.
+	// Statistic is the log of the smallest likelihood ratio of the leader
+	// against another arm; the test is decisive when it reaches Threshold,
+	// the log of (arms − 1) / Alpha.
 	Statistic float64 `json:"statistic"`
 	Threshold float64 `json:"threshold"`
 	Decisive  bool    `json:"decisive"`

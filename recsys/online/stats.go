@@ -35,7 +35,7 @@ func Wilson(k, n int64) api.Interval {
 // CTR).
 const Tau = 0.02
 
-// MSPRT is the mixture sequential probability ratio of "the CTRs of two
+// LogMSPRT is the logarithm of the mixture sequential probability ratio of "the CTRs of two
 // arms differ" against "they are equal", for k1/n1 against k2/n2, with a
 // N(0, τ²) mixture over the difference and the difference of the
 // proportions taken as normal with its plug-in variance V: Johari,
@@ -43,7 +43,8 @@ const Tau = 0.02
 // A/B tests", the normal mixture mSPRT: Λ = √(V/(V+τ²)) · exp(τ²θ̂² / (2V(V+τ²))). Under
 // equal rates the probability that Λ ever reaches 1/α, however often it is
 // looked at, is at most α: reading the experiment at any time is safe.
-func MSPRT(k1, n1, k2, n2 int64, tau float64) float64 {
+// The logarithm keeps large evidence finite.
+func LogMSPRT(k1, n1, k2, n2 int64, tau float64) float64 {
 	if n1 <= 0 || n2 <= 0 {
 		return 0
 	}
@@ -55,12 +56,12 @@ func MSPRT(k1, n1, k2, n2 int64, tau float64) float64 {
 		pp := float64(k1+k2) / float64(n1+n2)
 		v = pp * (1 - pp) * (1/float64(n1) + 1/float64(n2))
 		if v == 0 {
-			return 1
+			return 0
 		}
 	}
 	d := p1 - p2
 	t2 := tau * tau
-	return math.Sqrt(v/(v+t2)) * math.Exp(t2*d*d/(2*v*(v+t2)))
+	return 0.5*math.Log(v/(v+t2)) + t2*d*d/(2*v*(v+t2))
 }
 
 // ArmCount is what one arm showed and what was credited to it.
@@ -71,10 +72,11 @@ type ArmCount struct {
 // Decide runs the experiment's test on the arms' counts: the leader (the
 // highest CTR) wins once every arm has minImpressions and its MSPRT
 // against every other arm reaches (k−1)/α (Bonferroni over the k−1
-// comparisons). It returns the winner's index, or −1.
+// comparisons); statistic and threshold are reported as logarithms. It
+// returns the winner's index, or −1.
 func Decide(arms []ArmCount, alpha float64, minImpressions int64) (int, api.TestOut) {
 	k := len(arms)
-	out := api.TestOut{Method: "msprt", Alpha: alpha, Threshold: float64(max(k-1, 1)) / alpha}
+	out := api.TestOut{Method: "msprt", Alpha: alpha, Threshold: math.Log(float64(max(k-1, 1)) / alpha)}
 	if k < 2 {
 		out.Reason = "fewer than two arms"
 		return -1, out
@@ -95,7 +97,7 @@ func Decide(arms []ArmCount, alpha float64, minImpressions int64) (int, api.Test
 			continue
 		}
 		l := arms[lead]
-		out.Statistic = min(out.Statistic, MSPRT(l.Clicks, l.Impressions, a.Clicks, a.Impressions, Tau))
+		out.Statistic = min(out.Statistic, LogMSPRT(l.Clicks, l.Impressions, a.Clicks, a.Impressions, Tau))
 	}
 	if out.Statistic >= out.Threshold {
 		out.Decisive = true
