@@ -115,10 +115,6 @@ func (s *Service) StopExperiment(ctx context.Context, id string) (api.Experiment
 	if r := s.running.Load(); r != nil && r.ID == id {
 		s.running.Store(nil)
 	}
-	// What was shown up to the stop counts.
-	if err := s.Flush(ctx); err != nil {
-		return api.ExperimentOut{}, err
-	}
 	return s.report(ctx, e)
 }
 
@@ -129,8 +125,12 @@ func checkID(id string) error {
 	return nil
 }
 
-// report adds the arms' counters and the test to an experiment.
+// report adds the arms' counters and the test to an experiment. The lists
+// answered so far are written first, so that a report counts them all.
 func (s *Service) report(ctx context.Context, e api.Experiment) (api.ExperimentOut, error) {
+	if err := s.Flush(ctx); err != nil {
+		return api.ExperimentOut{}, err
+	}
 	out := api.ExperimentOut{ID: e.ID, Name: e.Name, State: "running", CreatedAt: e.CreatedAt, Alpha: e.Alpha,
 		MinImpressions: e.MinImpressions, Arms: make([]api.ArmOut, len(e.Arms))}
 	end := s.opts.Now()

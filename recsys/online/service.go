@@ -326,6 +326,9 @@ func (s *Service) Report(ctx context.Context, from, to, model string) (api.Onlin
 			return api.OnlineReportOut{}, api.FieldError("model", fmt.Sprintf("unknown model %q", model))
 		}
 	}
+	if err := s.Flush(ctx); err != nil { // count the lists answered so far
+		return api.OnlineReportOut{}, err
+	}
 	counts, err := s.st.OnlineCounts(ctx, lo, hi)
 	if err != nil {
 		return api.OnlineReportOut{}, err
