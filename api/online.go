@@ -130,16 +130,30 @@ type Interval struct {
 	High float64 `json:"high"`
 }
 
-// OnlineRow is one model's (and day's, or total) line of the online report.
-type OnlineRow struct {
-	Model       string   `json:"model"`
-	Day         string   `json:"day,omitempty"`
+// Tally is what was shown and credited, with CTR = clicks / impressions
+// and conversion = conversions / impressions and their intervals.
+type Tally struct {
 	Lists       int64    `json:"lists"`
 	Impressions int64    `json:"impressions"`
 	Clicks      int64    `json:"clicks"`
 	Conversions int64    `json:"conversions"`
 	CTR         Interval `json:"ctr"`
 	Conversion  Interval `json:"conversion"`
+}
+
+// Add adds one counter row.
+func (t *Tally) Add(c OnlineCount) {
+	t.Lists += c.Lists
+	t.Impressions += c.Impressions
+	t.Clicks += c.Clicks
+	t.Conversions += c.Conversions
+}
+
+// OnlineRow is one model's (and day's, or total) line of the online report.
+type OnlineRow struct {
+	Model string `json:"model"`
+	Day   string `json:"day,omitempty"`
+	Tally
 }
 
 // OnlineReportOut answers GET /admin/online.
@@ -161,12 +175,7 @@ type ExperimentIn struct {
 // ArmOut is one arm of an experiment report.
 type ArmOut struct {
 	Arm
-	Lists       int64    `json:"lists"`
-	Impressions int64    `json:"impressions"`
-	Clicks      int64    `json:"clicks"`
-	Conversions int64    `json:"conversions"`
-	CTR         Interval `json:"ctr"`
-	Conversion  Interval `json:"conversion"`
+	Tally
 }
 
 // TestOut is the significance test of an experiment.

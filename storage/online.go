@@ -66,6 +66,17 @@ func Credit(old byte, conversion bool) (flags byte, click, conv bool) {
 	return flags, old&AttrClick == 0, conversion && old&AttrConversion == 0
 }
 
+// Credited is what crediting a touch to position pos of imp changes,
+// given the shown item's flags so far (old): the new flags, the change of
+// the counters (lists, impressions, clicks, conversions) and the credit;
+// ok is false when it changes nothing.
+func Credited(imp api.Impression, pos int, old byte, conversion bool) (flags byte, d [4]int64, a api.Attributed, ok bool) {
+	flags, click, conv := Credit(old, conversion)
+	a = api.Attributed{RecommendationID: imp.ID, Position: pos, Model: imp.Model,
+		Experiment: imp.Experiment, Arm: imp.Arm, Click: click, Conversion: conv}
+	return flags, [4]int64{0, 0, b2i(click), b2i(conv)}, a, click || conv
+}
+
 // Matches reports the position of item in an impression that a touch may
 // be credited to, or -1: the impression must be the touch's user's, and
 // without a recommendation id it must have been shown at most window
@@ -222,19 +233,17 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 			if v := ab.Get(k); len(v) == 1 {
 				old = v[0]
 			}
-			flags, click, conv := Credit(old, t.Conversion)
-			if !click && !conv {
+			flags, d, a, ok := Credited(imp, pos, old, t.Conversion)
+			if !ok {
 				continue
 			}
 			if err := ab.Put(k, []byte{flags}); err != nil {
 				return err
 			}
-			d := [4]int64{0, 0, b2i(click), b2i(conv)}
 			if err := addOnline(ob, onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm), d); err != nil {
 				return err
 			}
-			out = append(out, api.Attributed{RecommendationID: imp.ID, Position: pos, Model: imp.Model,
-				Experiment: imp.Experiment, Arm: imp.Arm, Click: click, Conversion: conv})
+			out = append(out, a)
 		}
 		return nil
 	})

@@ -153,16 +153,12 @@ func (s *Service) report(ctx context.Context, e api.Experiment) (api.ExperimentO
 		if c.Experiment != e.ID || !ok {
 			continue
 		}
-		a := &out.Arms[k]
-		a.Lists += c.Lists
-		a.Impressions += c.Impressions
-		a.Clicks += c.Clicks
-		a.Conversions += c.Conversions
+		out.Arms[k].Add(c)
 	}
 	arms := make([]ArmCount, len(out.Arms))
 	for k := range out.Arms {
-		a := &out.Arms[k]
-		a.CTR, a.Conversion = Wilson(a.Clicks, a.Impressions), Wilson(a.Conversions, a.Impressions)
+		a := &out.Arms[k].Tally
+		withRates(a)
 		arms[k] = ArmCount{Impressions: a.Impressions, Clicks: a.Clicks}
 	}
 	win, test := Decide(arms, e.Alpha, e.MinImpressions)

@@ -342,32 +342,25 @@ func (s *Service) Report(ctx context.Context, from, to, model string) (api.Onlin
 		if n := len(out.Days); n == 0 || out.Days[n-1].Day != c.Day || out.Days[n-1].Model != c.Model {
 			out.Days = append(out.Days, api.OnlineRow{Model: c.Model, Day: c.Day})
 		}
-		addRow(&out.Days[len(out.Days)-1], c)
+		out.Days[len(out.Days)-1].Add(c)
 		t := totals[c.Model]
 		if t == nil {
 			t = &api.OnlineRow{Model: c.Model}
 			totals[c.Model] = t
 		}
-		addRow(t, c)
+		t.Add(c)
 	}
 	for k := range out.Days {
-		withRates(&out.Days[k])
+		withRates(&out.Days[k].Tally)
 	}
 	for _, name := range slices.Sorted(maps.Keys(totals)) {
-		withRates(totals[name])
+		withRates(&totals[name].Tally)
 		out.Totals = append(out.Totals, *totals[name])
 	}
 	return out, nil
 }
 
-func addRow(r *api.OnlineRow, c api.OnlineCount) {
-	r.Lists += c.Lists
-	r.Impressions += c.Impressions
-	r.Clicks += c.Clicks
-	r.Conversions += c.Conversions
-}
-
-func withRates(r *api.OnlineRow) {
+func withRates(r *api.Tally) {
 	r.CTR, r.Conversion = Wilson(r.Clicks, r.Impressions), Wilson(r.Conversions, r.Impressions)
 }
 

@@ -148,31 +148,22 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 			if err != nil && err != pgx.ErrNoRows {
 				return err
 			}
-			flags, click, conv := storage.Credit(byte(old), t.Conversion)
-			if !click && !conv {
+			flags, d, a, ok := storage.Credited(imp, pos, byte(old), t.Conversion)
+			if !ok {
 				continue
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO attributions (id, position, flags) VALUES ($1, $2, $3)
 				ON CONFLICT (id, position) DO UPDATE SET flags = $3`, imp.ID, pos, int16(flags)); err != nil {
 				return err
 			}
-			d := [4]int64{0, 0, b2i(click), b2i(conv)}
 			if err := addOnline(ctx, tx, storage.OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm, d); err != nil {
 				return err
 			}
-			out = append(out, api.Attributed{RecommendationID: imp.ID, Position: pos, Model: imp.Model,
-				Experiment: imp.Experiment, Arm: imp.Arm, Click: click, Conversion: conv})
+			out = append(out, a)
 		}
 		return nil
 	})
 	return out, err
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // OnlineCounts lists the counters of the days from..to (YYYY-MM-DD).
