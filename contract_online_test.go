@@ -11,12 +11,7 @@ import (
 // testContractOnline: recommendation ids, attribution, the online report
 // and experiments, with every bad input the routes refuse.
 func testContractOnline(t *testing.T) {
-	s := startContractServer(t, nil)
-	s.do(t, contractCase{method: "POST", path: "/interactions", body: contractEvents(60, 30, 8), want: 201})
-	id := s.startJob(t, contractCase{method: "POST", path: "/admin/retrain", body: `{"models":["itemknn"]}`})
-	if j := s.waitJob(t, id); j.State != api.JobSucceeded {
-		t.Fatalf("training itemknn: %+v", j)
-	}
+	s := startKNNServer(t, contractEvents(60, 30, 8))
 
 	var rec api.RecommendationsOut
 	s.do(t, contractCase{method: "GET", path: "/users/u0/recommendations?n=5", want: 200}).decode(t, &rec)
@@ -137,15 +132,22 @@ func testContractOnline(t *testing.T) {
 // store: 500 (the closed-store scenario cannot reach the store, having
 // no trained model to validate the arms against).
 func testContractOnlineStoreFailure(t *testing.T) {
-	s := startContractServer(t, nil)
-	s.do(t, contractCase{method: "POST", path: "/interactions", body: contractEvents(30, 15, 6), want: 201})
-	id := s.startJob(t, contractCase{method: "POST", path: "/admin/retrain", body: `{"models":["itemknn"]}`})
-	if j := s.waitJob(t, id); j.State != api.JobSucceeded {
-		t.Fatalf("training itemknn: %+v", j)
-	}
+	s := startKNNServer(t, contractEvents(30, 15, 6))
 	if err := s.app.store.Close(); err != nil {
 		t.Fatal(err)
 	}
 	s.do(t, contractCase{method: "POST", path: "/admin/experiments",
 		body: `{"name":"e","arms":[{"model":"popular","share":50},{"model":"itemknn","share":50}]}`, want: 500})
+}
+
+// startKNNServer starts a contract server, posts events and trains itemknn.
+func startKNNServer(t *testing.T, events string) *contractServer {
+	t.Helper()
+	s := startContractServer(t, nil)
+	s.do(t, contractCase{method: "POST", path: "/interactions", body: events, want: 201})
+	id := s.startJob(t, contractCase{method: "POST", path: "/admin/retrain", body: `{"models":["itemknn"]}`})
+	if j := s.waitJob(t, id); j.State != api.JobSucceeded {
+		t.Fatalf("training itemknn: %+v", j)
+	}
+	return s
 }
