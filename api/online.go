@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -208,4 +210,24 @@ type ExperimentOut struct {
 // ExperimentsOut lists experiments, newest first.
 type ExperimentsOut struct {
 	Experiments []ExperimentOut `json:"experiments"`
+}
+
+// NewRecommendationID names an answer shown at at: the time (Unix ns, 16
+// hex digits) first, so that a store can find the list by its id alone,
+// then the process's prefix and a sequence number.
+func NewRecommendationID(at time.Time, prefix string, seq uint64) string {
+	return fmt.Sprintf("%016x-%s%x", uint64(at.UnixNano()), prefix, seq)
+}
+
+// RecommendationTime is the time NewRecommendationID put in id; ok is
+// false for an id it did not make.
+func RecommendationTime(id string) (time.Time, bool) {
+	if len(id) < 18 || id[16] != '-' {
+		return time.Time{}, false
+	}
+	ns, err := strconv.ParseUint(id[:16], 16, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(ns)).UTC(), true
 }

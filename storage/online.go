@@ -27,17 +27,6 @@ const (
 
 var keyRunningExperiment = []byte("experiment/running")
 
-// impressionRecord is an api.Impression as stored.
-type impressionRecord struct {
-	User       string   `json:"u"`
-	Model      string   `json:"m"`
-	Version    string   `json:"v,omitempty"`
-	Experiment string   `json:"e,omitempty"`
-	Arm        string   `json:"a,omitempty"`
-	Items      []string `json:"i"`
-	At         int64    `json:"t"`
-}
-
 // experimentRecord is an api.Experiment as stored.
 type experimentRecord struct {
 	Name           string    `json:"name"`
@@ -91,44 +80,115 @@ func Matches(imp api.Impression, t api.Touch, window time.Duration) int {
 	return slices.Index(imp.Items, t.ItemID)
 }
 
-// PutImpressions records lists and counts them, in one transaction.
+// PutImpressions records lists and counts them, in one transaction. The
+// log is keyed by time first (impKey), so a batch lands at the end of the
+// B-tree instead of dirtying pages all over it; a user's recent lists are
+// found through the in-memory index (online_recent.go).
 func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error {
 	if len(imps) == 0 {
 		return nil
 	}
-	return s.update(ctx, func(tx *bolt.Tx) error {
-		b, ub, ob := tx.Bucket(bucketImps), tx.Bucket(bucketImpUsers), tx.Bucket(bucketOnline)
+	idx, err := s.recentIndex(ctx, 0)
+	if err != nil {
+		return err
+	}
+	var added []api.Impression
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		added = added[:0]
+		b, ob := tx.Bucket(bucketImps), tx.Bucket(bucketOnline)
+		counts := map[string][4]int64{}
+		var keys []string
 		for _, imp := range imps {
-			at := unixNano(imp.At)
-			v, err := json.Marshal(impressionRecord{User: imp.UserID, Model: imp.Model, Version: imp.ModelVersion,
-				Experiment: imp.Experiment, Arm: imp.Arm, Items: imp.Items, At: at})
-			if err != nil {
-				return err
+			k, ok := impKey(imp.ID)
+			if !ok {
+				return fmt.Errorf("impression %q: not an id of api.NewRecommendationID", imp.ID)
 			}
-			if b.Get([]byte(imp.ID)) != nil {
+			if b.Get(k) != nil {
 				continue // a retried flush: counted already
 			}
-			if err := b.Put([]byte(imp.ID), v); err != nil {
+			if err := b.Put(k, encodeImpression(imp)); err != nil {
 				return err
 			}
-			if err := ub.Put(impUserKey(imp.UserID, at, imp.ID), nil); err != nil {
-				return err
+			added = append(added, imp)
+			ck := string(onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm))
+			d, seen := counts[ck]
+			if !seen {
+				keys = append(keys, ck)
 			}
-			k := onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm)
-			if err := addOnline(ob, k, [4]int64{1, int64(len(imp.Items)), 0, 0}); err != nil {
+			d[0]++
+			d[1] += int64(len(imp.Items))
+			counts[ck] = d
+		}
+		for _, k := range keys {
+			if err := addOnline(ob, []byte(k), counts[k]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		idx.add(added)
+	}
+	return err
 }
 
-func impUserKey(user string, at int64, id string) []byte {
-	k := make([]byte, 0, len(user)+9+len(id))
-	k = append(k, user...)
-	k = append(k, 0)
-	k = binary.BigEndian.AppendUint64(k, uint64(at))
-	return append(k, id...)
+// impKey is the log key of a list: its time (8 bytes, BE) and its id.
+func impKey(id string) ([]byte, bool) {
+	at, ok := api.RecommendationTime(id)
+	if !ok {
+		return nil, false
+	}
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(at.UnixNano())), id...), true
+}
+
+// encodeImpression is an impression as stored: user, model, version,
+// experiment, arm and the items, each a uvarint length and its bytes, the
+// items after their count (the time and the id are the key).
+func encodeImpression(imp api.Impression) []byte {
+	head := []string{imp.UserID, imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm}
+	n := binary.MaxVarintLen32
+	for _, f := range append(head, imp.Items...) {
+		n += len(f) + binary.MaxVarintLen32
+	}
+	v := make([]byte, 0, n)
+	for _, f := range head {
+		v = append(binary.AppendUvarint(v, uint64(len(f))), f...)
+	}
+	v = binary.AppendUvarint(v, uint64(len(imp.Items)))
+	for _, it := range imp.Items {
+		v = append(binary.AppendUvarint(v, uint64(len(it))), it...)
+	}
+	return v
+}
+
+// decodeImpression reads a log entry.
+func decodeImpression(k, v []byte) (api.Impression, error) {
+	imp := api.Impression{ID: string(k[8:]), At: fromNano(int64(binary.BigEndian.Uint64(k)))}
+	bad := false
+	str := func() string {
+		n, w := binary.Uvarint(v)
+		if w <= 0 || uint64(len(v)-w) < n {
+			bad = true
+			return ""
+		}
+		f := string(v[w : w+int(n)])
+		v = v[w+int(n):]
+		return f
+	}
+	imp.UserID, imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm = str(), str(), str(), str(), str()
+	n, w := binary.Uvarint(v)
+	if bad || w <= 0 || n > uint64(len(v)) {
+		return imp, fmt.Errorf("impression %q is damaged", imp.ID)
+	}
+	v = v[w:]
+	imp.Items = make([]string, n)
+	for k := range imp.Items {
+		imp.Items[k] = str()
+	}
+	if bad {
+		return imp, fmt.Errorf("impression %q is damaged", imp.ID)
+	}
+	return imp, nil
 }
 
 // addOnline adds d to the four counters under k.
@@ -143,48 +203,28 @@ func addOnline(b *bolt.Bucket, k []byte, d [4]int64) error {
 	return b.Put(k, v)
 }
 
-func impressionOf(id string, v []byte) (api.Impression, error) {
-	var r impressionRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return api.Impression{}, fmt.Errorf("impression %q: %w", id, err)
-	}
-	return api.Impression{ID: id, UserID: r.User, Model: r.Model, ModelVersion: r.Version,
-		Experiment: r.Experiment, Arm: r.Arm, Items: r.Items, At: fromNano(r.At)}, nil
-}
-
 // findImpression is the impression a touch is credited to, and the item's
-// position in it; ok is false when there is none.
-func findImpression(tx *bolt.Tx, t api.Touch, window time.Duration) (api.Impression, int, bool, error) {
+// position in it; ok is false when there is none. recent are the user's
+// lists in the window, newest first (online_recent.go), for a touch
+// without an id.
+func findImpression(tx *bolt.Tx, t api.Touch, window time.Duration, recent []string) (api.Impression, int, bool, error) {
 	b := tx.Bucket(bucketImps)
 	if b == nil {
 		return api.Impression{}, 0, false, nil
 	}
 	if t.RecommendationID != "" {
-		v := b.Get([]byte(t.RecommendationID))
-		if v == nil {
-			return api.Impression{}, 0, false, nil
+		recent = []string{t.RecommendationID}
+	}
+	for _, id := range recent {
+		k, ok := impKey(id)
+		if !ok {
+			continue
 		}
-		imp, err := impressionOf(t.RecommendationID, v)
-		pos := Matches(imp, t, window)
-		return imp, pos, err == nil && pos >= 0, err
-	}
-	// The user's lists from the newest back to the start of the window.
-	prefix := append([]byte(t.UserID), 0)
-	start := impUserKey(t.UserID, unixNano(t.At.Add(-window)), "")
-	c := tx.Bucket(bucketImpUsers).Cursor()
-	k, _ := c.Seek(impUserKey(t.UserID, unixNano(t.At)+1, ""))
-	if k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
-	}
-	for ; k != nil && bytes.HasPrefix(k, prefix) && bytes.Compare(k, start) >= 0; k, _ = c.Prev() {
-		id := string(k[len(prefix)+8:])
-		v := b.Get([]byte(id))
+		v := b.Get(k)
 		if v == nil {
 			continue
 		}
-		imp, err := impressionOf(id, v)
+		imp, err := decodeImpression(k, v)
 		if err != nil {
 			return api.Impression{}, 0, false, err
 		}
@@ -199,16 +239,23 @@ func findImpression(tx *bolt.Tx, t api.Touch, window time.Duration) (api.Impress
 // lookups run in a read transaction; only a batch with credits to write
 // takes a write transaction, which looks them up again.
 func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.Duration) ([]api.Attributed, error) {
+	idx, err := s.recentIndex(ctx, window)
+	if err != nil {
+		return nil, err
+	}
+	recent := make([][]string, len(touches))
+	for k, t := range touches {
+		if t.RecommendationID == "" {
+			recent[k] = idx.lookup(t.UserID, unixNano(t.At.Add(-window)), unixNano(t.At))
+		}
+	}
 	found := false
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		for _, t := range touches {
-			_, _, ok, err := findImpression(tx, t, window)
-			if err != nil {
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		for k, t := range touches {
+			_, _, ok, err := findImpression(tx, t, window, recent[k])
+			if err != nil || ok {
+				found = ok
 				return err
-			}
-			if ok {
-				found = true
-				return nil
 			}
 		}
 		return nil
@@ -220,24 +267,24 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		out = out[:0]
 		ab, ob := tx.Bucket(bucketAttrib), tx.Bucket(bucketOnline)
-		for _, t := range touches {
-			imp, pos, ok, err := findImpression(tx, t, window)
+		for k, t := range touches {
+			imp, pos, ok, err := findImpression(tx, t, window, recent[k])
 			if err != nil {
 				return err
 			}
 			if !ok {
 				continue
 			}
-			k := binary.BigEndian.AppendUint16(append([]byte(imp.ID), 0), uint16(pos))
+			key := binary.BigEndian.AppendUint16(append([]byte(imp.ID), 0), uint16(pos))
 			var old byte
-			if v := ab.Get(k); len(v) == 1 {
+			if v := ab.Get(key); len(v) == 1 {
 				old = v[0]
 			}
 			flags, d, a, ok := Credited(imp, pos, old, t.Conversion)
 			if !ok {
 				continue
 			}
-			if err := ab.Put(k, []byte{flags}); err != nil {
+			if err := ab.Put(key, []byte{flags}); err != nil {
 				return err
 			}
 			if err := addOnline(ob, onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm), d); err != nil {

@@ -25,9 +25,10 @@
 //	models      name | version           → persisted model blob (issue 4)
 //	jobs        job id                   → job record JSON
 //	reports     report id                → evaluation report JSON
-//	impressions recommendation id        → impressionRecord JSON (online.go)
-//	imp_users   user id | 0 | at (8, BE) → recommendation id: a user's lists in time order
-//	            | recommendation id
+//	impressions at (8, BE) | recommendation id → user, model, version, experiment, arm, items
+//	                                       (uvarint-prefixed strings, online.go); time first, so
+//	                                       writes append; a user's recent lists are indexed in
+//	                                       memory (online_recent.go)
 //	attributions recommendation id | 0   → one flags byte (attrClick, attrConversion)
 //	            | position (2, BE)
 //	online      YYYYMMDD | 0 | model | 0 → four uint64 (BE): lists, impressions, clicks,
@@ -71,14 +72,13 @@ var (
 	bucketJobs      = []byte("jobs")
 	bucketReports   = []byte("reports")
 	bucketImps      = []byte("impressions")
-	bucketImpUsers  = []byte("imp_users")
 	bucketAttrib    = []byte("attributions")
 	bucketOnline    = []byte("online")
 	bucketExps      = []byte("experiments")
 
 	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUserIDs, bucketItems, bucketItemIDs,
 		bucketItemPop, bucketPairs, bucketItemUsers, bucketPairDays, bucketModels, bucketJobs, bucketReports,
-		bucketImps, bucketImpUsers, bucketAttrib, bucketOnline, bucketExps}
+		bucketImps, bucketAttrib, bucketOnline, bucketExps}
 
 	keySchema = []byte("schema")
 )

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,9 +105,9 @@ func New(st api.OnlineStore, o Options) *Service {
 	if o.Model == nil {
 		o.Model = func(string) (bool, bool) { return true, true }
 	}
-	b := make([]byte, 6)
+	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	s := &Service{st: st, opts: o, conv: map[string]bool{}, idPrefix: "r" + hex.EncodeToString(b) + "-",
+	s := &Service{st: st, opts: o, conv: map[string]bool{}, idPrefix: hex.EncodeToString(b) + "-",
 		users: map[string]int{}, kick: make(chan struct{}, 1), m: newMetrics(o.Registry)}
 	for _, t := range o.ConversionTypes {
 		s.conv[t] = true
@@ -238,12 +237,13 @@ func ArmOf(experiment, user string, arms []api.Arm) int {
 // Shown names an answer and queues it for the impression log when it is
 // sampled. It never waits: a full queue drops the list and counts it.
 func (s *Service) Shown(req api.RecommendRequest, rec *api.Recommendations, a api.Assignment) string {
-	id := s.idPrefix + strconv.FormatUint(s.seq.Add(1), 36)
+	at := s.opts.Now().UTC()
+	id := api.NewRecommendationID(at, s.idPrefix, s.seq.Add(1))
 	if len(rec.Items) == 0 || !s.sampled(id) {
 		return id
 	}
 	imp := api.Impression{ID: id, UserID: rec.UserID, Model: rec.Model, ModelVersion: rec.ModelVersion,
-		Experiment: a.Experiment, Arm: a.Arm, Items: make([]string, len(rec.Items)), At: s.opts.Now().UTC()}
+		Experiment: a.Experiment, Arm: a.Arm, Items: make([]string, len(rec.Items)), At: at}
 	for k, it := range rec.Items {
 		imp.Items[k] = it.ItemID
 	}

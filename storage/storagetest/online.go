@@ -15,10 +15,12 @@ import (
 func testOnline(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	t0 := time.Date(2026, 3, 9, 23, 50, 0, 0, time.UTC)
+	r1, r2, r3 := api.NewRecommendationID(t0, "t", 1), api.NewRecommendationID(t0.Add(time.Minute), "t", 2),
+		api.NewRecommendationID(t0.Add(20*time.Minute), "t", 3)
 	imps := []api.Impression{
-		{ID: "r1", UserID: "u1", Model: "itemknn", ModelVersion: "v000001", Items: []string{"i1", "i2", "i3"}, At: t0},
-		{ID: "r2", UserID: "u1", Model: "ease", ModelVersion: "v000002", Items: []string{"i2", "i4"}, At: t0.Add(time.Minute)},
-		{ID: "r3", UserID: "u2", Model: "itemknn", ModelVersion: "v000001", Experiment: "x000001", Arm: "itemknn",
+		{ID: r1, UserID: "u1", Model: "itemknn", ModelVersion: "v000001", Items: []string{"i1", "i2", "i3"}, At: t0},
+		{ID: r2, UserID: "u1", Model: "ease", ModelVersion: "v000002", Items: []string{"i2", "i4"}, At: t0.Add(time.Minute)},
+		{ID: r3, UserID: "u2", Model: "itemknn", ModelVersion: "v000001", Experiment: "x000001", Arm: "itemknn",
 			Items: []string{"i1"}, At: t0.Add(20 * time.Minute)}, // the next day
 	}
 	if err := s.PutImpressions(bg, imps); err != nil {
@@ -34,25 +36,26 @@ func testOnline(t *testing.T, open Opener) {
 		t    api.Touch
 		want []api.Attributed
 	}{
-		{"by id", api.Touch{RecommendationID: "r1", UserID: "u1", ItemID: "i2", At: at},
-			[]api.Attributed{{RecommendationID: "r1", Position: 1, Model: "itemknn", Click: true}}},
-		{"by id again", api.Touch{RecommendationID: "r1", UserID: "u1", ItemID: "i2", At: at}, nil},
-		{"by id, conversion", api.Touch{RecommendationID: "r1", UserID: "u1", ItemID: "i2", At: at, Conversion: true},
-			[]api.Attributed{{RecommendationID: "r1", Position: 1, Model: "itemknn", Conversion: true}}},
-		{"by id, long after", api.Touch{RecommendationID: "r1", UserID: "u1", ItemID: "i3", At: t0.Add(48 * time.Hour)},
-			[]api.Attributed{{RecommendationID: "r1", Position: 2, Model: "itemknn", Click: true}}},
-		{"by id, another user", api.Touch{RecommendationID: "r1", UserID: "u2", ItemID: "i1", At: at}, nil},
-		{"by id, not shown", api.Touch{RecommendationID: "r1", UserID: "u1", ItemID: "i4", At: at}, nil},
-		{"unknown id", api.Touch{RecommendationID: "nope", UserID: "u1", ItemID: "i1", At: at}, nil},
+		{"by id", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at},
+			[]api.Attributed{{RecommendationID: r1, Position: 1, Model: "itemknn", Click: true}}},
+		{"by id again", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at}, nil},
+		{"by id, conversion", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at, Conversion: true},
+			[]api.Attributed{{RecommendationID: r1, Position: 1, Model: "itemknn", Conversion: true}}},
+		{"by id, long after", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i3", At: t0.Add(48 * time.Hour)},
+			[]api.Attributed{{RecommendationID: r1, Position: 2, Model: "itemknn", Click: true}}},
+		{"by id, another user", api.Touch{RecommendationID: r1, UserID: "u2", ItemID: "i1", At: at}, nil},
+		{"by id, not shown", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i4", At: at}, nil},
+		{"unknown id", api.Touch{RecommendationID: api.NewRecommendationID(t0, "t", 9), UserID: "u1", ItemID: "i1", At: at}, nil},
 		{"window, latest list", api.Touch{UserID: "u1", ItemID: "i2", At: at},
-			[]api.Attributed{{RecommendationID: "r2", Position: 0, Model: "ease", Click: true}}},
+			[]api.Attributed{{RecommendationID: r2, Position: 0, Model: "ease", Click: true}}},
 		{"window, older list", api.Touch{UserID: "u1", ItemID: "i1", At: at, Conversion: true},
-			[]api.Attributed{{RecommendationID: "r1", Position: 0, Model: "itemknn", Click: true, Conversion: true}}},
+			[]api.Attributed{{RecommendationID: r1, Position: 0, Model: "itemknn", Click: true, Conversion: true}}},
 		{"window passed", api.Touch{UserID: "u1", ItemID: "i4", At: t0.Add(time.Minute + window + time.Second)}, nil},
 		{"before the list", api.Touch{UserID: "u2", ItemID: "i1", At: t0}, nil},
 		{"window, experiment", api.Touch{UserID: "u2", ItemID: "i1", At: t0.Add(25 * time.Minute)},
-			[]api.Attributed{{RecommendationID: "r3", Model: "itemknn", Experiment: "x000001", Arm: "itemknn", Click: true}}},
+			[]api.Attributed{{RecommendationID: r3, Model: "itemknn", Experiment: "x000001", Arm: "itemknn", Click: true}}},
 		{"unknown user", api.Touch{UserID: "u9", ItemID: "i1", At: at}, nil},
+		{"not an id", api.Touch{RecommendationID: "r1", UserID: "u1", ItemID: "i1", At: at}, nil},
 	}
 	for _, c := range cases {
 		got, err := s.Attribute(bg, []api.Touch{c.t}, window)
@@ -67,8 +70,8 @@ func testOnline(t *testing.T, open Opener) {
 		}
 	}
 	// Two touches of one batch on the same shown item count once.
-	got, err := s.Attribute(bg, []api.Touch{{UserID: "u1", ItemID: "i4", At: at}, {RecommendationID: "r2", UserID: "u1", ItemID: "i4", At: at}}, window)
-	if err != nil || len(got) != 1 || got[0].RecommendationID != "r2" || got[0].Position != 1 {
+	got, err := s.Attribute(bg, []api.Touch{{UserID: "u1", ItemID: "i4", At: at}, {RecommendationID: r2, UserID: "u1", ItemID: "i4", At: at}}, window)
+	if err != nil || len(got) != 1 || got[0].RecommendationID != r2 || got[0].Position != 1 {
 		t.Errorf("a batch touching one shown item twice: %+v, %v", got, err)
 	}
 
