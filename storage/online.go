@@ -96,8 +96,6 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		added = added[:0]
 		b, ob := tx.Bucket(bucketImps), tx.Bucket(bucketOnline)
-		counts := map[string][4]int64{}
-		var keys []string
 		for _, imp := range imps {
 			k, ok := impKey(imp.ID)
 			if !ok {
@@ -110,17 +108,9 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 				return err
 			}
 			added = append(added, imp)
-			ck := string(onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm))
-			d, seen := counts[ck]
-			if !seen {
-				keys = append(keys, ck)
-			}
-			d[0]++
-			d[1] += int64(len(imp.Items))
-			counts[ck] = d
 		}
-		for _, k := range keys {
-			if err := addOnline(ob, []byte(k), counts[k]); err != nil {
+		for _, c := range TallyShown(added) {
+			if err := addOnline(ob, onlineKey(c.Day, c.Model, c.Experiment, c.Arm), [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
 				return err
 			}
 		}
@@ -130,6 +120,25 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 		idx.add(added)
 	}
 	return err
+}
+
+// TallyShown sums the lists and items of impressions per counter row
+// (day, model, experiment, arm), in the order the rows first appear.
+func TallyShown(imps []api.Impression) []api.OnlineCount {
+	at := map[[4]string]int{}
+	var out []api.OnlineCount
+	for _, imp := range imps {
+		k := [4]string{OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, api.OnlineCount{Day: k[0], Model: k[1], Experiment: k[2], Arm: k[3]})
+		}
+		out[i].Lists++
+		out[i].Impressions += int64(len(imp.Items))
+	}
+	return out
 }
 
 // impKey is the log key of a list: its time (8 bytes, BE) and its id.

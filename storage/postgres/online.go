@@ -29,32 +29,22 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 				imp.ID, imp.UserID, storage.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
 		}
 		res := tx.SendBatch(ctx, &b)
-		type key struct{ day, model, exp, arm string }
-		add := map[key][4]int64{}
-		var order []key
+		var added []api.Impression
 		for _, imp := range imps {
 			tag, err := res.Exec()
 			if err != nil {
 				res.Close()
 				return err
 			}
-			if tag.RowsAffected() == 0 {
-				continue // a retried flush: counted already
+			if tag.RowsAffected() > 0 { // else a retried flush: counted already
+				added = append(added, imp)
 			}
-			k := key{storage.OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm}
-			d, ok := add[k]
-			if !ok {
-				order = append(order, k)
-			}
-			d[0]++
-			d[1] += int64(len(imp.Items))
-			add[k] = d
 		}
 		if err := res.Close(); err != nil {
 			return err
 		}
-		for _, k := range order {
-			if err := addOnline(ctx, tx, k.day, k.model, k.exp, k.arm, add[k]); err != nil {
+		for _, c := range storage.TallyShown(added) {
+			if err := addOnline(ctx, tx, c.Day, c.Model, c.Experiment, c.Arm, [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
 				return err
 			}
 		}
