@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +19,8 @@ import (
 	"recsys/api"
 	"recsys/handlers"
 	"recsys/jobs"
+	"recsys/recsys"
+	"recsys/recsys/online"
 	"recsys/recsys/serving"
 	"recsys/storage"
 	"recsys/storage/postgres"
@@ -53,6 +56,17 @@ type Config struct {
 	// ColdSlotsPer10: how many slots in ten of a recommendation list may go
 	// to cold items (0 = serving.DefaultColdSlotsPer10, negative = none).
 	ColdSlotsPer10 int
+	// Online configures recommendation ids, the impression log,
+	// attribution and experiments (docs/design.md#online).
+	Online OnlineConfig
+}
+
+// OnlineConfig configures recsys/online; zero fields take its defaults.
+type OnlineConfig struct {
+	Off             bool // no recommendation ids, impressions, attribution or experiments
+	Window          time.Duration
+	Sample          float64
+	ConversionTypes []string
 }
 
 // ServerTimeouts are the http.Server's connection timeouts. They cut off
@@ -95,6 +109,7 @@ type App struct {
 	store  storage.Backend
 	engine *serving.Engine
 	sched  *jobs.Scheduler
+	online *online.Service // nil when Config.Online.Off
 	// deps built the server's handler; the auth tests build variants of
 	// it (an exposed address) on the same services.
 	deps handlers.Deps
@@ -199,6 +214,15 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		Keys:   handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
 		Limits: c.Limits,
 		Logger: c.Logger, Registry: reg,
+	}
+	if !c.Online.Off {
+		a.online = online.New(st, online.Options{Window: c.Online.Window, Sample: c.Online.Sample,
+			ConversionTypes: c.Online.ConversionTypes, Policy: st.Policy(), Logger: c.Logger, Registry: reg,
+			Model: func(name string) (known, served bool) {
+				known = slices.Contains(recsys.Names(), name)
+				return known, name == "popular" || eng.Lookup(name) != nil
+			}})
+		deps.Online = a.online
 	}
 	h := handlers.New(deps)
 	if a.ln, err = net.Listen("tcp", c.Addr); err != nil {
@@ -308,6 +332,13 @@ func (a *App) Run(ctx context.Context) error {
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); a.sched.Run(jctx) }()
+	if a.online != nil {
+		// Cancelled after the server's shutdown, it writes the impressions
+		// of the last requests before the store closes.
+		onlineDone := make(chan struct{})
+		go func() { defer close(onlineDone); a.online.Run(jctx) }()
+		defer func() { <-onlineDone }()
+	}
 	if w, ok := a.store.(sharedStore); ok {
 		syncDone := make(chan struct{})
 		go func() { defer close(syncDone); a.followReplicas(jctx, w) }()

@@ -15,6 +15,7 @@ import (
 	"recsys/handlers"
 	"recsys/jobs"
 	"recsys/recsys/eval"
+	"recsys/recsys/online"
 	"recsys/recsys/serving"
 	"recsys/retrieval"
 )
@@ -50,6 +51,10 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
 	valUsers := fs.Int("validation-users", int(envInt("RECSYS_VALIDATION_USERS", eval.DefaultValidationUsers)), "retraining validates each grid point on a fixed-seed sample of this many users when there are more; 0: all (env RECSYS_VALIDATION_USERS)")
 	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
+	onlineOn := fs.Bool("online", envOr("RECSYS_ONLINE", "1") != "0", "name every recommendation answer, record impressions, attribute events and run experiments (env RECSYS_ONLINE=0 turns it off)")
+	fs.DurationVar(&c.Online.Window, "attribution-window", envDuration("RECSYS_ATTRIBUTION_WINDOW", online.DefaultWindow), "a positive event without a recommendation_id is credited to the user's latest list that showed the item this long before (env RECSYS_ATTRIBUTION_WINDOW)")
+	fs.Float64Var(&c.Online.Sample, "impression-sample", envFloat("RECSYS_IMPRESSION_SAMPLE", 1), "share of recommendation lists recorded in the impression log, in (0, 1] (env RECSYS_IMPRESSION_SAMPLE)")
+	conv := fs.String("conversion-types", envOr("RECSYS_CONVERSION_TYPES", "purchase"), "event types that count as conversions (env RECSYS_CONVERSION_TYPES)")
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
@@ -66,6 +71,21 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 		return c, fmt.Errorf("--event-types: %w", err)
 	}
 	c.Policy = p
+	c.Online.Off = !*onlineOn
+	if c.Online.Window <= 0 {
+		return c, fmt.Errorf("--attribution-window must be positive")
+	}
+	if !(c.Online.Sample > 0 && c.Online.Sample <= 1) {
+		return c, fmt.Errorf("--impression-sample must be in (0, 1]")
+	}
+	for _, t := range strings.Split(*conv, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			if _, ok := p.Types[t]; !ok {
+				return c, fmt.Errorf("--conversion-types: %q is not an event type of --event-types", t)
+			}
+			c.Online.ConversionTypes = append(c.Online.ConversionTypes, t)
+		}
+	}
 	if c.Limits.MaxBatch < 1 || c.Limits.MaxBatch > api.MaxBatch {
 		return c, fmt.Errorf("--max-batch must be between 1 and %d", api.MaxBatch)
 	}
@@ -101,6 +121,13 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 
 func envInt(key string, def int64) int64 {
 	if v, err := strconv.ParseInt(envOr(key, ""), 10, 64); err == nil {
+		return v
+	}
+	return def
+}
+
+func envFloat(key string, def float64) float64 {
+	if v, err := strconv.ParseFloat(envOr(key, ""), 64); err == nil {
 		return v
 	}
 	return def

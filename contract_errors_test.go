@@ -51,6 +51,8 @@ func testContractBodyLimit(t *testing.T) {
 		{name: "rerank", method: "POST", path: "/users/u/rerank", body: `{"items":[` + strings.Repeat(`"item-1",`, 120) + `"i"]}`, want: 413},
 		{name: "retrain", method: "POST", path: "/admin/retrain", body: `{"models":` + models + `}`, want: 413},
 		{name: "evaluation", method: "POST", path: "/admin/evaluations", body: `{"models":` + models + `,"folds":1}`, want: 413},
+		{name: "experiment", method: "POST", path: "/admin/experiments", body: `{"name":"` + strings.Repeat("e", 128) + `","arms":[` +
+			strings.Repeat(`{"model":"popular","share":10},`, 40) + `{"model":"popular","share":10}]}`, want: 413},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}
@@ -105,7 +107,7 @@ func testContractStoreClosed(t *testing.T) {
 	// state (testContractLifecycle provokes its 500).
 	// Query by example checks for a content metric first: 503 without one.
 	want := map[string]int{"getDashboard": 200, "getHealthz": 200, "getMetrics": 200, "getOpenAPI": 200, "getReadyz": 503,
-		"activateModel": 404, "searchSimilar": 503}
+		"activateModel": 404, "searchSimilar": 503, "createExperiment": 400}
 	checkEveryOperation(t, c, s, 500, want)
 }
 
@@ -120,7 +122,7 @@ func testContractTimeout(t *testing.T) {
 	// anything when no model is trained (testContractLifecycle provokes its
 	// 503).
 	want := map[string]int{"getDashboard": 200, "getHealthz": 200, "getMetrics": 200, "getOpenAPI": 200,
-		"activateModel": 404}
+		"activateModel": 404, "createExperiment": 400}
 	checkEveryOperation(t, c, s, 503, want)
 }
 

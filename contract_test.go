@@ -360,6 +360,7 @@ var dataScenarios = []contractScenario{
 	{"trained_model", testContractTrainedModel},
 	{"recommend_shapes", testContractRecommendShapes},
 	{"jobs_models_evaluations", testContractLifecycle},
+	{"online", testContractOnline},
 }
 
 func TestContract(t *testing.T) {
@@ -373,6 +374,7 @@ func TestContract(t *testing.T) {
 		{"store_closed", testContractStoreClosed},
 		{"timeout", testContractTimeout},
 		{"storage_full", testContractStorageFull},
+		{"online_store_failure", testContractOnlineStoreFailure},
 	}...)
 	all := true
 	for _, sc := range scenarios {
@@ -399,7 +401,9 @@ func TestContract_postgres(t *testing.T) {
 // unprovoked are the documented answers no test can bring about yet, with
 // the reason. An entry that a test does bring about is an error: keep the
 // list true.
-var unprovoked = map[string]string{}
+var unprovoked = map[string]string{
+	"createExperiment 503": "the arms must be trained models, and no model can be trained on the timeout scenario's server, whose request timeout has passed before any handler starts; a slow or unreachable store answers it",
+}
 
 func checkCoverage(t *testing.T, c *contract) {
 	c.mu.Lock()

@@ -759,6 +759,40 @@ func TestDashboard_endToEnd(t *testing.T) {
 	}
 	d.step("the growth chart with events decades apart")
 
+	// The Online page: start an experiment from the form, see it live as
+	// lists are shown and clicked, the CTR chart, and stop it.
+	d.open("#/online", `#experiment-form[data-ready="true"]`)
+	evalJS[chromedp.Void](d, "pick the arms", `(() => {
+		const rows = document.querySelectorAll('#experiment-arms-form .arm-row');
+		rows[0].querySelector('select').value = 'popular';
+		rows[1].querySelector('select').value = 'itemknn';
+	})()`)
+	d.click("start the experiment", "#experiment-start")
+	d.waitFor("the running experiment", `#experiment-running [data-experiment] #experiment-arms tr[data-arm="itemknn"]`, 20*time.Second)
+	auth := []string{"Authorization", "Bearer " + dashAdminKey}
+	for u := range 20 {
+		status, body := a.do(t, http.MethodGet, fmt.Sprintf("/users/online-%d/recommendations?n=5", u), "", nil, auth...)
+		var rec api.RecommendationsOut
+		if status != http.StatusOK || json.Unmarshal(body, &rec) != nil || rec.Arm == "" {
+			t.Fatalf("recommendations in the experiment: %d %s", status, body)
+		}
+		click := fmt.Sprintf(`{"user_id":%q,"item_id":%q,"type":"click","recommendation_id":%q}`, rec.UserID, rec.Items[0].ItemID, rec.RecommendationID)
+		if status, body := a.do(t, http.MethodPost, "/interactions", "application/json", []byte(click), auth...); status != http.StatusCreated {
+			t.Fatalf("click: %d %s", status, body)
+		}
+	}
+	d.wait("the arms count the lists live", `[...document.querySelectorAll('#experiment-arms tbody tr')].reduce((n, tr) => n + Number(tr.children[2].textContent.replace(/,/g, '')), 0) === 100`, 20*time.Second)
+	d.open("#/overview", "#stats")
+	d.open("#/online", "#chart-ctr svg circle.dot")
+	if got := evalJS[int](d, "CTR points", `document.querySelectorAll('#chart-ctr svg circle.dot').length`); got < 1 {
+		t.Errorf("the CTR chart has %d points, want one per model shown today", got)
+	}
+	d.fitsWidth("the Online page at 1280px")
+	d.click("stop the experiment", "#experiment-stop")
+	d.wait("no experiment runs", `document.querySelector('#experiment-running')?.textContent.includes('No experiment is running')`, 20*time.Second)
+	d.waitFor("the stopped experiment listed", `#experiments-past table`, 20*time.Second)
+	d.step("the Online page: an experiment started, watched and stopped")
+
 	// Give late events a moment, then judge.
 	time.Sleep(300 * time.Millisecond)
 	blog.mu.Lock()

@@ -5,8 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServeFlags_timeoutsAndSize checks the connection-timeout and
@@ -218,6 +221,39 @@ func TestServeFlags_coldSlots(t *testing.T) {
 	for _, bad := range []string{"-1", "11"} {
 		if _, err := parseServeFlags([]string{"--cold-slots-per-10", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "--cold-slots-per-10") {
 			t.Errorf("--cold-slots-per-10 %s: err %v, want one naming the flag", bad, err)
+		}
+	}
+}
+
+// TestServeFlags_online: the online flags' defaults, and the values they
+// refuse.
+func TestServeFlags_online(t *testing.T) {
+	c, err := parseServeFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Online.Off || c.Online.Window != 30*time.Minute || c.Online.Sample != 1 || !slices.Equal(c.Online.ConversionTypes, []string{"purchase"}) {
+		t.Fatalf("defaults: %+v", c.Online)
+	}
+	c, err = parseServeFlags([]string{"--online=false", "--attribution-window", "2h", "--impression-sample", "0.25",
+		"--conversion-types", "purchase,cart"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (OnlineConfig{Off: true, Window: 2 * time.Hour, Sample: 0.25, ConversionTypes: []string{"purchase", "cart"}}); !reflect.DeepEqual(c.Online, want) {
+		t.Fatalf("parsed %+v, want %+v", c.Online, want)
+	}
+	for _, bad := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--attribution-window", "0s"}, "--attribution-window"},
+		{[]string{"--impression-sample", "0"}, "--impression-sample"},
+		{[]string{"--impression-sample", "1.5"}, "--impression-sample"},
+		{[]string{"--conversion-types", "purchase,order"}, `"order" is not an event type`},
+	} {
+		if _, err := parseServeFlags(bad.args, io.Discard); err == nil || !strings.Contains(err.Error(), bad.says) {
+			t.Errorf("%v: err %v, want one saying %q", bad.args, err, bad.says)
 		}
 	}
 }

@@ -24,6 +24,9 @@ type InteractionIn struct {
 	Type      string     `json:"type,omitempty" validate:"omitempty,max=64"`
 	Value     *float64   `json:"value,omitempty"`
 	Timestamp *time.Time `json:"timestamp,omitempty"`
+	// RecommendationID names the answer that showed the item, for
+	// attribution (docs/design.md#online).
+	RecommendationID string `json:"recommendation_id,omitempty" validate:"omitempty,max=64,printascii"`
 }
 
 // InteractionsIn is the body of POST /interactions: one event, or a batch
@@ -37,6 +40,8 @@ type InteractionsIn struct {
 // InteractionsOut answers POST /interactions.
 type InteractionsOut struct {
 	Stored int `json:"stored"`
+	// Attributed counts the events credited to a recommendation list.
+	Attributed int `json:"attributed"`
 }
 
 // Timestamps are stored as Unix nanoseconds: the storable range.
@@ -215,6 +220,12 @@ type RecommendationsOut struct {
 	Fallback     string       `json:"fallback,omitempty"`
 	UnknownItems []string     `json:"unknown_items,omitempty"`
 	HiddenItems  []string     `json:"hidden_items,omitempty"`
+	// RecommendationID names this answer; events that send it back are
+	// attributed to it (docs/design.md#online).
+	RecommendationID string `json:"recommendation_id,omitempty"`
+	// Experiment and Arm name the A/B experiment arm that chose the model.
+	Experiment string `json:"experiment,omitempty"`
+	Arm        string `json:"arm,omitempty"`
 }
 
 // NewRecommendationsOut converts an answer of the recommender.

@@ -58,6 +58,7 @@ type Deps struct {
 	JobRecords   api.JobStore
 	Models       api.ModelStore
 	Reports      api.ReportStore
+	Online       api.OnlineService // nil: no recommendation ids, attribution or experiments
 	// Ready reports whether the service can answer recommendations.
 	Ready    func(ctx context.Context) error
 	OpenAPI  []byte
@@ -123,6 +124,7 @@ func (h *handler) routes() chi.Router {
 	h.registerItemRoutes(r)
 	h.registerRecommendRoutes(r)
 	h.registerAdminRoutes(r)
+	h.registerOnlineRoutes(r)
 	h.registerWebRoutes(r)
 	h.routeTable = routeTable(r)
 	return r

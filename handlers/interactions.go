@@ -25,7 +25,10 @@ func (h *handler) handleInteractionsPost(w http.ResponseWriter, r *http.Request)
 		return 0, nil, err
 	}
 	n, err := h.Interactions.AddInteractions(r.Context(), evs)
-	return http.StatusCreated, api.InteractionsOut{Stored: n}, err
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, api.InteractionsOut{Stored: n, Attributed: h.attribute(r, evs, in)}, nil
 }
 
 // batchIn is validated on its own so that failing fields are named

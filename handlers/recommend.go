@@ -48,7 +48,7 @@ func (h *handler) handleRecommendPost(w http.ResponseWriter, r *http.Request) (i
 		return 0, nil, err
 	}
 	rec, err := h.Recommender.Recommend(r.Context(), req)
-	return h.recommendationsOut(rec, err)
+	return h.recommendationsOut(req, api.Assignment{}, rec, err)
 }
 
 // handleRerank orders the items of the body by the model's scores for the
@@ -67,7 +67,7 @@ func (h *handler) handleRerank(w http.ResponseWriter, r *http.Request) (int, any
 		return 0, nil, err
 	}
 	rec, err := h.Recommender.Rerank(r.Context(), api.RerankRequest{UserID: id, Items: in.Items, Model: in.Model})
-	return h.recommendationsOut(rec, err)
+	return h.recommendationsOut(api.RecommendRequest{UserID: id, Model: in.Model}, api.Assignment{}, rec, err)
 }
 
 // checkPage bounds a page: offset + n at most the largest n, since a page

@@ -72,18 +72,25 @@ func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return 0, nil, err
 	}
+	arm := h.assign(r, &req)
 	rec, err := h.Recommender.Recommend(r.Context(), req)
-	return h.recommendationsOut(rec, err)
+	return h.recommendationsOut(req, arm, rec, err)
 }
 
 // recommendationsOut is the answer of every route that answers a ranked
 // list for a user or a history: GET /users/{id}/recommendations, POST
-// /recommendations, POST /users/{id}/rerank.
-func (h *handler) recommendationsOut(rec *api.Recommendations, err error) (int, any, error) {
+// /recommendations, POST /users/{id}/rerank. A stored user's list is named
+// and put in the impression log; an anonymous history's is not, since no
+// event can be attributed to a user that is not stored.
+func (h *handler) recommendationsOut(req api.RecommendRequest, arm api.Assignment, rec *api.Recommendations, err error) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, api.NewRecommendationsOut(rec), nil
+	out := api.NewRecommendationsOut(rec)
+	if req.UserID != "" {
+		h.shown(&out, req, rec, arm)
+	}
+	return http.StatusOK, out, nil
 }
 
 func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error) {

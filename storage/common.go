@@ -150,6 +150,7 @@ type Backend interface {
 	api.ModelStore
 	api.JobStore
 	api.ReportStore
+	api.OnlineStore
 	Snapshot(ctx context.Context) (*api.Snapshot, error)
 	NewModelVersion(ctx context.Context) (string, error)
 	Profile(ctx context.Context, userID string) (api.Profile, error)

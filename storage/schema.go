@@ -25,6 +25,16 @@
 //	models      name | version           → persisted model blob (issue 4)
 //	jobs        job id                   → job record JSON
 //	reports     report id                → evaluation report JSON
+//	impressions at (8, BE) | recommendation id → user, model, version, experiment, arm, items
+//	                                       (uvarint-prefixed strings, online.go); time first, so
+//	                                       writes append; a user's recent lists are indexed in
+//	                                       memory (online_recent.go)
+//	attributions recommendation id | 0   → one flags byte (attrClick, attrConversion)
+//	            | position (2, BE)
+//	online      YYYYMMDD | 0 | model | 0 → four uint64 (BE): lists, impressions, clicks,
+//	            | experiment | 0 | arm     conversions
+//	experiments experiment id            → experimentRecord JSON; meta "experiment/running"
+//	                                       names the running one
 //
 // Dense indices come from each bucket's NextSequence and are never reused, so
 // a deleted user or item leaves a gap. Big-endian keys make cursor order equal
@@ -36,6 +46,10 @@
 // (fsync) it.
 package storage
 
+// The online buckets (impressions to experiments) were added within
+// version 4: a writable open creates them, and reads of a file opened
+// read-only without them find nothing.
+//
 // SchemaVersion is written at creation and checked at open. Version 3
 // added pair_days; a version 2 file is migrated when opened for writing
 // (migrateDays) and read as it is when opened read-only. Version 4 added
@@ -57,9 +71,14 @@ var (
 	bucketModels    = []byte("models")
 	bucketJobs      = []byte("jobs")
 	bucketReports   = []byte("reports")
+	bucketImps      = []byte("impressions")
+	bucketAttrib    = []byte("attributions")
+	bucketOnline    = []byte("online")
+	bucketExps      = []byte("experiments")
 
 	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUserIDs, bucketItems, bucketItemIDs,
-		bucketItemPop, bucketPairs, bucketItemUsers, bucketPairDays, bucketModels, bucketJobs, bucketReports}
+		bucketItemPop, bucketPairs, bucketItemUsers, bucketPairDays, bucketModels, bucketJobs, bucketReports,
+		bucketImps, bucketAttrib, bucketOnline, bucketExps}
 
 	keySchema = []byte("schema")
 )

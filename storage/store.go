@@ -60,7 +60,8 @@ type Store struct {
 
 	readOnly bool
 	maxSize  int64
-	log      *eventLog // nil: direct writes (Options.direct)
+	recent   recentIndex // a user's recent impressions (online_recent.go)
+	log      *eventLog   // nil: direct writes (Options.direct)
 
 	// Lock order: applyMu, mu, log.mu, tailMu.
 	applyMu     sync.Mutex   // one apply at a time

@@ -64,6 +64,8 @@ var contractCases = []struct {
 	{"concurrent deletes", testConcurrentDeletes},
 	{"invariants", testInvariants},
 	{"dump and restore", testDumpRestore},
+	{"online", testOnline},
+	{"experiments", testExperiments},
 }
 
 var bg = context.Background()

@@ -1,5 +1,5 @@
 // The dashboard: a single page with hash routes
-//   #/overview  #/models  #/evaluations[/<id>[?vs=<id>]]  #/users[/<id>]  #/items[/<id>]
+//   #/overview  #/models  #/evaluations[/<id>[?vs=<id>]]  #/users[/<id>]  #/items[/<id>]  #/online
 // Each route renders into <main id="view"> with an AbortSignal that is
 // aborted on the next navigation, stopping its polls and requests.
 
@@ -10,8 +10,9 @@ import * as models from './models.js';
 import * as evaluations from './evaluations.js';
 import * as users from './users.js';
 import * as items from './items.js';
+import * as online from './online.js';
 
-const pages = {overview, models, evaluations, users, items};
+const pages = {overview, models, evaluations, users, items, online};
 
 let current = null; // AbortController of the page on screen
 

@@ -129,7 +129,7 @@ export function barChart(opts) {
 }
 
 // lineChart: series of [x, y, se?] points over a numeric x axis, with
-// whiskers where se > 0. opts: {series: [{name, points}], xTicks?, xFormat?, yFormat?}
+// whiskers where se > 0 (or [x, y, undefined, lo, hi]: from lo to hi). opts: {series: [{name, points}], xTicks?, xFormat?, yFormat?}
 export function lineChart(opts) {
   const series = opts.series;
   const yFormat = opts.yFormat || ((v) => v.toFixed(4));
@@ -140,7 +140,9 @@ export function lineChart(opts) {
     const top = 14;
     const bottom = 28;
     const xs = series.flatMap((se) => se.points.map((p) => p[0]));
-    const ys = series.flatMap((se) => se.points.flatMap((p) => [p[1] + (p[2] || 0), p[1] - (p[2] || 0)]));
+    // A point [x, y, se] has whiskers y ± se; [x, y, , lo, hi] from lo to hi.
+    const ends = (p) => (p.length > 4 ? [p[3], p[4]] : [p[1] - (p[2] || 0), p[1] + (p[2] || 0)]);
+    const ys = series.flatMap((se) => se.points.flatMap(ends));
     let xMin = Math.min(...xs);
     let xMax = Math.max(...xs);
     if (xMin === xMax) {
@@ -171,10 +173,11 @@ export function lineChart(opts) {
         g.append(s('path', {d: pts.map((p, i) => `${i ? 'L' : 'M'}${x(p[0])},${y(p[1])}`).join(''), class: 'line', stroke: color(k)}));
       }
       for (const p of pts) {
-        const tip = `${se.name} @${xFormat(p[0])}: ${yFormat(p[1])}` + (p[2] !== undefined ? ` ± ${yFormat(p[2])}` : '');
-        if (p[2] > 0) {
-          const ya = y(p[1] + p[2]);
-          const yb = y(p[1] - p[2]);
+        const [lo, hi] = ends(p);
+        const tip = `${se.name} @${xFormat(p[0])}: ${yFormat(p[1])}` + (p.length > 4 ? ` [${yFormat(lo)}, ${yFormat(hi)}]` : p[2] !== undefined ? ` ± ${yFormat(p[2])}` : '');
+        if (hi > lo) {
+          const ya = y(hi);
+          const yb = y(lo);
           const cx = x(p[0]);
           g.append(s('path', {d: `M${cx},${ya}V${yb}M${cx - 4},${ya}H${cx + 4}M${cx - 4},${yb}H${cx + 4}`, class: 'whisker', stroke: color(k)}));
         }

@@ -1,0 +1,462 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"recsys/api"
+)
+
+// Online measurement on bbolt (docs/design.md#online): the impression log,
+// attributions and their counters, and experiments. The layout is in
+// schema.go.
+
+// Attribution flags of one shown item.
+const (
+	AttrClick      byte = 1
+	AttrConversion byte = 2
+)
+
+var keyRunningExperiment = []byte("experiment/running")
+
+// experimentRecord is an api.Experiment as stored.
+type experimentRecord struct {
+	Name           string    `json:"name"`
+	Arms           []api.Arm `json:"arms"`
+	Alpha          float64   `json:"alpha"`
+	MinImpressions int64     `json:"min_impressions"`
+	Created        int64     `json:"created"`
+	Stopped        int64     `json:"stopped,omitempty"`
+}
+
+// OnlineDay is the counter day (YYYY-MM-DD, UTC) of an impression time.
+func OnlineDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// onlineKey is day (YYYYMMDD) | 0 | model | 0 | experiment | 0 | arm.
+func onlineKey(day, model, exp, arm string) []byte {
+	return []byte(strings.ReplaceAll(day, "-", "") + "\x00" + model + "\x00" + exp + "\x00" + arm)
+}
+
+// Credit is the change one attribution makes to the flags of a shown
+// item: the flags after it, and which kinds are new. Both stores use it.
+func Credit(old byte, conversion bool) (flags byte, click, conv bool) {
+	flags = old | AttrClick
+	if conversion {
+		flags |= AttrConversion
+	}
+	return flags, old&AttrClick == 0, conversion && old&AttrConversion == 0
+}
+
+// Credited is what crediting a touch to position pos of imp changes,
+// given the shown item's flags so far (old): the new flags, the change of
+// the counters (lists, impressions, clicks, conversions) and the credit;
+// ok is false when it changes nothing.
+func Credited(imp api.Impression, pos int, old byte, conversion bool) (flags byte, d [4]int64, a api.Attributed, ok bool) {
+	flags, click, conv := Credit(old, conversion)
+	a = api.Attributed{RecommendationID: imp.ID, Position: pos, Model: imp.Model,
+		Experiment: imp.Experiment, Arm: imp.Arm, Click: click, Conversion: conv}
+	return flags, [4]int64{0, 0, b2i(click), b2i(conv)}, a, click || conv
+}
+
+// Matches reports the position of item in an impression that a touch may
+// be credited to, or -1: the impression must be the touch's user's, and
+// without a recommendation id it must have been shown at most window
+// before the touch (and not after it).
+func Matches(imp api.Impression, t api.Touch, window time.Duration) int {
+	if imp.UserID != t.UserID {
+		return -1
+	}
+	if t.RecommendationID == "" && (imp.At.After(t.At) || t.At.Sub(imp.At) > window) {
+		return -1
+	}
+	return slices.Index(imp.Items, t.ItemID)
+}
+
+// PutImpressions records lists and counts them, in one transaction. The
+// log is keyed by time first (impKey), so a batch lands at the end of the
+// B-tree instead of dirtying pages all over it; a user's recent lists are
+// found through the in-memory index (online_recent.go).
+func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error {
+	if len(imps) == 0 {
+		return nil
+	}
+	idx, err := s.recentIndex(ctx, 0)
+	if err != nil {
+		return err
+	}
+	var added []api.Impression
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		added = added[:0]
+		b, ob := tx.Bucket(bucketImps), tx.Bucket(bucketOnline)
+		for _, imp := range imps {
+			k, ok := impKey(imp.ID)
+			if !ok {
+				return fmt.Errorf("impression %q: not an id of api.NewRecommendationID", imp.ID)
+			}
+			if b.Get(k) != nil {
+				continue // a retried flush: counted already
+			}
+			if err := b.Put(k, encodeImpression(imp)); err != nil {
+				return err
+			}
+			added = append(added, imp)
+		}
+		for _, c := range TallyShown(added) {
+			if err := addOnline(ob, onlineKey(c.Day, c.Model, c.Experiment, c.Arm), [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		idx.add(added)
+	}
+	return err
+}
+
+// TallyShown sums the lists and items of impressions per counter row
+// (day, model, experiment, arm), in the order the rows first appear.
+func TallyShown(imps []api.Impression) []api.OnlineCount {
+	at := map[[4]string]int{}
+	var out []api.OnlineCount
+	for _, imp := range imps {
+		k := [4]string{OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, api.OnlineCount{Day: k[0], Model: k[1], Experiment: k[2], Arm: k[3]})
+		}
+		out[i].Lists++
+		out[i].Impressions += int64(len(imp.Items))
+	}
+	return out
+}
+
+// impKey is the log key of a list: its time (8 bytes, BE) and its id.
+func impKey(id string) ([]byte, bool) {
+	at, ok := api.RecommendationTime(id)
+	if !ok {
+		return nil, false
+	}
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(id)), uint64(at.UnixNano())), id...), true
+}
+
+// encodeImpression is an impression as stored: user, model, version,
+// experiment, arm and the items, each a uvarint length and its bytes, the
+// items after their count (the time and the id are the key).
+func encodeImpression(imp api.Impression) []byte {
+	head := []string{imp.UserID, imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm}
+	n := binary.MaxVarintLen32
+	for _, f := range append(head, imp.Items...) {
+		n += len(f) + binary.MaxVarintLen32
+	}
+	v := make([]byte, 0, n)
+	for _, f := range head {
+		v = append(binary.AppendUvarint(v, uint64(len(f))), f...)
+	}
+	v = binary.AppendUvarint(v, uint64(len(imp.Items)))
+	for _, it := range imp.Items {
+		v = append(binary.AppendUvarint(v, uint64(len(it))), it...)
+	}
+	return v
+}
+
+// decodeImpression reads a log entry.
+func decodeImpression(k, v []byte) (api.Impression, error) {
+	imp := api.Impression{ID: string(k[8:]), At: fromNano(int64(binary.BigEndian.Uint64(k)))}
+	bad := false
+	str := func() string {
+		n, w := binary.Uvarint(v)
+		if w <= 0 || uint64(len(v)-w) < n {
+			bad = true
+			return ""
+		}
+		f := string(v[w : w+int(n)])
+		v = v[w+int(n):]
+		return f
+	}
+	imp.UserID, imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm = str(), str(), str(), str(), str()
+	n, w := binary.Uvarint(v)
+	if bad || w <= 0 || n > uint64(len(v)) {
+		return imp, fmt.Errorf("impression %q is damaged", imp.ID)
+	}
+	v = v[w:]
+	imp.Items = make([]string, n)
+	for k := range imp.Items {
+		imp.Items[k] = str()
+	}
+	if bad {
+		return imp, fmt.Errorf("impression %q is damaged", imp.ID)
+	}
+	return imp, nil
+}
+
+// addOnline adds d to the four counters under k.
+func addOnline(b *bolt.Bucket, k []byte, d [4]int64) error {
+	v := make([]byte, 32)
+	if old := b.Get(k); len(old) == 32 {
+		copy(v, old)
+	}
+	for i := range d {
+		binary.BigEndian.PutUint64(v[8*i:], binary.BigEndian.Uint64(v[8*i:])+uint64(d[i]))
+	}
+	return b.Put(k, v)
+}
+
+// findImpression is the impression a touch is credited to, and the item's
+// position in it; ok is false when there is none. recent are the user's
+// lists in the window, newest first (online_recent.go), for a touch
+// without an id.
+func findImpression(tx *bolt.Tx, t api.Touch, window time.Duration, recent []string) (api.Impression, int, bool, error) {
+	b := tx.Bucket(bucketImps)
+	if b == nil {
+		return api.Impression{}, 0, false, nil
+	}
+	if t.RecommendationID != "" {
+		recent = []string{t.RecommendationID}
+	}
+	for _, id := range recent {
+		k, ok := impKey(id)
+		if !ok {
+			continue
+		}
+		v := b.Get(k)
+		if v == nil {
+			continue
+		}
+		imp, err := decodeImpression(k, v)
+		if err != nil {
+			return api.Impression{}, 0, false, err
+		}
+		if pos := Matches(imp, t, window); pos >= 0 {
+			return imp, pos, true, nil
+		}
+	}
+	return api.Impression{}, 0, false, nil
+}
+
+// Attribute credits touches to what was shown (api.OnlineStore). The
+// lookups run in a read transaction; only a batch with credits to write
+// takes a write transaction, which looks them up again.
+func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.Duration) ([]api.Attributed, error) {
+	idx, err := s.recentIndex(ctx, window)
+	if err != nil {
+		return nil, err
+	}
+	recent := make([][]string, len(touches))
+	for k, t := range touches {
+		if t.RecommendationID == "" {
+			recent[k] = idx.lookup(t.UserID, unixNano(t.At.Add(-window)), unixNano(t.At))
+		}
+	}
+	found := false
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		for k, t := range touches {
+			_, _, ok, err := findImpression(tx, t, window, recent[k])
+			if err != nil || ok {
+				found = ok
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || !found {
+		return nil, err
+	}
+	var out []api.Attributed
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		out = out[:0]
+		ab, ob := tx.Bucket(bucketAttrib), tx.Bucket(bucketOnline)
+		for k, t := range touches {
+			imp, pos, ok, err := findImpression(tx, t, window, recent[k])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			key := binary.BigEndian.AppendUint16(append([]byte(imp.ID), 0), uint16(pos))
+			var old byte
+			if v := ab.Get(key); len(v) == 1 {
+				old = v[0]
+			}
+			flags, d, a, ok := Credited(imp, pos, old, t.Conversion)
+			if !ok {
+				continue
+			}
+			if err := ab.Put(key, []byte{flags}); err != nil {
+				return err
+			}
+			if err := addOnline(ob, onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm), d); err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// OnlineCounts lists the counters of the days from..to (YYYY-MM-DD).
+func (s *Store) OnlineCounts(ctx context.Context, from, to string) ([]api.OnlineCount, error) {
+	var out []api.OnlineCount
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketOnline)
+		if b == nil {
+			return nil
+		}
+		lo, hi := strings.ReplaceAll(from, "-", ""), strings.ReplaceAll(to, "-", "")
+		c := b.Cursor()
+		for k, v := c.Seek([]byte(lo)); k != nil; k, v = c.Next() {
+			f := strings.SplitN(string(k), "\x00", 4)
+			if len(f) != 4 || len(v) != 32 {
+				return fmt.Errorf("online counter %q is damaged", k)
+			}
+			if f[0] > hi {
+				break
+			}
+			n := func(i int) int64 { return int64(binary.BigEndian.Uint64(v[8*i:])) }
+			out = append(out, api.OnlineCount{Day: f[0][:4] + "-" + f[0][4:6] + "-" + f[0][6:], Model: f[1],
+				Experiment: f[2], Arm: f[3], Lists: n(0), Impressions: n(1), Clicks: n(2), Conversions: n(3)})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func experimentOf(id string, v []byte) (api.Experiment, error) {
+	var r experimentRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return api.Experiment{}, fmt.Errorf("experiment %q: %w", id, err)
+	}
+	return api.Experiment{ID: id, Name: r.Name, Arms: r.Arms, Alpha: r.Alpha, MinImpressions: r.MinImpressions,
+		CreatedAt: fromNano(r.Created), StoppedAt: fromNano(r.Stopped)}, nil
+}
+
+func experimentValue(e api.Experiment) ([]byte, error) {
+	return json.Marshal(experimentRecord{Name: e.Name, Arms: e.Arms, Alpha: e.Alpha, MinImpressions: e.MinImpressions,
+		Created: unixNano(e.CreatedAt), Stopped: unixNano(e.StoppedAt)})
+}
+
+// RunningConflict is the error of starting an experiment while another
+// runs. Both stores answer it.
+func RunningConflict(id string) error {
+	return api.Errorf(api.CodeConflict, "experiment %s is running: only one experiment may assign users at a time; stop it first (POST /admin/experiments/%s/stop)", id, id)
+}
+
+// CreateExperiment stores e with a fresh id, unless one is running.
+func (s *Store) CreateExperiment(ctx context.Context, e api.Experiment) (api.Experiment, error) {
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		meta, b := tx.Bucket(bucketMeta), tx.Bucket(bucketExps)
+		if run := meta.Get(keyRunningExperiment); run != nil {
+			return RunningConflict(string(run))
+		}
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		e.ID, e.StoppedAt = fmt.Sprintf("x%06d", seq), time.Time{}
+		v, err := experimentValue(e)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(e.ID), v); err != nil {
+			return err
+		}
+		return meta.Put(keyRunningExperiment, []byte(e.ID))
+	})
+	return e, err
+}
+
+// Experiment reads one experiment.
+func (s *Store) Experiment(ctx context.Context, id string) (api.Experiment, error) {
+	var e api.Experiment
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketExps)
+		var v []byte
+		if b != nil {
+			v = b.Get([]byte(id))
+		}
+		if v == nil {
+			return notFound("experiment", id)
+		}
+		var err error
+		e, err = experimentOf(id, v)
+		return err
+	})
+	return e, err
+}
+
+// Experiments lists every experiment, newest first.
+func (s *Store) Experiments(ctx context.Context) ([]api.Experiment, error) {
+	var out []api.Experiment
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketExps)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			e, err := experimentOf(string(k), v)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// StopExperiment stops a running experiment.
+func (s *Store) StopExperiment(ctx context.Context, id string, at time.Time) (api.Experiment, error) {
+	var e api.Experiment
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		meta, b := tx.Bucket(bucketMeta), tx.Bucket(bucketExps)
+		v := b.Get([]byte(id))
+		if v == nil {
+			return notFound("experiment", id)
+		}
+		var err error
+		if e, err = experimentOf(id, v); err != nil || !e.Running() {
+			return err
+		}
+		e.StoppedAt = at.UTC()
+		if v, err = experimentValue(e); err != nil {
+			return err
+		}
+		if err := b.Put([]byte(id), v); err != nil {
+			return err
+		}
+		if bytes.Equal(meta.Get(keyRunningExperiment), []byte(id)) {
+			return meta.Delete(keyRunningExperiment)
+		}
+		return nil
+	})
+	return e, err
+}
+
+var _ api.OnlineStore = (*Store)(nil)
+
+// EncodeExperiment and DecodeExperiment are the stored form of an
+// experiment, the same in both stores.
+func EncodeExperiment(e api.Experiment) ([]byte, error) { return experimentValue(e) }
+
+// DecodeExperiment reads EncodeExperiment's bytes.
+func DecodeExperiment(id string, v []byte) (api.Experiment, error) { return experimentOf(id, v) }

@@ -1,0 +1,257 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"recsys/api"
+	"recsys/storage"
+)
+
+// Online measurement on PostgreSQL (docs/design.md#online): the same
+// answers as the bbolt store (storage/online.go), checked by the contract.
+
+// PutImpressions records lists and counts the new ones, in one transaction.
+func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error {
+	if len(imps) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx pgx.Tx) error {
+		var b pgx.Batch
+		for _, imp := range imps {
+			b.Queue(`INSERT INTO impressions (id, user_id, at, model, model_version, experiment, arm, items)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
+				imp.ID, imp.UserID, storage.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
+		}
+		res := tx.SendBatch(ctx, &b)
+		var added []api.Impression
+		for _, imp := range imps {
+			tag, err := res.Exec()
+			if err != nil {
+				res.Close()
+				return err
+			}
+			if tag.RowsAffected() > 0 { // else a retried flush: counted already
+				added = append(added, imp)
+			}
+		}
+		if err := res.Close(); err != nil {
+			return err
+		}
+		for _, c := range storage.TallyShown(added) {
+			if err := addOnline(ctx, tx, c.Day, c.Model, c.Experiment, c.Arm, [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// addOnline adds d (lists, impressions, clicks, conversions) to one
+// counter row.
+func addOnline(ctx context.Context, tx pgx.Tx, day, model, exp, arm string, d [4]int64) error {
+	_, err := tx.Exec(ctx, `INSERT INTO online_counts AS o (day, model, experiment, arm, lists, impressions, clicks, conversions)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (day, model, experiment, arm) DO UPDATE SET lists = o.lists + $5,
+			impressions = o.impressions + $6, clicks = o.clicks + $7, conversions = o.conversions + $8`,
+		day, model, exp, arm, d[0], d[1], d[2], d[3])
+	return err
+}
+
+const impressionColumns = `id, user_id, at, model, model_version, experiment, arm, items`
+
+func scanImpression(row pgx.Row) (api.Impression, error) {
+	var imp api.Impression
+	var at int64
+	err := row.Scan(&imp.ID, &imp.UserID, &at, &imp.Model, &imp.ModelVersion, &imp.Experiment, &imp.Arm, &imp.Items)
+	imp.At = storage.FromNano(at)
+	return imp, err
+}
+
+// findImpression is the impression a touch is credited to and the item's
+// position in it; ok is false when there is none.
+func findImpression(ctx context.Context, tx pgx.Tx, t api.Touch, window time.Duration) (api.Impression, int, bool, error) {
+	var row pgx.Row
+	if t.RecommendationID != "" {
+		row = tx.QueryRow(ctx, `SELECT `+impressionColumns+` FROM impressions WHERE id = $1`, t.RecommendationID)
+	} else {
+		row = tx.QueryRow(ctx, `SELECT `+impressionColumns+` FROM impressions
+			WHERE user_id = $1 AND at BETWEEN $2 AND $3 AND $4 = ANY (items) ORDER BY at DESC, id DESC LIMIT 1`,
+			t.UserID, storage.UnixNano(t.At.Add(-window)), storage.UnixNano(t.At), t.ItemID)
+	}
+	imp, err := scanImpression(row)
+	if err == pgx.ErrNoRows {
+		return imp, 0, false, nil
+	}
+	if err != nil {
+		return imp, 0, false, err
+	}
+	pos := storage.Matches(imp, t, window)
+	return imp, pos, pos >= 0, nil
+}
+
+// Attribute credits touches to what was shown (api.OnlineStore). One
+// query first keeps batches that touch nothing shown off the write path;
+// the credits are written under a lock so that replicas crediting the same
+// shown item count it once.
+func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.Duration) ([]api.Attributed, error) {
+	if len(touches) == 0 {
+		return nil, nil
+	}
+	var ids, users []string
+	since := int64(1<<63 - 1)
+	for _, t := range touches {
+		if t.RecommendationID != "" {
+			ids = append(ids, t.RecommendationID)
+		} else {
+			users = append(users, t.UserID)
+			since = min(since, storage.UnixNano(t.At.Add(-window)))
+		}
+	}
+	var found bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM impressions WHERE id = ANY ($1))
+		OR EXISTS (SELECT 1 FROM impressions WHERE user_id = ANY ($2) AND at >= $3)`, ids, users, since).Scan(&found)
+	if err != nil || !found {
+		return nil, s.errOf(err)
+	}
+	var out []api.Attributed
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('recsys attribute ' || current_schema()))`); err != nil {
+			return err
+		}
+		for _, t := range touches {
+			imp, pos, ok, err := findImpression(ctx, tx, t, window)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			var old int16
+			err = tx.QueryRow(ctx, `SELECT flags FROM attributions WHERE id = $1 AND position = $2`, imp.ID, pos).Scan(&old)
+			if err != nil && err != pgx.ErrNoRows {
+				return err
+			}
+			flags, d, a, ok := storage.Credited(imp, pos, byte(old), t.Conversion)
+			if !ok {
+				continue
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO attributions (id, position, flags) VALUES ($1, $2, $3)
+				ON CONFLICT (id, position) DO UPDATE SET flags = $3`, imp.ID, pos, int16(flags)); err != nil {
+				return err
+			}
+			if err := addOnline(ctx, tx, storage.OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm, d); err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// OnlineCounts lists the counters of the days from..to (YYYY-MM-DD).
+func (s *Store) OnlineCounts(ctx context.Context, from, to string) ([]api.OnlineCount, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT day, model, experiment, arm, lists, impressions, clicks, conversions
+		FROM online_counts WHERE day BETWEEN $1 AND $2 ORDER BY day, model, experiment, arm`, from, to)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (api.OnlineCount, error) {
+		var c api.OnlineCount
+		err := row.Scan(&c.Day, &c.Model, &c.Experiment, &c.Arm, &c.Lists, &c.Impressions, &c.Clicks, &c.Conversions)
+		return c, err
+	})
+	return out, s.errOf(err)
+}
+
+// CreateExperiment stores e with a fresh id, unless one is running (the
+// unique index experiments_one_running decides between replicas).
+func (s *Store) CreateExperiment(ctx context.Context, e api.Experiment) (api.Experiment, error) {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var run string
+		err := tx.QueryRow(ctx, `SELECT id FROM experiments WHERE running`).Scan(&run)
+		if err == nil {
+			return storage.RunningConflict(run)
+		}
+		if err != pgx.ErrNoRows {
+			return err
+		}
+		n, err := nextSeq(ctx, tx, "experiment_seq", 1)
+		if err != nil {
+			return err
+		}
+		e.ID, e.StoppedAt = fmt.Sprintf("x%06d", n), time.Time{}
+		v, err := storage.EncodeExperiment(e)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO experiments (id, running, record) VALUES ($1, true, $2)`, e.ID, v)
+		return err
+	})
+	if isUniqueViolation(err) {
+		return e, api.Errorf(api.CodeConflict, "another experiment started at the same time: only one experiment may assign users at a time")
+	}
+	return e, err
+}
+
+// Experiment reads one experiment.
+func (s *Store) Experiment(ctx context.Context, id string) (api.Experiment, error) {
+	var v []byte
+	err := s.pool.QueryRow(ctx, `SELECT record FROM experiments WHERE id = $1`, id).Scan(&v)
+	if err == pgx.ErrNoRows {
+		return api.Experiment{}, notFound("experiment", id)
+	}
+	if err != nil {
+		return api.Experiment{}, s.errOf(err)
+	}
+	return storage.DecodeExperiment(id, v)
+}
+
+// Experiments lists every experiment, newest first.
+func (s *Store) Experiments(ctx context.Context) ([]api.Experiment, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id, record FROM experiments ORDER BY id DESC`)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (api.Experiment, error) {
+		var id string
+		var v []byte
+		if err := row.Scan(&id, &v); err != nil {
+			return api.Experiment{}, err
+		}
+		return storage.DecodeExperiment(id, v)
+	})
+	return out, s.errOf(err)
+}
+
+// StopExperiment stops a running experiment.
+func (s *Store) StopExperiment(ctx context.Context, id string, at time.Time) (api.Experiment, error) {
+	var e api.Experiment
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var v []byte
+		err := tx.QueryRow(ctx, `SELECT record FROM experiments WHERE id = $1 FOR UPDATE`, id).Scan(&v)
+		if err == pgx.ErrNoRows {
+			return notFound("experiment", id)
+		}
+		if err != nil {
+			return err
+		}
+		if e, err = storage.DecodeExperiment(id, v); err != nil || !e.Running() {
+			return err
+		}
+		e.StoppedAt = at.UTC()
+		if v, err = storage.EncodeExperiment(e); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE experiments SET running = false, record = $2 WHERE id = $1`, id, v)
+		return err
+	})
+	return e, err
+}
+
+// isUniqueViolation reports a unique index refusing a row.
+func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}

@@ -1,0 +1,143 @@
+package storagetest
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"recsys/api"
+)
+
+// testOnline: impressions are counted once per list, a touch is credited
+// to the list its recommendation id names or to the user's latest list
+// showing the item within the window, each shown item at most once per
+// kind, on the counters of the impression's day and arm.
+func testOnline(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	t0 := time.Date(2026, 3, 9, 23, 50, 0, 0, time.UTC)
+	r1, r2, r3 := api.NewRecommendationID(t0, "t", 1), api.NewRecommendationID(t0.Add(time.Minute), "t", 2),
+		api.NewRecommendationID(t0.Add(20*time.Minute), "t", 3)
+	imps := []api.Impression{
+		{ID: r1, UserID: "u1", Model: "itemknn", ModelVersion: "v000001", Items: []string{"i1", "i2", "i3"}, At: t0},
+		{ID: r2, UserID: "u1", Model: "ease", ModelVersion: "v000002", Items: []string{"i2", "i4"}, At: t0.Add(time.Minute)},
+		{ID: r3, UserID: "u2", Model: "itemknn", ModelVersion: "v000001", Experiment: "x000001", Arm: "itemknn",
+			Items: []string{"i1"}, At: t0.Add(20 * time.Minute)}, // the next day
+	}
+	if err := s.PutImpressions(bg, imps); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutImpressions(bg, imps[:1]); err != nil { // a retried flush counts nothing twice
+		t.Fatal(err)
+	}
+	const window = 30 * time.Minute
+	at := t0.Add(2 * time.Minute)
+	cases := []struct {
+		name string
+		t    api.Touch
+		want []api.Attributed
+	}{
+		{"by id", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at},
+			[]api.Attributed{{RecommendationID: r1, Position: 1, Model: "itemknn", Click: true}}},
+		{"by id again", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at}, nil},
+		{"by id, conversion", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at, Conversion: true},
+			[]api.Attributed{{RecommendationID: r1, Position: 1, Model: "itemknn", Conversion: true}}},
+		{"by id, long after", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i3", At: t0.Add(48 * time.Hour)},
+			[]api.Attributed{{RecommendationID: r1, Position: 2, Model: "itemknn", Click: true}}},
+		{"by id, another user", api.Touch{RecommendationID: r1, UserID: "u2", ItemID: "i1", At: at}, nil},
+		{"by id, not shown", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i4", At: at}, nil},
+		{"unknown id", api.Touch{RecommendationID: api.NewRecommendationID(t0, "t", 9), UserID: "u1", ItemID: "i1", At: at}, nil},
+		{"window, latest list", api.Touch{UserID: "u1", ItemID: "i2", At: at},
+			[]api.Attributed{{RecommendationID: r2, Position: 0, Model: "ease", Click: true}}},
+		{"window, older list", api.Touch{UserID: "u1", ItemID: "i1", At: at, Conversion: true},
+			[]api.Attributed{{RecommendationID: r1, Position: 0, Model: "itemknn", Click: true, Conversion: true}}},
+		{"window passed", api.Touch{UserID: "u1", ItemID: "i4", At: t0.Add(time.Minute + window + time.Second)}, nil},
+		{"before the list", api.Touch{UserID: "u2", ItemID: "i1", At: t0}, nil},
+		{"window, experiment", api.Touch{UserID: "u2", ItemID: "i1", At: t0.Add(25 * time.Minute)},
+			[]api.Attributed{{RecommendationID: r3, Model: "itemknn", Experiment: "x000001", Arm: "itemknn", Click: true}}},
+		{"unknown user", api.Touch{UserID: "u9", ItemID: "i1", At: at}, nil},
+		{"not an id", api.Touch{RecommendationID: "r1", UserID: "u1", ItemID: "i1", At: at}, nil},
+	}
+	for _, c := range cases {
+		got, err := s.Attribute(bg, []api.Touch{c.t}, window)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(got) == 0 {
+			got = nil
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: Attribute = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	// Two touches of one batch on the same shown item count once.
+	got, err := s.Attribute(bg, []api.Touch{{UserID: "u1", ItemID: "i4", At: at}, {RecommendationID: r2, UserID: "u1", ItemID: "i4", At: at}}, window)
+	if err != nil || len(got) != 1 || got[0].RecommendationID != r2 || got[0].Position != 1 {
+		t.Errorf("a batch touching one shown item twice: %+v, %v", got, err)
+	}
+
+	counts, err := s.OnlineCounts(bg, "2026-03-09", "2026-03-10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []api.OnlineCount{
+		{Day: "2026-03-09", Model: "ease", Lists: 1, Impressions: 2, Clicks: 2},
+		{Day: "2026-03-09", Model: "itemknn", Lists: 1, Impressions: 3, Clicks: 3, Conversions: 2},
+		{Day: "2026-03-10", Model: "itemknn", Experiment: "x000001", Arm: "itemknn", Lists: 1, Impressions: 1, Clicks: 1},
+	}
+	if !reflect.DeepEqual(counts, want) {
+		t.Errorf("OnlineCounts = %+v\nwant %+v", counts, want)
+	}
+	if counts, err := s.OnlineCounts(bg, "2026-03-10", "2026-03-31"); err != nil || !reflect.DeepEqual(counts, want[2:]) {
+		t.Errorf("OnlineCounts from the 10th = %+v, %v; want %+v", counts, err, want[2:])
+	}
+	if counts, err := s.OnlineCounts(bg, "2026-03-01", "2026-03-08"); err != nil || len(counts) != 0 {
+		t.Errorf("OnlineCounts before any = %+v, %v", counts, err)
+	}
+}
+
+// testExperiments: one experiment runs at a time; stopping it lets the
+// next start; ids increase and the list is newest first.
+func testExperiments(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	created := time.Date(2026, 3, 9, 8, 0, 0, 0, time.UTC)
+	in := api.Experiment{Name: "ease-vs-knn", Arms: []api.Arm{{Model: "ease", Share: 30}, {Model: "itemknn", Share: 70}},
+		Alpha: 0.05, MinImpressions: 500, CreatedAt: created}
+	e1, err := s.CreateExperiment(bg, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := in
+	want.ID = "x000001"
+	if !reflect.DeepEqual(e1, want) || !e1.Running() {
+		t.Fatalf("CreateExperiment = %+v, want %+v", e1, want)
+	}
+	if got, err := s.Experiment(bg, "x000001"); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Experiment = %+v, %v; want %+v", got, err, want)
+	}
+	if _, err := s.CreateExperiment(bg, in); api.ErrorCode(err) != api.CodeConflict {
+		t.Fatalf("a second running experiment: err = %v, want a conflict", err)
+	}
+	if _, err := s.Experiment(bg, "x000009"); api.ErrorCode(err) != api.CodeNotFound {
+		t.Fatalf("an unknown experiment: err = %v", err)
+	}
+	if _, err := s.StopExperiment(bg, "x000009", created); api.ErrorCode(err) != api.CodeNotFound {
+		t.Fatalf("stopping an unknown experiment: err = %v", err)
+	}
+	stop := created.Add(time.Hour)
+	got, err := s.StopExperiment(bg, "x000001", stop)
+	want.StoppedAt = stop
+	if err != nil || !reflect.DeepEqual(got, want) || got.Running() {
+		t.Fatalf("StopExperiment = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := s.StopExperiment(bg, "x000001", stop.Add(time.Hour)); err != nil || !got.StoppedAt.Equal(stop) {
+		t.Fatalf("stopping twice = %+v, %v; want the first stop kept", got, err)
+	}
+	e2, err := s.CreateExperiment(bg, in)
+	if err != nil || e2.ID != "x000002" {
+		t.Fatalf("after the stop: %+v, %v; want x000002", e2, err)
+	}
+	all, err := s.Experiments(bg)
+	if err != nil || len(all) != 2 || all[0].ID != "x000002" || all[1].ID != "x000001" || !all[1].StoppedAt.Equal(stop) {
+		t.Fatalf("Experiments = %+v, %v", all, err)
+	}
+}
