@@ -95,10 +95,15 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.Now = time.Now
 	}
 	db, err := openBolt(path, &bolt.Options{
-		Timeout:        opts.Timeout,
-		ReadOnly:       opts.ReadOnly,
-		FreelistType:   bolt.FreelistMapType,
-		NoFreelistSync: true,
+		Timeout:      opts.Timeout,
+		ReadOnly:     opts.ReadOnly,
+		FreelistType: bolt.FreelistMapType,
+		// Every commit writes the list of free pages, so that an Open after
+		// a crash reads it instead of walking every page of the file to
+		// rebuild it (tens of seconds for a file of gigabytes out of the
+		// page cache). Events are committed by the applier in large
+		// transactions, so the list's write is a small part of each.
+		NoFreelistSync: false,
 		MaxSize:        int(opts.MaxSize),
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
@@ -298,22 +303,8 @@ func (s *Store) Close() error {
 	return err
 }
 
-// closeDB closes the database. A writable one first commits its list of
-// free pages, which ordinary commits leave out (NoFreelistSync), so that
-// the next Open reads that list instead of walking every page of the file
-// to rebuild it: seconds for a file of gigabytes, the bulk of a server's
-// start. The next write commit drops the list again, so a process that
-// dies still leaves a file whose next Open rebuilds it. Failing to write
-// it (a full disk) only costs that walk.
-func (s *Store) closeDB() error {
-	if !s.db.IsReadOnly() {
-		_ = s.db.Update(func(*bolt.Tx) error {
-			s.db.NoFreelistSync = false // read by this commit, under the writer lock
-			return nil
-		})
-	}
-	return s.db.Close()
-}
+// closeDB closes the database.
+func (s *Store) closeDB() error { return s.db.Close() }
 
 // Path is the database file.
 func (s *Store) Path() string { return s.db.Path() }
