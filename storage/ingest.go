@@ -257,14 +257,7 @@ func (s *Store) applyLocked(unlock bool) error {
 	if unlock {
 		s.mu.Unlock()
 	}
-	err := s.writeErr(s.db.Update(func(tx *bolt.Tx) error {
-		for _, g := range frozen {
-			if err := applyGen(tx, g); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	err := s.writeErr(s.db.Update(func(tx *bolt.Tx) error { return applyGens(tx, frozen) }))
 	if unlock {
 		s.mu.Lock()
 	}
@@ -292,6 +285,18 @@ func (s *Store) freezeLocked() {
 	s.tailMu.Lock()
 	s.gens = append(s.gens, newTailGen(cur.end))
 	s.tailMu.Unlock()
+}
+
+// applyGens applies the generations gens, oldest first, in the
+// transaction tx; the log position stored is the last one's end. A page
+// several of them change is written once, at the commit.
+func applyGens(tx *bolt.Tx, gens []*tailGen) error {
+	for _, g := range gens {
+		if err := applyGen(tx, g); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applyGen writes the records of generation g into bbolt, and the log
