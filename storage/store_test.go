@@ -126,7 +126,6 @@ func TestStore_AddInteractions_itemIndexFollowsPairs(t *testing.T) {
 
 func freelistSynced(tb testing.TB, path string) bool { return bolttest.FreelistSynced(tb, path) }
 
-
 // TestStore_writesFreelist: every commit writes the free-page list, so
 // that no Open, after a Close or a crash, walks the whole file to rebuild
 // it; a file whose last writer left it out (a file of an older binary,
