@@ -42,6 +42,9 @@ type Options struct {
 	// batch, without the event log: the write path before the log, kept
 	// for the benchmarks and tests that compare the two.
 	direct bool
+	// noFreelistSync leaves bbolt's list of free pages out of the
+	// commits, as before: for the benchmark that compares the two.
+	noFreelistSync bool
 	// noApplier leaves the tail unapplied until a delete, a snapshot or
 	// Close applies it: for tests of reads that merge the tail.
 	noApplier bool
@@ -103,7 +106,7 @@ func Open(path string, opts Options) (*Store, error) {
 		// rebuild it (tens of seconds for a file of gigabytes out of the
 		// page cache). Events are committed by the applier in large
 		// transactions, so the list's write is a small part of each.
-		NoFreelistSync: false,
+		NoFreelistSync: opts.noFreelistSync,
 		MaxSize:        int(opts.MaxSize),
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
