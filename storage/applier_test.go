@@ -3,6 +3,7 @@ package storage
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -120,5 +121,38 @@ func TestStore_crashLeavesFreelist(t *testing.T) {
 	}
 	if c := mustCounts(t, lg); c.Events == 0 {
 		t.Fatalf("no events stored: %+v", c)
+	}
+}
+
+// TestStore_openAppliesInBackground: a store opened on a log with an
+// unapplied tail serves at once, reads merging the replayed tail, and its
+// applier then applies it: the file ends equal to the direct path's.
+func TestStore_openAppliesInBackground(t *testing.T) {
+	s := genBulkStream(15, 2500)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "log.db")
+	lg := openLogStore(t, path)
+	direct := openDirectStore(t, filepath.Join(dir, "direct.db"))
+	feed(t, s.events[:1200], 16, lg, direct)
+	if err := lg.applyTail(); err != nil {
+		t.Fatal(err)
+	}
+	feed(t, s.events[1200:], 17, lg, direct)
+	crash(t, lg)
+
+	users := streamUsers(s.events)
+	want := tailReads(t, direct, users)
+	lg = openTestStore(t, path, Options{Now: fixedClock})
+	compareReads(t, "just opened vs direct", tailReads(t, lg, users), want)
+	deadline := time.Now().Add(20 * time.Second)
+	for lg.TailEvents() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events still unapplied 20 s after open", lg.TailEvents())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	compareReads(t, "applied vs direct", tailReads(t, lg, users), want)
+	for _, d := range bolttest.Diff(dumpDB(t, lg), dumpDB(t, direct), nil) {
+		t.Error(d)
 	}
 }
