@@ -186,10 +186,10 @@ func (s *Store) openLog(path string, noApplier bool) error {
 		close(s.applierDone)
 		return nil
 	}
-	go s.applier()
 	if s.tailEvents > 0 {
-		s.kick <- struct{}{}
+		s.kick <- struct{}{} // apply the replayed tail now, not at the first tick
 	}
+	go s.applier()
 	return nil
 }
 
