@@ -16,6 +16,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"recsys/storage/bolttest"
 )
 
 // buildBinary compiles this program once per test binary run.
@@ -156,6 +158,11 @@ func TestDurability_sigkillDuringApply(t *testing.T) {
 		_ = cmd.Wait()
 		a, s := run()
 		acked, sent = append(acked, a...), append(sent, s...)
+		// Before anything opens the file: the next start must read the
+		// free-page list, not walk the file to rebuild it.
+		if !bolttest.FreelistSynced(t, db) {
+			t.Fatalf("round %d: the file the kill left has no free-page list", round)
+		}
 		checkDB(t, db)
 		if applied, logged := logState(t, db); applied < logged {
 			tails++

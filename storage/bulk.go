@@ -161,11 +161,12 @@ func buildFile(name string, b *bulkBuilder, progress func(string), bl *bulkLog) 
 	// No fsync while building: the file is nobody's until publish, and a
 	// kill leaves only a temporary file the next load removes.
 	db, err := openBolt(name, &bolt.Options{
-		Timeout:        time.Second,
-		NoSync:         true,
-		NoGrowSync:     true,
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
+		Timeout:    time.Second,
+		NoSync:     true,
+		NoGrowSync: true,
+		// The list of free pages is written with each commit, so that the
+		// published file's first Open need not walk the file to rebuild it.
+		FreelistType: bolt.FreelistMapType,
 		// Each time the file outgrows the map, bbolt remaps it and first
 		// copies every key and value the open transaction holds out of
 		// the old map (a third of the load's time at 1M events). Mapping

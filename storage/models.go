@@ -245,10 +245,9 @@ func (s *Store) Jobs(ctx context.Context, limit int) ([]api.Job, error) {
 func (s *Store) FailInterruptedJobs(ctx context.Context, reason string) (int, error) {
 	n := 0
 	now := s.now().UTC()
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketJobs)
+	interrupted := func(tx *bolt.Tx) ([]api.Job, error) {
 		var fixed []api.Job
-		err := b.ForEach(func(k, v []byte) error {
+		err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
 			var j api.Job
 			if err := json.Unmarshal(v, &j); err != nil {
 				return nil // an unreadable record is left for an operator
@@ -259,6 +258,21 @@ func (s *Store) FailInterruptedJobs(ctx context.Context, reason string) (int, er
 			}
 			return nil
 		})
+		return fixed, err
+	}
+	// Usually none: then no write transaction, which at start would wait
+	// for the applier's (the backlog a crash left) to commit.
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		fixed, err := interrupted(tx)
+		n = len(fixed)
+		return err
+	})
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketJobs)
+		fixed, err := interrupted(tx)
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,10 @@ package bolttest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"os"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -113,4 +116,35 @@ func (d Dump) Without(bucket, prefix string) Dump {
 	}
 	out[bucket] = kept
 	return out
+}
+
+// FreelistSynced reads the file's newest bbolt meta page and reports
+// whether it points at a written list of free pages; without one, bbolt's
+// Open walks every page of the file to rebuild it. bbolt's meta layout: a
+// 16-byte page header, then magic, version, page size and flags as 4 bytes
+// each, the root bucket in 16, the freelist page id, the page count and
+// the transaction id in 8 bytes each, little-endian.
+func FreelistSynced(tb testing.TB, path string) bool {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	head := make([]byte, 80)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		tb.Fatal(err)
+	}
+	pageSize := int64(binary.LittleEndian.Uint32(head[24:]))
+	newest, synced := uint64(0), false
+	for _, off := range []int64{0, pageSize} {
+		m := make([]byte, 80)
+		if _, err := f.ReadAt(m, off); err != nil {
+			tb.Fatal(err)
+		}
+		if txid := binary.LittleEndian.Uint64(m[64:]); txid >= newest {
+			newest, synced = txid, binary.LittleEndian.Uint64(m[48:]) != math.MaxUint64
+		}
+	}
+	return synced
 }
