@@ -24,8 +24,10 @@ var (
 	WRMFAlpha = []float64{1, 0.1, 0.01, 0.001}
 	// IALSGrid is iALS's secondary grid, every combination of these values
 	// (Rendle et al. 2022 §3: α₀ and λ on a log scale with ν = 1, 16
-	// epochs).
-	IALSGrid = map[string][]float64{"alpha0": {0.1, 1}, "lambda": {0.003, 0.01, 0.03}}
+	// epochs). α₀ falls with the catalogue: 0.1 won on MovieLens 100K,
+	// 0.01 (or 0.1 with λ = 0.01) on Last.fm's 17,632 items (README
+	// "Matrix factorisation").
+	IALSGrid = map[string][]float64{"alpha0": {0.01, 0.1}, "lambda": {0.01, 0.03, 0.1}}
 	// MFAUCGrid is MFAUC's secondary grid: the plain AUC objective (φ the
 	// identity) with λ ∈ {0.1, 0.01}, and the local-AUC tanh weighting
 	// φ(x) = tanh(ρx), ρ = 1, with λ = 0.1 (seed 003 §2.1); the logistic
