@@ -85,7 +85,7 @@ var DefaultTrainOptions = TrainOptions{
 	Factors: []int{10, 50},
 	MF: map[string][]map[string]float64{
 		"bpr":  {{"lambda": 0.025}, {"lambda": 0.0025}},
-		"wrmf": {{"alpha": 1}, {"alpha": 0.01}},
+		"wrmf": {{"alpha": 1}, {"alpha": 0.01}, {"alpha": 10, "lambda": 30}},
 		// iALS: α₀ = 0.01 won on sparse Last.fm, 0.1 on MovieLens
 		// (README "Matrix factorisation").
 		"ials": {{"alpha0": 0.01, "lambda": 0.03}, {"alpha0": 0.1, "lambda": 0.01}, {"alpha0": 0.1, "lambda": 0.03}},
