@@ -180,3 +180,16 @@ func (t *alsTrainer) fit(ctx context.Context, epochs int, stage string, progress
 	}
 	return t.sweep(ctx, true, true)
 }
+
+// alsFoldIn is the exact solution for a user with the given sorted history
+// given f's item factors and their Gram matrix g (items past them are
+// ignored; an empty history gives zeros).
+func alsFoldIn(w alsWeights, f *factors, g []float64, history []uint32) []float64 {
+	history = f.clip(history)
+	u := make([]float64, f.k)
+	if len(history) == 0 {
+		return u
+	}
+	newALSSolver(w, f.k, f.nItems).exact(g, history, f.item, u)
+	return u
+}

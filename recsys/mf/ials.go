@@ -107,13 +107,7 @@ func (m *IALS) Fit(ctx context.Context, x *recsys.Matrix, p recsys.Params) error
 // FoldIn returns the exact ALS solution for a user with the given sorted
 // history given the fitted item factors (items past them are ignored).
 func (m *IALS) FoldIn(history []uint32) []float64 {
-	history = m.f.clip(history)
-	u := make([]float64, m.f.k)
-	if len(history) == 0 {
-		return u
-	}
-	newALSSolver(m.cfg.weights(), m.f.k, m.f.nItems).exact(m.gram, history, m.f.item, u)
-	return u
+	return alsFoldIn(m.cfg.weights(), &m.f, m.gram, history)
 }
 
 func (m *IALS) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }

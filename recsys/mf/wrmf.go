@@ -99,13 +99,7 @@ func (m *WRMF) Fit(ctx context.Context, x *recsys.Matrix, p recsys.Params) error
 // FoldIn returns the exact ALS solution for a user with the given sorted
 // history given the fitted item factors (items past them are ignored).
 func (m *WRMF) FoldIn(history []uint32) []float64 {
-	history = m.f.clip(history)
-	u := make([]float64, m.f.k)
-	if len(history) == 0 {
-		return u
-	}
-	newALSSolver(m.cfg.weights(), m.f.k, 0).exact(m.gram, history, m.f.item, u)
-	return u
+	return alsFoldIn(m.cfg.weights(), &m.f, m.gram, history)
 }
 
 func (m *WRMF) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }
