@@ -28,7 +28,7 @@ var (
 	WRMFAlpha  = []float64{1, 0.1, 0.01, 0.001}
 	WRMFStrong = []map[string]float64{{"alpha": 10, "lambda": 30}}
 	// IALSGrid is iALS's secondary grid, every combination of these values
-	// (Rendle et al. 2022 §3: α₀ and λ on a log scale with ν = 1, 16
+	// (Rendle et al. 2022: α₀ and λ on a log scale with ν = 1, 16
 	// epochs). α₀ falls with the catalogue: 0.1 won on MovieLens 100K,
 	// 0.01 (or 0.1 with λ = 0.01) on Last.fm's 17,632 items (README
 	// "Matrix factorisation").

@@ -19,8 +19,8 @@ import (
 //	λᵣ = lambda·(|O⁺ᵣ| + unobs·n)^nu,
 //
 // n the number of rows of Y. WRMF (Hu et al. 2008) is gram = 1, pos = α,
-// rhs = 1 + α, nu = 0; iALS (Rendle et al. 2022, Eq. 1 with the
-// frequency-scaled regularisation of §3.3) is gram = α₀, pos = rhs = 1,
+// rhs = 1 + α, nu = 0; iALS (Rendle et al. 2022, with
+// frequency-scaled regularisation) is gram = α₀, pos = rhs = 1,
 // unobs = α₀.
 type alsWeights struct {
 	gram, pos, rhs float64

@@ -11,7 +11,7 @@ import (
 // IALS is implicit alternating least squares as Rendle, Krichene, Zhang
 // and Koren (2022, "Revisiting the performance of iALS on item
 // recommendation benchmarks") state and tune it: ŷᵤᵢ = wᵤ·hᵢ minimising
-// (their Eq. 1 with the frequency-scaled regularisation of §3.3)
+// their loss with frequency-scaled regularisation
 //
 //	Σ_{(u,i)∈S} (ŷᵤᵢ − 1)² + α₀ Σᵤ Σᵢ ŷᵤᵢ²
 //	  + λ(Σᵤ (|Iᵤ| + α₀|I|)^ν ‖wᵤ‖² + Σᵢ (|Uᵢ| + α₀|U|)^ν ‖hᵢ‖²),
@@ -22,9 +22,10 @@ import (
 // for the regularisation, which grows with a row's weight instead of being
 // one λ for all: with ν = 1 a user with many items is held as firmly as
 // its data term, and a rare item is not left free to fit its few users.
-// The initial factors are N(0, σ²/d) (§3.2: σ = 0.1 scaled by 1/√d keeps
-// the initial scores small at any d). Each epoch takes a few CG steps per
-// row warm-started from the previous factors (Takács et al. 2011), so an
+// The initial factors are N(0, σ²/d) as the paper advises (σ = 0.1
+// scaled by 1/√d keeps the initial scores small at any d). Each epoch
+// takes a few CG steps per row warm-started from the previous factors
+// (Takács et al. 2011), so an
 // epoch costs O(|S|·d + (|U| + |I|)·d²) per step instead of the exact
 // solve's O(|S|·d² + (|U| + |I|)·d³); the fit ends with an exact user
 // sweep, which is what FoldIn computes for any history.

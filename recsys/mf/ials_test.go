@@ -64,7 +64,7 @@ func TestALSSolver_cgEqualsExact(t *testing.T) {
 	}
 }
 
-// ialsLoss is Rendle et al.'s (2022) Eq. 1 with frequency-scaled
+// ialsLoss is Rendle et al.'s (2022) loss with frequency-scaled
 // regularisation, summed cell by cell over the dense matrix.
 func ialsLoss(x *recsys.Matrix, f *factors, c ialsConfig) float64 {
 	m, n := x.Users(), x.Items()
