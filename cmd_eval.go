@@ -45,6 +45,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		febrGam  = fs.Float64("febr-gamma", 0, "FEBR WARP cut-off γ (default 50)")
 		febrPat  = fs.Int("febr-patience", 0, "FEBR early stopping: validation evaluations without improvement (default 5)")
 		febrEach = fs.Int("febr-eval-every", 0, "FEBR early stopping: iterations between validation evaluations (default 20000)")
+		extra    = fs.String("extra", "", "secondary grids, model.key=v1,v2;model.key=v3 (every combination per model named; e.g. ials.lambda=0.01,0.1;ials.alpha0=0.1)")
 		valUsers = fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
 		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
 	)
@@ -105,6 +106,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if opt.Grid.Lambda, err = parseList(*lamGrid, parseFloat); err != nil {
 		return fmt.Errorf("eval: --febr-lambda: %w", err)
+	}
+	if *extra != "" {
+		if opt.Grid.Extra, err = eval.ParseExtra(*extra, nil); err != nil {
+			return fmt.Errorf("eval: --extra: %w", err)
+		}
 	}
 
 	pos, err := dataset.Positives(*format, *data, minPtr)

@@ -9,7 +9,7 @@ import (
 
 	"recsys/recsys"
 	"recsys/recsys/blob/blobtest"
-	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
+	_ "recsys/recsys/mf" // registers bpr, wrmf, ials and mfauc
 )
 
 // Models persisted by an earlier release must still load and re-encode to
@@ -40,7 +40,7 @@ func TestLoad_golden(t *testing.T) {
 	for _, name := range recsys.Names() {
 		p := recsys.Params{K: 3, L1: 0.5, L2: 1, FEBR: &recsys.FEBROptions{Iterations: 300}}
 		switch name {
-		case "bpr", "wrmf", "mfauc":
+		case "bpr", "wrmf", "ials", "mfauc":
 			p = recsys.Params{K: 2, Extra: map[string]float64{"epochs": 2}}
 		case "ease":
 			p = recsys.Params{Extra: map[string]float64{"lambda": 2}}

@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +19,20 @@ var (
 	// (81 combinations per number of factors); here the four are tied,
 	// which keeps the search at three fits per number of factors.
 	BPRLambda = []float64{0.025, 0.0025, 0.00025}
-	// WRMFAlpha is the grid of WRMF's confidence weight α (λ stays at its
-	// default 0.015).
-	WRMFAlpha = []float64{1, 0.1, 0.01, 0.001}
+	// WRMFAlpha is the grid of WRMF's confidence weight α with λ at its
+	// default 0.015, and WRMFStrong the settings tried besides: a larger
+	// confidence with a λ that matters against a row's weight n + α|Iᵤ|
+	// (0.015 is negligible there, which left WRMF nearly unregularised and
+	// behind on sparse data: Last.fm fold-1 ADG 0.1937 at α = 1 against
+	// 0.2098 at α = 10, λ = 30; README "Matrix factorisation").
+	WRMFAlpha  = []float64{1, 0.1, 0.01, 0.001}
+	WRMFStrong = []map[string]float64{{"alpha": 10, "lambda": 30}}
+	// IALSGrid is iALS's secondary grid, every combination of these values
+	// (Rendle et al. 2022: α₀ and λ on a log scale with ν = 1, 16
+	// epochs). (α₀, λ) = (0.1, 0.03) won on MovieLens 100K, (0.1, 0.01)
+	// on the sparser Last.fm, where (0.01, 0.03) came next (README
+	// "Matrix factorisation").
+	IALSGrid = map[string][]float64{"alpha0": {0.01, 0.1}, "lambda": {0.01, 0.03, 0.1}}
 	// MFAUCGrid is MFAUC's secondary grid: the plain AUC objective (φ the
 	// identity) with λ ∈ {0.1, 0.01}, and the local-AUC tanh weighting
 	// φ(x) = tanh(ρx), ρ = 1, with λ = 0.1 (seed 003 §2.1); the logistic
@@ -41,7 +54,63 @@ func mfExtra() map[string][]map[string]float64 {
 	for _, a := range WRMFAlpha {
 		wrmf = append(wrmf, map[string]float64{"alpha": a})
 	}
-	return map[string][]map[string]float64{"bpr": bpr, "wrmf": wrmf, "mfauc": MFAUCGrid}
+	for _, e := range WRMFStrong {
+		wrmf = append(wrmf, maps.Clone(e))
+	}
+	return map[string][]map[string]float64{"bpr": bpr, "wrmf": wrmf, "ials": product(IALSGrid), "mfauc": MFAUCGrid}
+}
+
+// product is every combination of the values of grid's keys.
+func product(grid map[string][]float64) []map[string]float64 {
+	out := []map[string]float64{{}}
+	for _, k := range slices.Sorted(maps.Keys(grid)) {
+		var next []map[string]float64
+		for _, m := range out {
+			for _, v := range grid[k] {
+				c := maps.Clone(m)
+				c[k] = v
+				next = append(next, c)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// ParseExtra reads secondary grids written "model.key=v1,v2;model.key=v3"
+// (the eval command's --extra): each model named gets every combination
+// of the values of its keys, replacing its entry in base (DefaultGrid's
+// when nil); the other models keep theirs.
+func ParseExtra(s string, base map[string][]map[string]float64) (map[string][]map[string]float64, error) {
+	if base == nil {
+		base = mfExtra()
+	}
+	out := maps.Clone(base)
+	grids := map[string]map[string][]float64{}
+	for _, part := range strings.Split(s, ";") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		lhs, vals, ok := strings.Cut(part, "=")
+		model, key, ok2 := strings.Cut(strings.TrimSpace(lhs), ".")
+		if !ok || !ok2 || model == "" || key == "" {
+			return nil, fmt.Errorf("%q is not model.key=v1,v2", part)
+		}
+		for _, f := range strings.Split(vals, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return nil, fmt.Errorf("%q: %w", part, err)
+			}
+			if grids[model] == nil {
+				grids[model] = map[string][]float64{}
+			}
+			grids[model][key] = append(grids[model][key], v)
+		}
+	}
+	for model, g := range grids {
+		out[model] = product(g)
+	}
+	return out, nil
 }
 
 // describeExtra renders the values of every Params.Extra key searched, as

@@ -6,6 +6,9 @@
 //   - wrmf: weighted regularised matrix factorisation (Hu, Koren and
 //     Volinsky 2008): alternating least squares with confidence 1 + α on
 //     the positives, conjugate-gradient solves and the YᵀY precomputation.
+//   - ials: iALS as Rendle et al. (2022) tune it: weight α₀ on every
+//     unobserved cell, frequency-scaled regularisation λ(|Iᵤ| + α₀|I|)^ν,
+//     N(0, σ²/d) initial factors, the same CG-within-ALS solver as wrmf.
 //   - mfauc: matrix factorisation for (local) AUC (seed 003 §2): the
 //     objective of Eq. 3 with the square-hinge, square, sigmoid or logistic
 //     loss, tanh rank weighting, item-distribution exponent τ, row and
@@ -18,8 +21,8 @@
 // factors V, and scores item i for a user u as u·vᵢ (plus a bias for bpr).
 // Score works from the live history: when it equals the training history of
 // a user (found by a 64-bit hash of the history), that user's fitted factor
-// is used; otherwise the user is folded in (FoldIn): wrmf solves the ALS
-// normal equations exactly, bpr and mfauc run seeded SGD on the user's
+// is used; otherwise the user is folded in (FoldIn): wrmf and ials solve the
+// ALS normal equations exactly, bpr and mfauc run seeded SGD on the user's
 // factor alone with V fixed, averaging the iterates of the second half.
 //
 // Hyper-parameters come from recsys.Params: K is the number of factors
@@ -34,6 +37,7 @@ import "recsys/recsys"
 func init() {
 	recsys.Register("bpr", recsys.Kind{New: func() recsys.Model { return &BPR{} }, Candidates: candidates("bpr")})
 	recsys.Register("wrmf", recsys.Kind{New: func() recsys.Model { return &WRMF{} }, Candidates: candidates("wrmf")})
+	recsys.Register("ials", recsys.Kind{New: func() recsys.Model { return &IALS{} }, Candidates: candidates("ials")})
 	recsys.Register("mfauc", recsys.Kind{New: func() recsys.Model { return &MFAUC{} }, Candidates: candidates("mfauc")})
 }
 

@@ -18,10 +18,11 @@ import (
 var fastParams = map[string]recsys.Params{
 	"bpr":   {K: 8, Extra: map[string]float64{"epochs": 30}},
 	"wrmf":  {K: 8, Extra: map[string]float64{"epochs": 8}},
+	"ials":  {K: 8, Extra: map[string]float64{"epochs": 8}},
 	"mfauc": {K: 8, Extra: map[string]float64{"epochs": 25, "lr": 2}},
 }
 
-var modelNames = []string{"bpr", "wrmf", "mfauc"}
+var modelNames = []string{"bpr", "wrmf", "ials", "mfauc"}
 
 func TestRegistered(t *testing.T) {
 	for _, name := range modelNames {
@@ -52,7 +53,7 @@ func TestModels_syntheticTrainingAUC(t *testing.T) {
 		// by construction.
 		p := fastParams[name]
 		p.Extra = map[string]float64{"epochs": 0}
-		if name == "wrmf" {
+		if name == "wrmf" || name == "ials" {
 			continue // zero alternations still end with an exact user solve
 		}
 		if c := trainingAUC(mustFit(t, name, x, p), x); c > 0.65 {
@@ -147,6 +148,8 @@ func factorsOf(m recsys.Model) *factors {
 	case *BPR:
 		return &m.f
 	case *WRMF:
+		return &m.f
+	case *IALS:
 		return &m.f
 	case *MFAUC:
 		return &m.f

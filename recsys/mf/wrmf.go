@@ -4,10 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
-
 	"recsys/recsys"
 )
 
@@ -73,133 +69,17 @@ func (m *WRMF) Params() map[string]float64 {
 	return map[string]float64{"factors": float64(c.factors), "alpha": c.alpha, "lambda": c.lambda, "epochs": float64(c.epochs)}
 }
 
-// alsSolver holds one goroutine's scratch space for the normal equations
-// A x = b with A = G + λI + α Σ yᵢyᵢᵀ over the rows' other-side factors.
-type alsSolver struct {
-	k             int
-	alpha, lambda float64
-	a             []float64 // k×k for the exact solve
-	b, r, p, ap   []float64
+// weights is WRMF's problem in the shared ALS form (als.go): A = G +
+// α Σ yᵢyᵢᵀ + λI, b = (1 + α) Σ yᵢ, the same λ on every row.
+func (c *wrmfConfig) weights() alsWeights {
+	return alsWeights{gram: 1, pos: c.alpha, rhs: 1 + c.alpha, lambda: c.lambda}
 }
 
-func newALSSolver(c *wrmfConfig) *alsSolver {
-	k := c.factors
-	return &alsSolver{k: k, alpha: c.alpha, lambda: c.lambda, a: make([]float64, k*k),
-		b: make([]float64, k), r: make([]float64, k), p: make([]float64, k), ap: make([]float64, k)}
-}
-
-// rhs sets b = (1 + α) Σ yᵢ.
-func (s *alsSolver) rhs(rows []uint32, y []float64) {
-	k := s.k
-	clear(s.b)
-	for _, i := range rows {
-		axpy(1+s.alpha, y[int(i)*k:int(i+1)*k], s.b)
-	}
-}
-
-// mul sets out = A x.
-func (s *alsSolver) mul(g []float64, rows []uint32, y, x, out []float64) {
-	k := s.k
-	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: k, Cols: k, Stride: k, Data: g},
-		blas64.Vector{N: k, Inc: 1, Data: x}, 0, blas64.Vector{N: k, Inc: 1, Data: out})
-	axpy(s.lambda, x, out)
-	for _, i := range rows {
-		yi := y[int(i)*k : int(i+1)*k]
-		axpy(s.alpha*dot(yi, x), yi, out)
-	}
-}
-
-// cg improves x by steps of conjugate gradient.
-func (s *alsSolver) cg(g []float64, rows []uint32, y, x []float64, steps int) {
-	s.rhs(rows, y)
-	s.mul(g, rows, y, x, s.ap)
-	for f := range s.r {
-		s.r[f] = s.b[f] - s.ap[f]
-	}
-	copy(s.p, s.r)
-	rs := dot(s.r, s.r)
-	for range steps {
-		if rs <= 1e-30 {
-			return
-		}
-		s.mul(g, rows, y, s.p, s.ap)
-		step := rs / dot(s.p, s.ap)
-		axpy(step, s.p, x)
-		axpy(-step, s.ap, s.r)
-		next := dot(s.r, s.r)
-		for f := range s.p {
-			s.p[f] = s.r[f] + next/rs*s.p[f]
-		}
-		rs = next
-	}
-}
-
-// exact sets x to the solution by a Cholesky factorisation of A.
-func (s *alsSolver) exact(g []float64, rows []uint32, y, x []float64) {
-	k := s.k
-	copy(s.a, g)
-	for f := range k {
-		s.a[f*k+f] += s.lambda
-	}
-	sym := blas64.Symmetric{N: k, Stride: k, Uplo: blas.Upper, Data: s.a}
-	for _, i := range rows {
-		blas64.Syr(s.alpha, blas64.Vector{N: k, Inc: 1, Data: y[int(i)*k : int(i+1)*k]}, sym)
-	}
-	s.rhs(rows, y)
-	copy(x, s.b)
-	t, ok := lapack64.Potrf(sym)
-	if !ok {
-		// A is positive definite for λ > 0; rounding aside, fall back.
-		clear(x)
-		s.cg(g, rows, y, x, 2*k)
-		return
-	}
-	lapack64.Potrs(t, blas64.General{Rows: k, Cols: 1, Stride: 1, Data: x})
-}
-
-// wrmfTrainer alternates the sweeps of a fit.
-type wrmfTrainer struct {
-	c *wrmfConfig
-	f *factors
-	x *recsys.Matrix
-}
-
-func newWRMFTrainer(x *recsys.Matrix, c *wrmfConfig, f *factors) *wrmfTrainer {
+func newWRMFTrainer(x *recsys.Matrix, c *wrmfConfig, f *factors) *alsTrainer {
 	f.init(x, c.factors, false)
 	rng := rand.New(rand.NewPCG(c.seed, 0x77726d66))
 	gaussian(rng, f.item, 0.1)
-	return &wrmfTrainer{c: c, f: f, x: x}
-}
-
-// sweep solves every row of one side given the other side's factors.
-func (t *wrmfTrainer) sweep(ctx context.Context, users, exact bool) error {
-	k := t.f.k
-	n, rowsOf, mine, other := t.f.nUsers, t.x.Row, t.f.user, t.f.item
-	if !users {
-		n, rowsOf, mine, other = t.f.nItems, t.x.Col, t.f.item, t.f.user
-	}
-	g := gram(other, k)
-	return recsys.ParallelFor(ctx, n, 32, "", nil, func() func(lo, hi int) {
-		s := newALSSolver(t.c)
-		return func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				x := mine[r*k : (r+1)*k]
-				if exact || t.c.cg == 0 {
-					s.exact(g, rowsOf(r), other, x)
-				} else {
-					s.cg(g, rowsOf(r), other, x, t.c.cg)
-				}
-			}
-		}
-	})
-}
-
-// epoch is one alternation: users, then items.
-func (t *wrmfTrainer) epoch(ctx context.Context) error {
-	if err := t.sweep(ctx, true, false); err != nil {
-		return err
-	}
-	return t.sweep(ctx, false, false)
+	return &alsTrainer{w: c.weights(), cgSteps: c.cg, f: f, x: x}
 }
 
 // Fit alternates the configured epochs, then solves the users exactly.
@@ -209,16 +89,7 @@ func (m *WRMF) Fit(ctx context.Context, x *recsys.Matrix, p recsys.Params) error
 		return err
 	}
 	var f factors
-	t := newWRMFTrainer(x, &c, &f)
-	for e := range c.epochs {
-		if err := t.epoch(ctx); err != nil {
-			return err
-		}
-		if p.Progress != nil {
-			p.Progress("wrmf epochs", e+1, c.epochs)
-		}
-	}
-	if err := t.sweep(ctx, true, true); err != nil {
+	if err := newWRMFTrainer(x, &c, &f).fit(ctx, c.epochs, "wrmf epochs", p.Progress); err != nil {
 		return err
 	}
 	m.cfg, m.f, m.gram = c, f, gram(f.item, f.k)
@@ -228,13 +99,7 @@ func (m *WRMF) Fit(ctx context.Context, x *recsys.Matrix, p recsys.Params) error
 // FoldIn returns the exact ALS solution for a user with the given sorted
 // history given the fitted item factors (items past them are ignored).
 func (m *WRMF) FoldIn(history []uint32) []float64 {
-	history = m.f.clip(history)
-	u := make([]float64, m.f.k)
-	if len(history) == 0 {
-		return u
-	}
-	newALSSolver(&m.cfg).exact(m.gram, history, m.f.item, u)
-	return u
+	return alsFoldIn(m.cfg.weights(), &m.f, m.gram, history)
 }
 
 func (m *WRMF) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }
