@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -76,6 +77,17 @@ type BlendInfo struct {
 	// BaseSeconds times the base fits on the training matrix,
 	// StackSeconds the held-out fits, features and OPT-ADG.
 	BaseSeconds, StackSeconds float64
+	// Trials are the θ a search compared on the validation items.
+	Trials []BlendTrial
+}
+
+// BlendTrial is one θ a blend search validated: Label is "opt-adg λ=…",
+// "direct" (BlendStack.ascend) or a base's name (that base alone);
+// HeldOutADG is its ADG estimate on the held-out items it was learnt on.
+type BlendTrial struct {
+	Label                     string
+	Theta                     []float64
+	HeldOutADG, ValidationADG float64
 }
 
 func (m *Blend) Name() string { return BlendModel }
@@ -623,7 +635,7 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	if err != nil {
 		return Choice{}, err
 	}
-	var thetas [][]float64
+	var trials []BlendTrial
 	for _, lambda := range blendLambdas(g) {
 		ol := o
 		ol.Lambda = lambda
@@ -631,7 +643,7 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 		if err != nil {
 			return Choice{}, err
 		}
-		thetas = append(thetas, res.theta)
+		trials = append(trials, BlendTrial{Label: "opt-adg λ=" + strconv.FormatFloat(lambda, 'g', -1, 64), Theta: res.theta})
 		if onFit != nil {
 			onFit()
 		}
@@ -644,27 +656,31 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	if err != nil {
 		return Choice{}, err
 	}
-	thetas = append(thetas, direct)
-	for b := range names {
+	trials = append(trials, BlendTrial{Label: "direct", Theta: direct})
+	for b, name := range names {
 		t := make([]float64, len(names))
 		t[b] = 1
-		thetas = append(thetas, t)
+		trials = append(trials, BlendTrial{Label: name, Theta: t})
 	}
 	var (
 		best    *Blend
 		bestADG = -1.0
 	)
-	for _, theta := range thetas {
+	for k := range trials {
+		tr := &trials[k]
 		m := &Blend{}
-		m.set(names, onX, params, theta, x.Items())
-		adg, err := modelValidationADG(ctx, m, x, val)
-		if err != nil {
+		m.set(names, onX, params, tr.Theta, x.Items())
+		if tr.HeldOutADG, err = st.adg(ctx, tr.Theta); err != nil {
 			return Choice{}, err
 		}
-		if adg > bestADG {
-			best, bestADG = m, adg
+		if tr.ValidationADG, err = modelValidationADG(ctx, m, x, val); err != nil {
+			return Choice{}, err
+		}
+		if tr.ValidationADG > bestADG {
+			best, bestADG = m, tr.ValidationADG
 		}
 	}
+	best.info.Trials = trials
 	fixed := o
 	fixed.Validation, fixed.SLIM = nil, nil
 	fixed.Blend = &BlendOptions{Bases: names, Params: best.params, Theta: best.theta}
