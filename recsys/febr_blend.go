@@ -17,8 +17,9 @@ import (
 const BlendModel = "febr-blend"
 
 // DefaultBlendBases are the base models of febr-blend that are registered
-// (the matrix factorisation lives in recsys/mf and registers itself).
-var DefaultBlendBases = []string{"kunn", "slim", "ease", "rp3beta", "wrmf"}
+// (the matrix factorisation lives in recsys/mf and registers itself);
+// popular lets the blend correct the others' popularity bias.
+var DefaultBlendBases = []string{"popular", "kunn", "slim", "ease", "rp3beta", "wrmf"}
 
 // Defaults of BlendOptions.
 const (
@@ -81,9 +82,10 @@ type BlendInfo struct {
 	Trials []BlendTrial
 }
 
-// BlendTrial is one θ a blend search validated: Label is "opt-adg λ=…",
-// "direct" (BlendStack.ascend) or a base's name (that base alone);
-// HeldOutADG is its ADG estimate on the held-out items it was learnt on.
+// BlendTrial is one θ of a blend search: Label is "opt-adg λ=…", "direct"
+// (blendStack.ascend) or a base's name (that base alone); HeldOutADG is
+// its ADG estimate on the held-out items θ was learnt on, ValidationADG
+// its validation ADG (0 for the OPT-ADG θ, which are not candidates).
 type BlendTrial struct {
 	Label                     string
 	Theta                     []float64
@@ -97,6 +99,17 @@ func (m *Blend) Info() BlendInfo { return m.info }
 
 // Theta returns a copy of the learnt weights, one per base (Bases).
 func (m *Blend) Theta() []float64 { return slices.Clone(m.theta) }
+
+// WithTheta returns the blend of the same fitted bases with other weights
+// (one per base), for reports comparing weights on the same fits.
+func (m *Blend) WithTheta(theta []float64) (*Blend, error) {
+	if len(theta) != len(m.bases) {
+		return nil, fmt.Errorf("recsys: %d weights for %d bases", len(theta), len(m.bases))
+	}
+	out := &Blend{}
+	out.set(m.names, m.bases, m.params, slices.Clone(theta), m.nItems)
+	return out, nil
+}
 
 // Bases returns the base model names, in the order of Theta.
 func (m *Blend) Bases() []string { return slices.Clone(m.names) }
@@ -516,28 +529,47 @@ func (st *blendStack) bestSingle(ctx context.Context) ([]float64, error) {
 
 // adg is the mean ADG of the held-out positives under θ among the
 // sampled negatives, the rank scaled to the whole of O⁻u (an unbiased
-// estimate of each positive's rank).
+// estimate of each positive's rank). Per user the negatives' scores are
+// sorted once and every positive counts those above it by binary search.
 func (st *blendStack) adg(ctx context.Context, theta []float64) (float64, error) {
 	ts := st.ts
 	dim := ts.ext.dim
-	sum, n := 0.0, 0
-	for _, u := range ts.eligible {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		b := &ts.blocks[u]
-		scale := float64(ts.x.Items()-ts.x.UserCount(int(u))-len(b.pos)) / float64(b.nNeg)
-		for _, q := range b.pos {
-			sp := dot(theta, b.row(int(q), dim))
-			above := 0
-			for _, r := range b.neg {
-				if dot(theta, b.row(int(r), dim)) > sp {
-					above++
+	sums := make([]float64, len(ts.eligible))
+	counts := make([]int, len(ts.eligible))
+	err := ParallelFor(ctx, len(ts.eligible), 64, "", nil, func() func(lo, hi int) {
+		var neg []float64
+		return func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				u := int(ts.eligible[k])
+				b := &ts.blocks[u]
+				scale := float64(ts.x.Items()-ts.x.UserCount(u)-len(b.pos)) / float64(b.nNeg)
+				neg = neg[:0]
+				for _, r := range b.neg {
+					neg = append(neg, dot(theta, b.row(int(r), dim)))
+				}
+				slices.Sort(neg)
+				for _, q := range b.pos {
+					sp := dot(theta, b.row(int(q), dim))
+					// negatives strictly above sp
+					at, _ := slices.BinarySearchFunc(neg, sp, func(a, t float64) int {
+						if a <= t {
+							return -1
+						}
+						return 1
+					})
+					sums[k] += 1 / math.Log2(scale*float64(len(neg)-at)+2)
+					counts[k]++
 				}
 			}
-			sum += 1 / math.Log2(scale*float64(above)+2)
-			n++
 		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	sum, n := 0.0, 0
+	for k := range sums {
+		sum += sums[k]
+		n += counts[k]
 	}
 	if n == 0 {
 		return 0, nil
@@ -608,10 +640,11 @@ func blendLambdas(g Grid) []float64 {
 // searchBlend is febr-blend's search on x: (1) every base's grid, each
 // chosen by its validation ADG as recsys/eval's Tune chooses; (2) the
 // chosen bases refitted on x less a held-out share of every user's
-// positives, θ learnt by OPT-ADG on the held-out items for every λ of the
-// grid; (3) among those θ and the one-hot θ of every base alone (each base
-// by itself), the one with the highest validation ADG, so that on the
-// validation items the blend is never below its best base.
+// positives, θ learnt on the held-out items: OPT-ADG for every λ of the
+// grid, then the direct search (ascend) from those θ and from the best
+// base alone, keeping the highest held-out ADG; (3) between that θ and the
+// one-hot θ of every base alone, the one with the highest validation ADG,
+// so that on the validation items the blend is never below its best base.
 func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps, p Params, onFit func()) (Choice, error) {
 	o := p.febrOptions()
 	var bo BlendOptions
@@ -635,6 +668,15 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	if err != nil {
 		return Choice{}, err
 	}
+	// OPT-ADG per λ, then the direct search from each of its θ and from
+	// the best single base; the learnt θ is the direct one with the
+	// highest held-out ADG (OPT-ADG's own θ rank below it there and on
+	// test items: README "febr-blend").
+	start, err := st.bestSingle(ctx)
+	if err != nil {
+		return Choice{}, err
+	}
+	starts := [][]float64{start}
 	var trials []BlendTrial
 	for _, lambda := range blendLambdas(g) {
 		ol := o
@@ -644,35 +686,45 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 			return Choice{}, err
 		}
 		trials = append(trials, BlendTrial{Label: "opt-adg λ=" + strconv.FormatFloat(lambda, 'g', -1, 64), Theta: res.theta})
+		starts = append(starts, res.theta)
 		if onFit != nil {
 			onFit()
 		}
 	}
-	start, err := st.bestSingle(ctx)
-	if err != nil {
-		return Choice{}, err
+	learnt := BlendTrial{Label: "direct", HeldOutADG: -1}
+	for _, t0 := range starts {
+		theta, adg, err := st.ascend(ctx, t0)
+		if err != nil {
+			return Choice{}, err
+		}
+		if adg > learnt.HeldOutADG {
+			learnt.Theta, learnt.HeldOutADG = theta, adg
+		}
 	}
-	direct, _, err := st.ascend(ctx, start)
-	if err != nil {
-		return Choice{}, err
+	for k := range trials {
+		if trials[k].HeldOutADG, err = st.adg(ctx, trials[k].Theta); err != nil {
+			return Choice{}, err
+		}
 	}
-	trials = append(trials, BlendTrial{Label: "direct", Theta: direct})
+	// The choice, by validation ADG: the learnt θ or a base alone.
+	chosen := []BlendTrial{learnt}
 	for b, name := range names {
 		t := make([]float64, len(names))
 		t[b] = 1
-		trials = append(trials, BlendTrial{Label: name, Theta: t})
+		adg, err := st.adg(ctx, t)
+		if err != nil {
+			return Choice{}, err
+		}
+		chosen = append(chosen, BlendTrial{Label: name, Theta: t, HeldOutADG: adg})
 	}
 	var (
 		best    *Blend
 		bestADG = -1.0
 	)
-	for k := range trials {
-		tr := &trials[k]
+	for k := range chosen {
+		tr := &chosen[k]
 		m := &Blend{}
 		m.set(names, onX, params, tr.Theta, x.Items())
-		if tr.HeldOutADG, err = st.adg(ctx, tr.Theta); err != nil {
-			return Choice{}, err
-		}
 		if tr.ValidationADG, err = modelValidationADG(ctx, m, x, val); err != nil {
 			return Choice{}, err
 		}
@@ -680,12 +732,13 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 			best, bestADG = m, tr.ValidationADG
 		}
 	}
+	trials = append(trials, chosen...)
 	best.info.Trials = trials
 	fixed := o
 	fixed.Validation, fixed.SLIM = nil, nil
 	fixed.Blend = &BlendOptions{Bases: names, Params: best.params, Theta: best.theta}
-	chosen := Params{FEBR: &fixed}
-	return Choice{Model: best, Params: chosen, Refit: chosen, ValidationADG: bestADG}, nil
+	refit := Params{FEBR: &fixed}
+	return Choice{Model: best, Params: refit, Refit: refit, ValidationADG: bestADG}, nil
 }
 
 // searchBase chooses one base's parameters among its kind's candidates by
