@@ -152,7 +152,8 @@ func fitBases(ctx context.Context, x *Matrix, names []string, params []Params, c
 	return out, nil
 }
 
-func (m *Blend) Fit(ctx context.Context, x *Matrix, p Params) error {
+// blendSetup is p's FEBR options, blend options and base names.
+func blendSetup(p Params) (FEBROptions, BlendOptions, []string, error) {
 	o := p.febrOptions()
 	var bo BlendOptions
 	if o.Blend != nil {
@@ -160,7 +161,15 @@ func (m *Blend) Fit(ctx context.Context, x *Matrix, p Params) error {
 	}
 	names := blendBases(&bo)
 	if len(names) == 0 {
-		return fmt.Errorf("recsys: %s has no base model", BlendModel)
+		return o, bo, nil, fmt.Errorf("recsys: %s has no base model", BlendModel)
+	}
+	return o, bo, names, nil
+}
+
+func (m *Blend) Fit(ctx context.Context, x *Matrix, p Params) error {
+	o, bo, names, err := blendSetup(p)
+	if err != nil {
+		return err
 	}
 	params := make([]Params, len(names))
 	copy(params, bo.Params)
@@ -646,14 +655,9 @@ func blendLambdas(g Grid) []float64 {
 // one-hot θ of every base alone, the one with the highest validation ADG,
 // so that on the validation items the blend is never below its best base.
 func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps, p Params, onFit func()) (Choice, error) {
-	o := p.febrOptions()
-	var bo BlendOptions
-	if o.Blend != nil {
-		bo = *o.Blend
-	}
-	names := blendBases(&bo)
-	if len(names) == 0 {
-		return Choice{}, fmt.Errorf("recsys: %s has no base model", BlendModel)
+	o, bo, names, err := blendSetup(p)
+	if err != nil {
+		return Choice{}, err
 	}
 	params := make([]Params, len(names))
 	onX := make([]Model, len(names))
