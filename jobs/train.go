@@ -105,10 +105,11 @@ var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", 
 // AutoModels are the candidates of an auto training job that names none
 // (issues 5, 6 and 17): the popularity baseline, the neighbourhood models,
 // EASE and RP3β, every FEBR variant ("febr" is FEBRi-slim, so febr-i-slim
-// is left out) and the matrix factorisations (bpr, wrmf, ials, mfauc).
+// is left out), the matrix factorisations (bpr, wrmf, ials, mfauc) and
+// febr-blend, the learnt blend of kunn, slim, ease, rp3beta and wrmf.
 var AutoModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta",
 	"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn",
-	"bpr", "wrmf", "ials", "mfauc"}
+	"bpr", "wrmf", "ials", "mfauc", "febr-blend"}
 
 // trained is one fitted model ready to persist and serve.
 type trained struct {

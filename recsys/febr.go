@@ -156,6 +156,9 @@ type FEBROptions struct {
 	// search on the same matrix, grid and validation items (eval.Tune's),
 	// whose k and (ℓ1, ℓ2) the search then takes.
 	SLIM Model
+	// Blend configures febr-blend (febr_blend.go); nil takes its
+	// defaults.
+	Blend *BlendOptions
 }
 
 // Defaults of FEBROptions.
@@ -243,6 +246,9 @@ type FEBRInfo struct {
 	Iterations    int
 	ValidationADG float64
 	Evaluations   int
+	// Updates is how many of those iterations found a violator and
+	// stepped on the loss.
+	Updates int
 	// Candidates is the number of (u, i) training pairs with non-missing
 	// features; MemoBytes the size of the feature memo (Streaming when it
 	// exceeded the budget and training recomputed the blocks instead).
@@ -491,7 +497,7 @@ func (m *FEBR) train(ctx context.Context, data *febrData, k int, l1, l2 float64,
 	}
 	m.set(data.full.ext, data.full.x, k, o.Lambda, l1, l2, res.theta)
 	m.info = FEBRInfo{
-		Iterations: res.iterations, ValidationADG: res.validationADG, Evaluations: res.evaluations,
+		Iterations: res.iterations, ValidationADG: res.validationADG, Evaluations: res.evaluations, Updates: res.updates,
 		Candidates: data.full.candidates, MemoBytes: data.full.memoBytes, Streaming: data.full.blocks == nil,
 		FeatureSeconds: data.seconds, OptSeconds: time.Since(start).Seconds(),
 	}

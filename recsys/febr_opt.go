@@ -199,9 +199,9 @@ type optConfig struct {
 	validation                   [][]uint32
 	seed                         uint64
 	progress                     ProgressFunc
-	// trace, when not nil, sees θ and its validation ADG at every
-	// evaluation (tests).
-	trace func(it int, theta []float64, validationADG float64)
+	// trace, when not nil, sees θ, its validation ADG and the number of
+	// updates so far at every evaluation (diagnostics).
+	trace func(it int, theta []float64, validationADG float64, updates int)
 }
 
 // optResult is what an OPT-ADG run returns.
@@ -214,6 +214,10 @@ type optResult struct {
 	validationADG float64
 	// evaluations is the number of validation evaluations made.
 	evaluations int
+	// updates counts the iterations that found a violator and stepped on
+	// the loss (the others only shrink θ by the ℓ2 term), up to
+	// iterations.
+	updates int
 }
 
 // optADG is dissertation Algorithm 4.2 for the linear predictor
@@ -260,6 +264,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 	// iterates since θ0, is what gets evaluated and returned.
 	avgSum := slices.Clone(theta)
 	avgN := 1.0
+	updates := 0
 	step := func(b *febrUserBlock) {
 		zp := ts.zMiss
 		if q := b.pos[rng.IntN(len(b.pos))]; q >= 0 {
@@ -289,6 +294,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 			theta[f] *= decay
 		}
 		if zn != nil {
+			updates++
 			g := cfg.eta * lossC((nItems-1)/draws)
 			for f := range theta {
 				theta[f] -= g * (zn[f] - zp[f])
@@ -323,11 +329,11 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		}
 		res.evaluations++
 		if cfg.trace != nil {
-			cfg.trace(it, theta, adg)
+			cfg.trace(it, theta, adg, updates)
 		}
 		if adg > best {
 			best, bad = adg, 0
-			res.theta, res.iterations, res.validationADG = slices.Clone(theta), it, adg
+			res.theta, res.iterations, res.validationADG, res.updates = slices.Clone(theta), it, adg, updates
 			return false, nil
 		}
 		bad++
@@ -398,7 +404,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		return res, err
 	}
 	if !validate {
-		res.theta, res.iterations = slices.Clone(current()), it
+		res.theta, res.iterations, res.updates = slices.Clone(current()), it, updates
 	}
 	return res, nil
 }

@@ -1,0 +1,797 @@
+package recsys
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// BlendModel is the registry name of the learnt blend: FEBR's linear
+// ranker (dissertation §4.5) over the per-user z-scored scores of several
+// base models, θ learnt by OPT-ADG (Algorithm 4.2) on held-out positives.
+const BlendModel = "febr-blend"
+
+// DefaultBlendBases are the base models of febr-blend that are registered
+// (the matrix factorisation lives in recsys/mf and registers itself);
+// popular lets the blend correct the others' popularity bias.
+var DefaultBlendBases = []string{"popular", "kunn", "slim", "ease", "rp3beta", "wrmf"}
+
+// Defaults of BlendOptions.
+const (
+	DefaultBlendHoldout   = 0.2
+	DefaultBlendNegatives = 1000
+)
+
+// DefaultBlendLambdas is the λ grid of the blend's search.
+var DefaultBlendLambdas = []float64{1e-4, 1e-2}
+
+// BlendOptions configure febr-blend (FEBROptions.Blend); the other
+// FEBROptions (λ, η, γ, Iterations, Seed) apply to its OPT-ADG run.
+type BlendOptions struct {
+	// Bases are the registry names of the base models (nil: the
+	// registered ones of DefaultBlendBases); Params their parameters, in
+	// the same order (missing ones take the defaults).
+	Bases  []string
+	Params []Params
+	// Theta, when it has one weight per base, is used as it is: Fit fits
+	// the bases and learns nothing (a search's refit).
+	Theta []float64
+	// Holdout is the share of every user's positives θ is learnt on, the
+	// bases being fitted on the rest (0: DefaultBlendHoldout).
+	Holdout float64
+	// Negatives is the size of the uniform sample of every user's
+	// negatives OPT-ADG draws from (0: DefaultBlendNegatives).
+	Negatives int
+}
+
+func init() {
+	Register(BlendModel, Kind{New: func() Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend})
+}
+
+// Blend is febr-blend: f_θ(u, i) = Σ_b θ_b z_b(u, i), where z_b(u, i) is
+// base b's score of i for u's live history, z-scored over the items not
+// in the history (so that the bases' scales, which differ by orders of
+// magnitude and from user to user, do not weigh in θ).
+type Blend struct {
+	names  []string
+	bases  []Model
+	theta  []float64
+	params []Params
+	nItems int
+	info   BlendInfo
+}
+
+// BlendInfo describes a blend fit.
+type BlendInfo struct {
+	// Learnt is false when θ was given (BlendOptions.Theta).
+	Learnt bool
+	// Updates is the number of OPT-ADG steps on a violator, of Iterations.
+	Updates, Iterations int
+	// Users and Pairs are the held-out training users and (u, i) pairs
+	// (positives and sampled negatives) θ was learnt on.
+	Users, Pairs int
+	// BaseSeconds times the base fits on the training matrix,
+	// StackSeconds the held-out fits, features and OPT-ADG.
+	BaseSeconds, StackSeconds float64
+	// Trials are the θ a search compared on the validation items.
+	Trials []BlendTrial
+}
+
+// BlendTrial is one θ of a blend search: Label is "opt-adg λ=…", "direct"
+// (blendStack.ascend) or a base's name (that base alone); HeldOutADG is
+// its ADG estimate on the held-out items θ was learnt on, ValidationADG
+// its validation ADG (0 for the OPT-ADG θ, which are not candidates).
+type BlendTrial struct {
+	Label                     string
+	Theta                     []float64
+	HeldOutADG, ValidationADG float64
+}
+
+func (m *Blend) Name() string { return BlendModel }
+
+// Info describes the last fit (zero after UnmarshalBinary).
+func (m *Blend) Info() BlendInfo { return m.info }
+
+// Theta returns a copy of the learnt weights, one per base (Bases).
+func (m *Blend) Theta() []float64 { return slices.Clone(m.theta) }
+
+// WithTheta returns the blend of the same fitted bases with other weights
+// (one per base), for reports comparing weights on the same fits.
+func (m *Blend) WithTheta(theta []float64) (*Blend, error) {
+	if len(theta) != len(m.bases) {
+		return nil, fmt.Errorf("recsys: %d weights for %d bases", len(theta), len(m.bases))
+	}
+	out := &Blend{}
+	out.set(m.names, m.bases, m.params, slices.Clone(theta), m.nItems)
+	return out, nil
+}
+
+// Bases returns the base model names, in the order of Theta.
+func (m *Blend) Bases() []string { return slices.Clone(m.names) }
+
+func blendBases(o *BlendOptions) []string {
+	if o != nil && len(o.Bases) > 0 {
+		return o.Bases
+	}
+	var out []string
+	for _, n := range DefaultBlendBases {
+		if _, err := KindOf(n); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// fitBases fits every base on x with its parameters (cache, when not nil,
+// is x's neighbour cache).
+func fitBases(ctx context.Context, x *Matrix, names []string, params []Params, cache *NeighbourCache, progress ProgressFunc) ([]Model, error) {
+	out := make([]Model, len(names))
+	for b, name := range names {
+		if name == BlendModel || IsFEBR(name) {
+			return nil, fmt.Errorf("recsys: %s cannot be a base of %s", name, BlendModel)
+		}
+		m, err := New(name)
+		if err != nil {
+			return nil, err
+		}
+		var p Params
+		if b < len(params) {
+			p = params[b]
+		}
+		p.Cache, p.Init, p.Progress = cache, nil, progress
+		if err := m.Fit(ctx, x, p); err != nil {
+			return nil, fmt.Errorf("recsys: %s base %s: %w", BlendModel, name, err)
+		}
+		out[b] = m
+	}
+	return out, nil
+}
+
+// blendSetup is p's FEBR options, blend options and base names.
+func blendSetup(p Params) (FEBROptions, BlendOptions, []string, error) {
+	o := p.febrOptions()
+	var bo BlendOptions
+	if o.Blend != nil {
+		bo = *o.Blend
+	}
+	names := blendBases(&bo)
+	if len(names) == 0 {
+		return o, bo, nil, fmt.Errorf("recsys: %s has no base model", BlendModel)
+	}
+	return o, bo, names, nil
+}
+
+func (m *Blend) Fit(ctx context.Context, x *Matrix, p Params) error {
+	o, bo, names, err := blendSetup(p)
+	if err != nil {
+		return err
+	}
+	params := make([]Params, len(names))
+	copy(params, bo.Params)
+	info := BlendInfo{}
+	theta := bo.Theta
+	if len(theta) != len(names) {
+		start := time.Now()
+		st, err := newBlendStack(ctx, x, names, params, bo, o.Seed)
+		if err != nil {
+			return err
+		}
+		res, err := st.learn(ctx, o)
+		if err != nil {
+			return err
+		}
+		theta = res.theta
+		info = BlendInfo{Learnt: true, Updates: res.updates, Iterations: res.iterations, Users: len(st.ts.eligible),
+			Pairs: st.pairs, StackSeconds: time.Since(start).Seconds()}
+	}
+	start := time.Now()
+	bases, err := fitBases(ctx, x, names, params, p.Cache, p.Progress)
+	if err != nil {
+		return err
+	}
+	info.BaseSeconds = time.Since(start).Seconds()
+	m.set(names, bases, params, slices.Clone(theta), x.Items())
+	m.info = info
+	return nil
+}
+
+func (m *Blend) set(names []string, bases []Model, params []Params, theta []float64, nItems int) {
+	m.names, m.bases, m.theta, m.nItems = names, bases, theta, nItems
+	m.params = make([]Params, len(params))
+	for b, p := range params {
+		m.params[b] = Params{K: p.K, L1: p.L1, L2: p.L2, Extra: p.Extra}
+	}
+}
+
+// blendScratch is one scorer's buffers.
+type blendScratch struct {
+	base []float64
+	hist []bool
+}
+
+var blendPool sync.Pool
+
+// zscores writes base b's per-user z-scored scores for history into z
+// (len m.nItems): z-scored over the items not in the history (mark), 0
+// for every item when the scores do not vary there.
+func zscoreBase(base Model, self int, history []uint32, mark []bool, raw, z []float64) {
+	ScoreUser(base, self, history, raw)
+	n, sum, sq := 0.0, 0.0, 0.0
+	for i, s := range raw {
+		if !mark[i] {
+			n++
+			sum += s
+			sq += s * s
+		}
+	}
+	mean := 0.0
+	inv := 0.0
+	if n > 0 {
+		mean = sum / n
+		if v := sq/n - mean*mean; v > 1e-24*max(1, sq/n) {
+			inv = 1 / math.Sqrt(v)
+		}
+	}
+	for i, s := range raw {
+		z[i] = (s - mean) * inv
+	}
+}
+
+func (m *Blend) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }
+
+// ScoreUser fills Σ_b θ_b z_b(u, i) (self as in UserScorer).
+func (m *Blend) ScoreUser(self int, history []uint32, scores []float64) {
+	fill(scores, m.nItems, func(buf []float64) {
+		sc, _ := blendPool.Get().(*blendScratch)
+		if sc == nil || len(sc.base) != m.nItems {
+			sc = &blendScratch{base: make([]float64, m.nItems), hist: make([]bool, m.nItems)}
+		}
+		defer blendPool.Put(sc)
+		z := make([]float64, m.nItems)
+		markHistory(sc.hist, history, true)
+		for b, base := range m.bases {
+			if m.theta[b] == 0 {
+				continue
+			}
+			zscoreBase(base, self, history, sc.hist, sc.base, z)
+			for i, v := range z {
+				buf[i] += m.theta[b] * v
+			}
+		}
+		markHistory(sc.hist, history, false)
+	})
+}
+
+func markHistory(mark []bool, history []uint32, v bool) {
+	for _, i := range history {
+		if int(i) < len(mark) {
+			mark[i] = v
+		}
+	}
+}
+
+// leader is the base with the largest weight that implements T.
+func leader[T any](m *Blend) (T, bool) {
+	var best T
+	found, w := false, math.Inf(-1)
+	for b, base := range m.bases {
+		if t, ok := base.(T); ok && m.theta[b] > w {
+			best, found, w = t, true, m.theta[b]
+		}
+	}
+	return best, found
+}
+
+// Explain implements Explainer with the explanation of the most weighted
+// base model that explains (nil when none does).
+func (m *Blend) Explain(history []uint32, items []uint32, n int) [][]Contribution {
+	if ex, ok := leader[Explainer](m); ok {
+		return ex.Explain(history, items, n)
+	}
+	return make([][]Contribution, len(items))
+}
+
+// Similar implements ItemNeighbourhood with the item lists of the most
+// weighted base model that keeps them.
+func (m *Blend) Similar(item uint32) []Neighbour {
+	if nb, ok := leader[ItemNeighbourhood](m); ok {
+		return nb.Similar(item)
+	}
+	return nil
+}
+
+// Params reports θ ("w.<base>") and every base's parameters
+// ("<base>.<name>").
+func (m *Blend) Params() map[string]float64 {
+	out := map[string]float64{}
+	for b, name := range m.names {
+		out["w."+name] = m.theta[b]
+		for k, v := range ParamsOf(m.bases[b]) {
+			out[name+"."+k] = v
+		}
+	}
+	return out
+}
+
+// MarshalBinary writes θ, every base's parameters and every base model.
+func (m *Blend) MarshalBinary() ([]byte, error) {
+	if m.bases == nil {
+		return nil, fmt.Errorf("recsys: %s is not fitted", BlendModel)
+	}
+	e := newEncoder(BlendModel)
+	e.Uvarint(uint64(m.nItems))
+	e.Uvarint(uint64(len(m.bases)))
+	for b, base := range m.bases {
+		blob, err := base.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		p := m.params[b]
+		e.Float64(m.theta[b])
+		e.Uvarint(uint64(p.K))
+		e.Float64(p.L1)
+		e.Float64(p.L2)
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range p.Extra {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		e.Uvarint(uint64(len(keys)))
+		for _, k := range keys {
+			e.Str(k)
+			e.Float64(p.Extra[k])
+		}
+		e.Uvarint(uint64(len(blob)))
+		e.Raw(blob)
+	}
+	return e.Bytes(), nil
+}
+
+func (m *Blend) UnmarshalBinary(data []byte) error {
+	d := newDecoder(data, BlendModel)
+	nItems := d.Bounded(1 << 32)
+	n := d.Bounded(64)
+	var (
+		names  []string
+		bases  []Model
+		theta  []float64
+		params []Params
+	)
+	for range n {
+		if d.Err() != nil {
+			break
+		}
+		w := d.Finite()
+		p := Params{K: d.Bounded(1 << 32), L1: d.Finite(), L2: d.Finite()}
+		for range d.Bounded(64) {
+			if p.Extra == nil {
+				p.Extra = map[string]float64{}
+			}
+			k := d.Str()
+			p.Extra[k] = d.Finite()
+		}
+		blob := d.Raw(d.Count(1))
+		if d.Err() != nil {
+			break
+		}
+		base, err := Load(blob)
+		if err != nil {
+			return err
+		}
+		if base.Name() == BlendModel {
+			return errCorrupt
+		}
+		names, bases, theta, params = append(names, base.Name()), append(bases, base), append(theta, w), append(params, p)
+	}
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return errCorrupt
+	}
+	m.set(names, bases, params, theta, nItems)
+	m.info = BlendInfo{}
+	return nil
+}
+
+// blendStack is the stacking data of a blend fit: the bases fitted on the
+// training matrix less a held-out share of every user's positives, and,
+// per user, the z-scored base scores of the held-out positives and of a
+// uniform sample of the negatives, as OPT-ADG blocks.
+type blendStack struct {
+	ts    *febrTrainSet
+	pairs int
+}
+
+// newBlendStack fits the bases on x less the holdout and builds the
+// blocks θ is learnt from: the scores of the held-out items come from
+// bases that never saw them, as at test time.
+func newBlendStack(ctx context.Context, x *Matrix, names []string, params []Params, bo BlendOptions, seed uint64) (*blendStack, error) {
+	share := bo.Holdout
+	if share <= 0 {
+		share = DefaultBlendHoldout
+	}
+	nNeg := bo.Negatives
+	if nNeg <= 0 {
+		nNeg = DefaultBlendNegatives
+	}
+	ho, err := newFEBRHoldout(x, share, seed, nil)
+	if err != nil {
+		return nil, err
+	}
+	bases, err := fitBases(ctx, ho.x, names, params, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return blendStackOf(ctx, ho, bases, nNeg, seed)
+}
+
+// blendStackOf builds the blocks from bases fitted on ho.x.
+func blendStackOf(ctx context.Context, ho *febrHoldout, bases []Model, nNeg int, seed uint64) (*blendStack, error) {
+	x := ho.x
+	dim := len(bases)
+	ext := &febrExtractor{nItems: x.Items(), dim: dim}
+	ts := &febrTrainSet{x: x, ext: ext, pos: ho.pos, zMiss: make([]float64, dim), blocks: make([]febrUserBlock, x.Users())}
+	err := ParallelFor(ctx, x.Users(), 8, "", nil, func() func(lo, hi int) {
+		raw := make([]float64, x.Items())
+		mark := make([]bool, x.Items())
+		z := make([][]float64, dim)
+		for b := range z {
+			z[b] = make([]float64, x.Items())
+		}
+		var cand []uint32
+		return func(lo, hi int) {
+			for u := lo; u < hi; u++ {
+				hist, pos := x.Row(u), ho.pos[u]
+				if len(pos) == 0 {
+					continue
+				}
+				markHistory(mark, hist, true)
+				markHistory(mark, pos, true)
+				// A uniform sample of the negatives, drawn per user from
+				// its own seed so that it does not depend on the schedule.
+				rng := rand.New(rand.NewPCG(seed, uint64(u)))
+				cand = cand[:0]
+				for i := range x.Items() {
+					if !mark[i] {
+						cand = append(cand, uint32(i))
+					}
+				}
+				if len(cand) > nNeg {
+					for k := range nNeg {
+						j := k + rng.IntN(len(cand)-k)
+						cand[k], cand[j] = cand[j], cand[k]
+					}
+					cand = cand[:nNeg]
+				}
+				markHistory(mark, pos, false)
+				for b, base := range bases {
+					zscoreBase(base, u, hist, mark, raw, z[b])
+				}
+				markHistory(mark, hist, false)
+				blk := &ts.blocks[u]
+				blk.items = append(slices.Clone(pos), cand...)
+				slices.Sort(blk.items)
+				blk.feat = make([]float64, 0, len(blk.items)*dim)
+				for _, i := range blk.items {
+					for b := range dim {
+						blk.feat = append(blk.feat, z[b][i])
+					}
+				}
+				ts.locate(u, blk)
+				// Every negative OPT-ADG draws comes from the sample.
+				blk.nNeg = len(blk.neg)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	st := &blendStack{ts: ts}
+	for u := range x.Users() {
+		b := &ts.blocks[u]
+		st.pairs += len(b.items)
+		if len(b.pos) > 0 && b.nNeg > 0 {
+			ts.eligible = append(ts.eligible, int32(u))
+		}
+	}
+	return st, nil
+}
+
+// learn runs OPT-ADG on the stack from the best single base (θ = 1 on
+// the base whose held-out ADG is highest), for o.Iterations iterations
+// (averaged SGD, febrTrainSet.optADG), with o's λ, η, γ and seed.
+func (st *blendStack) learn(ctx context.Context, o FEBROptions) (optResult, error) {
+	o.Validation = nil
+	theta0, err := st.bestSingle(ctx)
+	if err != nil {
+		return optResult{}, err
+	}
+	return st.ts.optADG(ctx, theta0, o.optConfig(nil), nil)
+}
+
+// bestSingle is the one-hot θ of the base whose held-out ADG on the
+// stack's sample is highest.
+func (st *blendStack) bestSingle(ctx context.Context) ([]float64, error) {
+	dim := st.ts.ext.dim
+	best, bestADG := make([]float64, dim), -1.0
+	for b := range dim {
+		theta := make([]float64, dim)
+		theta[b] = 1
+		adg, err := st.adg(ctx, theta)
+		if err != nil {
+			return nil, err
+		}
+		if adg > bestADG {
+			best, bestADG = theta, adg
+		}
+	}
+	return best, nil
+}
+
+// adg is the mean ADG of the held-out positives under θ among the
+// sampled negatives, the rank scaled to the whole of O⁻u (an unbiased
+// estimate of each positive's rank). Per user the negatives' scores are
+// sorted once and every positive counts those above it by binary search.
+func (st *blendStack) adg(ctx context.Context, theta []float64) (float64, error) {
+	ts := st.ts
+	dim := ts.ext.dim
+	sums := make([]float64, len(ts.eligible))
+	counts := make([]int, len(ts.eligible))
+	err := ParallelFor(ctx, len(ts.eligible), 64, "", nil, func() func(lo, hi int) {
+		var neg []float64
+		return func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				u := int(ts.eligible[k])
+				b := &ts.blocks[u]
+				scale := float64(ts.x.Items()-ts.x.UserCount(u)-len(b.pos)) / float64(b.nNeg)
+				neg = neg[:0]
+				for _, r := range b.neg {
+					neg = append(neg, dot(theta, b.row(int(r), dim)))
+				}
+				slices.Sort(neg)
+				for _, q := range b.pos {
+					sp := dot(theta, b.row(int(q), dim))
+					// negatives strictly above sp
+					at, _ := slices.BinarySearchFunc(neg, sp, func(a, t float64) int {
+						if a <= t {
+							return -1
+						}
+						return 1
+					})
+					sums[k] += 1 / math.Log2(scale*float64(len(neg)-at)+2)
+					counts[k]++
+				}
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	sum, n := 0.0, 0
+	for k := range sums {
+		sum += sums[k]
+		n += counts[k]
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return sum / float64(n), nil
+}
+
+// ascend maximises the held-out ADG estimate (adg) over θ directly by
+// coordinate ascent from theta0: every weight in turn moves by ±step while
+// that raises the estimate, the step halving after a round without a
+// move, until it is below minStep or rounds run out. The ADG is a step
+// function of θ, which a gradient cannot follow; with one weight per base
+// (a handful) the search is cheap. It is the listwise alternative to
+// OPT-ADG's surrogate (README, "FEBR over several affinities").
+func (st *blendStack) ascend(ctx context.Context, theta0 []float64) ([]float64, float64, error) {
+	theta := slices.Clone(theta0)
+	cur, err := st.adg(ctx, theta)
+	if err != nil {
+		return nil, 0, err
+	}
+	const minStep, rounds = 0.02, 40
+	step := 0.5
+	for r := 0; r < rounds && step >= minStep; r++ {
+		moved := false
+		for b := range theta {
+			for _, sign := range []float64{1, -1} {
+				try := slices.Clone(theta)
+				try[b] += sign * step
+				adg, err := st.adg(ctx, try)
+				if err != nil {
+					return nil, 0, err
+				}
+				if adg > cur {
+					theta, cur, moved = try, adg, true
+					break
+				}
+			}
+		}
+		if !moved {
+			step /= 2
+		}
+	}
+	return theta, cur, nil
+}
+
+// blendCandidates lists the fits of the blend's search: every base's own
+// candidates, then one OPT-ADG run per λ.
+func blendCandidates(g Grid, c Caps) []Params {
+	var out []Params
+	for _, name := range blendBases(nil) {
+		if k, err := KindOf(name); err == nil && k.Candidates != nil {
+			out = append(out, k.Candidates(g, c)...)
+		}
+	}
+	for _, l := range blendLambdas(g) {
+		out = append(out, Params{FEBR: &FEBROptions{Lambda: l}})
+	}
+	return out
+}
+
+func blendLambdas(g Grid) []float64 {
+	if len(g.Lambda) > 0 {
+		return g.Lambda
+	}
+	return DefaultBlendLambdas
+}
+
+// searchBlend is febr-blend's search on x: (1) every base's grid, each
+// chosen by its validation ADG as recsys/eval's Tune chooses; (2) the
+// chosen bases refitted on x less a held-out share of every user's
+// positives, θ learnt on the held-out items: OPT-ADG for every λ of the
+// grid, then the direct search (ascend) from those θ and from the best
+// base alone, keeping the highest held-out ADG; (3) between that θ and the
+// one-hot θ of every base alone, the one with the highest validation ADG,
+// so that on the validation items the blend is never below its best base.
+func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps, p Params, onFit func()) (Choice, error) {
+	o, bo, names, err := blendSetup(p)
+	if err != nil {
+		return Choice{}, err
+	}
+	params := make([]Params, len(names))
+	onX := make([]Model, len(names))
+	for b, name := range names {
+		m, bp, err := searchBase(ctx, x, val, name, g, c, p.Cache, onFit)
+		if err != nil {
+			return Choice{}, err
+		}
+		onX[b], params[b] = m, bp
+	}
+	st, err := newBlendStack(ctx, x, names, params, bo, o.Seed)
+	if err != nil {
+		return Choice{}, err
+	}
+	// OPT-ADG per λ, then the direct search from each of its θ and from
+	// the best single base; the learnt θ is the direct one with the
+	// highest held-out ADG (OPT-ADG's own θ rank below it there and on
+	// test items: README "febr-blend").
+	start, err := st.bestSingle(ctx)
+	if err != nil {
+		return Choice{}, err
+	}
+	starts := [][]float64{start}
+	var trials []BlendTrial
+	for _, lambda := range blendLambdas(g) {
+		ol := o
+		ol.Lambda = lambda
+		res, err := st.learn(ctx, ol)
+		if err != nil {
+			return Choice{}, err
+		}
+		trials = append(trials, BlendTrial{Label: "opt-adg λ=" + strconv.FormatFloat(lambda, 'g', -1, 64), Theta: res.theta})
+		starts = append(starts, res.theta)
+		if onFit != nil {
+			onFit()
+		}
+	}
+	learnt := BlendTrial{Label: "direct", HeldOutADG: -1}
+	for _, t0 := range starts {
+		theta, adg, err := st.ascend(ctx, t0)
+		if err != nil {
+			return Choice{}, err
+		}
+		if adg > learnt.HeldOutADG {
+			learnt.Theta, learnt.HeldOutADG = theta, adg
+		}
+	}
+	for k := range trials {
+		if trials[k].HeldOutADG, err = st.adg(ctx, trials[k].Theta); err != nil {
+			return Choice{}, err
+		}
+	}
+	// The choice, by validation ADG: the learnt θ or a base alone.
+	chosen := []BlendTrial{learnt}
+	for b, name := range names {
+		t := make([]float64, len(names))
+		t[b] = 1
+		adg, err := st.adg(ctx, t)
+		if err != nil {
+			return Choice{}, err
+		}
+		chosen = append(chosen, BlendTrial{Label: name, Theta: t, HeldOutADG: adg})
+	}
+	var (
+		best    *Blend
+		bestADG = -1.0
+	)
+	for k := range chosen {
+		tr := &chosen[k]
+		m := &Blend{}
+		m.set(names, onX, params, tr.Theta, x.Items())
+		if tr.ValidationADG, err = modelValidationADG(ctx, m, x, val); err != nil {
+			return Choice{}, err
+		}
+		if tr.ValidationADG > bestADG {
+			best, bestADG = m, tr.ValidationADG
+		}
+	}
+	trials = append(trials, chosen...)
+	best.info.Trials = trials
+	fixed := o
+	fixed.Validation, fixed.SLIM = nil, nil
+	fixed.Blend = &BlendOptions{Bases: names, Params: best.params, Theta: best.theta}
+	refit := Params{FEBR: &fixed}
+	return Choice{Model: best, Params: refit, Refit: refit, ValidationADG: bestADG}, nil
+}
+
+// searchBase chooses one base's parameters among its kind's candidates by
+// the validation ADG, the first of equals, warm-starting consecutive
+// candidates that differ in ℓ1 only (as recsys/eval's Tune does).
+func searchBase(ctx context.Context, x *Matrix, val [][]uint32, name string, g Grid, c Caps, cache *NeighbourCache, onFit func()) (Model, Params, error) {
+	kind, err := KindOf(name)
+	if err != nil {
+		return nil, Params{}, err
+	}
+	if kind.Search != nil {
+		return nil, Params{}, fmt.Errorf("recsys: %s cannot be a base of %s", name, BlendModel)
+	}
+	var cands []Params
+	if kind.Candidates != nil {
+		cands = kind.Candidates(g, c)
+	}
+	if len(cands) == 0 {
+		cands = []Params{{}}
+	}
+	var (
+		best     Model
+		bestP    Params
+		bestADG  = -1.0
+		prev     Model
+		prevP    Params
+		havePrev bool
+	)
+	for _, cp := range cands {
+		m := kind.New()
+		fp := cp
+		fp.Cache = cache
+		if havePrev && prevP.K == cp.K && prevP.L2 == cp.L2 {
+			fp.Init = prev
+		}
+		if err := m.Fit(ctx, x, fp); err != nil {
+			return nil, Params{}, fmt.Errorf("recsys: %s base %s: %w", BlendModel, name, err)
+		}
+		adg, err := modelValidationADG(ctx, m, x, val)
+		if err != nil {
+			return nil, Params{}, err
+		}
+		if adg > bestADG {
+			best, bestP, bestADG = m, cp, adg
+		}
+		prev, prevP, havePrev = m, cp, true
+		if onFit != nil {
+			onFit()
+		}
+	}
+	return best, bestP, nil
+}

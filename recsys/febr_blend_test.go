@@ -1,0 +1,247 @@
+package recsys
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// noiseModel scores every item with uniform noise drawn from a hash of the
+// history: a base model that carries no signal.
+type noiseModel struct{ n int }
+
+func (m *noiseModel) Name() string                               { return "noise" }
+func (m *noiseModel) Fit(context.Context, *Matrix, Params) error { return nil }
+func (m *noiseModel) MarshalBinary() ([]byte, error)             { return nil, errors.New("noise") }
+func (m *noiseModel) UnmarshalBinary([]byte) error               { return errors.New("noise") }
+func (m *noiseModel) Score(history []uint32, scores []float64) {
+	h := fnv.New64a()
+	for _, i := range history {
+		h.Write([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
+	}
+	rng := rand.New(rand.NewPCG(h.Sum64(), 5))
+	clear(scores)
+	for i := range min(m.n, len(scores)) {
+		scores[i] = rng.Float64()
+	}
+}
+
+// With one base that carries the signal (itemknn on clustered data) and one
+// that is pure noise, the blend learns to ignore the noise: OPT-ADG starts
+// from the better base and the noise weight stays near 0, as does the
+// direct search's, and the blend ranks the held-out items as well as the
+// good base alone.
+func TestBlend_noiseBaseGetsNoWeight(t *testing.T) {
+	x := generated(t, 21, 300, 150, 15)
+	ctx := context.Background()
+	ho, err := newFEBRHoldout(x, 0.2, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := fitted(t, "itemknn", ho.x, Params{K: 20})
+	st, err := blendStackOf(ctx, ho, []Model{&noiseModel{n: x.Items()}, good}, 100, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := st.bestSingle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(start, []float64{0, 1}) {
+		t.Fatalf("best single base %v, want itemknn's [0 1]", start)
+	}
+	goodADG, _ := st.adg(ctx, start)
+	noiseADG, _ := st.adg(ctx, []float64{1, 0})
+	if goodADG < noiseADG+0.05 {
+		t.Fatalf("itemknn held-out ADG %.4f, noise %.4f: the data carry no signal", goodADG, noiseADG)
+	}
+	res, err := st.learn(ctx, Params{FEBR: &FEBROptions{Iterations: 20000, Seed: 1}}.febrOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, directADG, err := st.ascend(ctx, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("OPT-ADG θ %v (%d of %d iterations stepped), direct θ %v", res.theta, res.updates, res.iterations, direct)
+	for name, theta := range map[string][]float64{"OPT-ADG": res.theta, "direct": direct} {
+		if theta[1] <= 0 || math.Abs(theta[0]) > 0.1*theta[1] {
+			t.Errorf("%s θ = %v: the noise weight is not near 0 relative to itemknn's", name, theta)
+		}
+		adg, _ := st.adg(ctx, theta)
+		if adg < goodADG-0.005 {
+			t.Errorf("%s θ = %v: held-out ADG %.4f below itemknn's %.4f", name, theta, adg, goodADG)
+		}
+	}
+	if directADG < goodADG {
+		t.Errorf("direct search ended at %.4f below its start %.4f", directADG, goodADG)
+	}
+}
+
+// z-scoring a base per user is an increasing affine map of its scores, so
+// a blend with one non-zero weight ranks exactly as that base (the
+// dissertation's identity for the aggsum predictor, §4.5.5), and a blend's
+// score is Σ_b θ_b z_b computed by hand.
+func TestBlend_identityAndHandComputedScore(t *testing.T) {
+	x := generated(t, 5, 120, 90, 10)
+	pop := x.Popularity()
+	a, b := fitted(t, "itemknn", x, Params{K: 10}), fitted(t, "kunn", x, Params{K: 10})
+	one := &Blend{}
+	one.set([]string{"itemknn", "kunn"}, []Model{a, b}, make([]Params, 2), []float64{0, 2.5}, x.Items())
+	mix := &Blend{}
+	theta := []float64{0.7, -0.3}
+	mix.set([]string{"itemknn", "kunn"}, []Model{a, b}, make([]Params, 2), theta, x.Items())
+	sa, sb, got := make([]float64, x.Items()), make([]float64, x.Items()), make([]float64, x.Items())
+	for u := range x.Users() {
+		hist := x.Row(u)
+		ScoreUser(b, u, hist, sb)
+		ScoreUser(one, u, hist, got)
+		// The same order, up to scores equal within rounding, which the
+		// affine map may make exactly equal (then popularity decides).
+		g := TopN(got, pop, hist, x.Items())
+		for q := 1; q < len(g); q++ {
+			if hi, lo := sb[g[q-1]], sb[g[q]]; hi < lo-1e-12*max(1, math.Abs(lo)) {
+				t.Fatalf("user %d: the blend of kunn alone ranks %d (kunn %v) before %d (kunn %v)", u, g[q-1], hi, g[q], lo)
+			}
+		}
+		ScoreUser(a, u, hist, sa)
+		ScoreUser(mix, u, hist, got)
+		za, zb := handZ(sa, hist), handZ(sb, hist)
+		for i := range got {
+			if want := theta[0]*za[i] + theta[1]*zb[i]; !closeTo(got[i], want, 1e-9) {
+				t.Fatalf("user %d item %d: score %v, want %v", u, i, got[i], want)
+			}
+		}
+	}
+}
+
+// handZ z-scores s over the items not in hist, the long way.
+func handZ(s []float64, hist []uint32) []float64 {
+	var rest []float64
+	for i, v := range s {
+		if !slices.Contains(hist, uint32(i)) {
+			rest = append(rest, v)
+		}
+	}
+	mean := 0.0
+	for _, v := range rest {
+		mean += v
+	}
+	mean /= float64(len(rest))
+	varc := 0.0
+	for _, v := range rest {
+		varc += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(varc / float64(len(rest)))
+	out := make([]float64, len(s))
+	for i, v := range s {
+		if sd > 0 {
+			out[i] = (v - mean) / sd
+		}
+	}
+	return out
+}
+
+// A fitted blend survives MarshalBinary and Load: same bases, weights,
+// parameters and scores; a truncated blob is rejected. A given θ is used
+// as it is, a learnt one is the same for the same seed.
+func TestBlend_persistenceAndFit(t *testing.T) {
+	x := generated(t, 8, 150, 100, 12)
+	ctx := context.Background()
+	bo := &BlendOptions{Bases: []string{"itemknn", "userknn"}, Params: []Params{{K: 10}, {K: 20}}}
+	learnt := func() *Blend {
+		m := &Blend{}
+		if err := m.Fit(ctx, x, Params{FEBR: &FEBROptions{Blend: bo, Iterations: 5000, Seed: 4}}); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m, again := learnt(), learnt()
+	if !m.Info().Learnt || m.Info().Updates == 0 || !slices.Equal(m.Theta(), again.Theta()) {
+		t.Fatalf("learnt θ %v (info %+v), again %v", m.Theta(), m.Info(), again.Theta())
+	}
+	fixed := *bo
+	fixed.Theta = []float64{0.25, 1.5}
+	g := &Blend{}
+	if err := g.Fit(ctx, x, Params{FEBR: &FEBROptions{Blend: &fixed}}); err != nil {
+		t.Fatal(err)
+	}
+	if g.Info().Learnt || !slices.Equal(g.Theta(), fixed.Theta) {
+		t.Fatalf("given θ %v became %v", fixed.Theta, g.Theta())
+	}
+	data, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb := back.(*Blend)
+	if !slices.Equal(bb.Bases(), []string{"itemknn", "userknn"}) || !slices.Equal(bb.Theta(), fixed.Theta) {
+		t.Fatalf("loaded bases %v θ %v", bb.Bases(), bb.Theta())
+	}
+	if pg, pb := ParamsOf(g), ParamsOf(back); len(pg) != len(pb) || pb["itemknn.k"] != 10 || pb["userknn.k"] != 20 || pb["w.userknn"] != 1.5 {
+		t.Fatalf("loaded params %v, fitted %v", pb, pg)
+	}
+	s1, s2 := make([]float64, x.Items()+3), make([]float64, x.Items()+3)
+	for u := range x.Users() {
+		ScoreUser(g, u, x.Row(u), s1)
+		ScoreUser(back, u, x.Row(u), s2)
+		if !slices.Equal(s1, s2) {
+			t.Fatalf("user %d: loaded scores differ", u)
+		}
+	}
+	for _, cut := range []int{len(data) - 1, len(data) / 2, 12} {
+		if _, err := Load(data[:cut]); err == nil {
+			t.Fatalf("a blob cut at %d of %d loaded", cut, len(data))
+		}
+	}
+}
+
+// The search chooses among the learnt θ and every base alone by the
+// validation ADG, so its choice is at least as good there as each base's
+// own best, and its parameters refit the same model.
+func TestSearchBlend_noWorseThanBasesOnValidation(t *testing.T) {
+	all := generated(t, 30, 200, 120, 14)
+	x, val := holdOut(t, all, 0.2, 9)
+	ctx := context.Background()
+	g := Grid{K: []int{10, 40}, Lambda: []float64{1e-3}}
+	c := Caps{Items: x.Items(), Users: x.Users() - 1}
+	p := Params{FEBR: &FEBROptions{Blend: &BlendOptions{Bases: []string{"itemknn", "userknn"}}, Iterations: 5000, Seed: 2}}
+	fits := 0
+	ch, err := searchBlend(ctx, x, val, g, c, p, func() { fits++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fits != 5 {
+		t.Errorf("%d fits reported, want 2 + 2 base candidates and 1 λ", fits)
+	}
+	for _, name := range []string{"itemknn", "userknn"} {
+		for _, k := range g.K {
+			adg, err := modelValidationADG(ctx, fitted(t, name, x, Params{K: k}), x, val)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch.ValidationADG < adg {
+				t.Errorf("blend validation ADG %.4f below %s k=%d's %.4f", ch.ValidationADG, name, k, adg)
+			}
+		}
+	}
+	m := &Blend{}
+	if err := m.Fit(ctx, x, ch.Params); err != nil {
+		t.Fatal(err)
+	}
+	a, b := make([]float64, x.Items()), make([]float64, x.Items())
+	for u := range x.Users() {
+		ScoreUser(ch.Model, u, x.Row(u), a)
+		ScoreUser(m, u, x.Row(u), b)
+		if !slices.Equal(a, b) {
+			t.Fatalf("user %d: the refit scores differently from the chosen model", u)
+		}
+	}
+}
