@@ -244,8 +244,10 @@ type FEBRInfo struct {
 	ValidationADG float64
 	Evaluations   int
 	// Candidates is the number of (u, i) training pairs with non-missing
-	// features; MemoBytes the size of the feature memo (Streaming when it
-	// exceeded the budget and training recomputed the blocks instead).
+	// features (estimated from the users of the z-score statistics when
+	// streaming); MemoBytes the size of the feature memo, or what it would
+	// take (Streaming when that exceeded the budget and training computed
+	// the features of the pairs it looked at instead).
 	Candidates int64
 	MemoBytes  int64
 	Streaming  bool
