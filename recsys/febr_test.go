@@ -780,3 +780,38 @@ func TestFEBR_statsFromSample(t *testing.T) {
 		}
 	}
 }
+
+// With a neighbour cache, the user side memoises KNN(u) of the training
+// users at k_max: the same model to the byte as without it, and the memo
+// is filled by the fit (so it is used) and not kept by the fitted model.
+func TestFEBR_Fit_userNeighboursMemo(t *testing.T) {
+	x := generated(t, 17, 150, 100, 12)
+	train, val := holdOut(t, x, 0.2, 2)
+	for _, name := range []string{"febr-u-cosine", "febr-iu-kunn"} {
+		for _, budget := range []int64{1 << 30, -1} {
+			p := Params{K: 6, FEBR: &FEBROptions{Validation: val, EvalEvery: 500, Patience: 2, MemoryBudget: budget}}
+			want, _ := fitted(t, name, train, p).MarshalBinary()
+			cache := NewNeighbourCache(train, 20)
+			p.Cache = cache
+			m := fitted(t, name, train, p).(*FEBR)
+			got, _ := m.MarshalBinary()
+			if string(got) != string(want) {
+				t.Fatalf("%s budget %d: the fit with the KNN(u) memo differs", name, budget)
+			}
+			v, _ := febrVariantOf(name)
+			kind := simCosine
+			if v.affinity == simKUNN {
+				kind = simKUNN
+			}
+			filled := 0
+			for u := range cache.userLists(kind).rows {
+				if cache.userLists(kind).rows[u].Load() != nil {
+					filled++
+				}
+			}
+			if filled == 0 || m.ext.users.lists != nil {
+				t.Fatalf("%s budget %d: %d users memoised, model keeps the memo: %v", name, budget, filled, m.ext.users.lists != nil)
+			}
+		}
+	}
+}
