@@ -250,8 +250,10 @@ type FEBRInfo struct {
 	// stepped on the loss.
 	Updates int
 	// Candidates is the number of (u, i) training pairs with non-missing
-	// features; MemoBytes the size of the feature memo (Streaming when it
-	// exceeded the budget and training recomputed the blocks instead).
+	// features (estimated from the users of the z-score statistics when
+	// streaming); MemoBytes the size of the feature memo, or what it would
+	// take (Streaming when that exceeded the budget and training computed
+	// the features of the pairs it looked at instead).
 	Candidates int64
 	MemoBytes  int64
 	Streaming  bool
@@ -328,7 +330,11 @@ func febrExtractorFor(ctx context.Context, x *Matrix, v febrVariant, p Params, s
 	}
 	var users *userSide
 	if v.user {
-		users = newUserSide(x, p.K, v.affinity == simKUNN)
+		// KNN(u) of the training users memoised at k_max in the cache,
+		// shared by the grid, the λ runs, the validation evaluations and
+		// OPT-ADG's draws (and with userknn, kunn-u): a search at 20M
+		// costs ~3·10⁶ operations per user and search.
+		users = newUserSide(x, p.K, v.affinity == simKUNN).withCache(p.Cache)
 	}
 	return newFEBRExtractor(p.K, x.Items(), items, users), ctx.Err()
 }
@@ -398,7 +404,15 @@ func (m *FEBR) Fit(ctx context.Context, x *Matrix, p Params) error {
 	if err != nil {
 		return err
 	}
-	return m.train(ctx, data, p.K, p.L1, p.L2, o, p.Progress)
+	if err := m.train(ctx, data, p.K, p.L1, p.L2, o, p.Progress); err != nil {
+		return err
+	}
+	if m.ext.users != nil {
+		// The memo of KNN(u) served training; a served model scores live
+		// histories and need not keep it.
+		m.ext.users.lists = nil
+	}
+	return nil
 }
 
 // febrHoldout is a training matrix with a share of every user's positives

@@ -408,6 +408,9 @@ func (m *Blend) UnmarshalBinary(data []byte) error {
 type blendStack struct {
 	ts    *febrTrainSet
 	pairs int
+	// posRows[u] and negRows[u] are the rows of user u's block holding
+	// its held-out positives and its sampled negatives.
+	posRows, negRows [][]int32
 }
 
 // newBlendStack fits the bases on x less the holdout and builds the
@@ -438,7 +441,9 @@ func blendStackOf(ctx context.Context, ho *febrHoldout, bases []Model, nNeg int,
 	x := ho.x
 	dim := len(bases)
 	ext := &febrExtractor{nItems: x.Items(), dim: dim}
-	ts := &febrTrainSet{x: x, ext: ext, pos: ho.pos, zMiss: make([]float64, dim), blocks: make([]febrUserBlock, x.Users())}
+	ts := &febrTrainSet{x: x, ext: ext, pos: ho.pos, zMiss: make([]float64, dim), blocks: make([]febrBlock, x.Users()),
+		sampled: make([][]uint32, x.Users())}
+	st := &blendStack{ts: ts, posRows: make([][]int32, x.Users()), negRows: make([][]int32, x.Users())}
 	err := ParallelFor(ctx, x.Users(), 8, "", nil, func() func(lo, hi int) {
 		raw := make([]float64, x.Items())
 		mark := make([]bool, x.Items())
@@ -485,20 +490,18 @@ func blendStackOf(ctx context.Context, ho *febrHoldout, bases []Model, nNeg int,
 						blk.feat = append(blk.feat, z[b][i])
 					}
 				}
-				ts.locate(u, blk)
 				// Every negative OPT-ADG draws comes from the sample.
-				blk.nNeg = len(blk.neg)
+				ts.sampled[u] = slices.Sorted(slices.Values(cand))
+				st.posRows[u], st.negRows[u] = blockRows(blk.items, pos)
 			}
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	st := &blendStack{ts: ts}
 	for u := range x.Users() {
-		b := &ts.blocks[u]
-		st.pairs += len(b.items)
-		if len(b.pos) > 0 && b.nNeg > 0 {
+		st.pairs += len(ts.blocks[u].items)
+		if len(st.posRows[u]) > 0 && len(st.negRows[u]) > 0 {
 			ts.eligible = append(ts.eligible, int32(u))
 		}
 	}
@@ -551,13 +554,14 @@ func (st *blendStack) adg(ctx context.Context, theta []float64) (float64, error)
 			for k := lo; k < hi; k++ {
 				u := int(ts.eligible[k])
 				b := &ts.blocks[u]
-				scale := float64(ts.x.Items()-ts.x.UserCount(u)-len(b.pos)) / float64(b.nNeg)
+				posRows, negRows := st.posRows[u], st.negRows[u]
+				scale := float64(ts.x.Items()-ts.x.UserCount(u)-len(posRows)) / float64(len(negRows))
 				neg = neg[:0]
-				for _, r := range b.neg {
+				for _, r := range negRows {
 					neg = append(neg, dot(theta, b.row(int(r), dim)))
 				}
 				slices.Sort(neg)
-				for _, q := range b.pos {
+				for _, q := range posRows {
 					sp := dot(theta, b.row(int(q), dim))
 					// negatives strictly above sp
 					at, _ := slices.BinarySearchFunc(neg, sp, func(a, t float64) int {
@@ -794,4 +798,18 @@ func searchBase(ctx context.Context, x *Matrix, val [][]uint32, name string, g G
 		}
 	}
 	return best, bestP, nil
+}
+
+// blockRows splits the rows of a block (items sorted) into those of the
+// positives pos and the rest, the sampled negatives.
+func blockRows(items, pos []uint32) (posRows, negRows []int32) {
+	sorted := slices.Sorted(slices.Values(pos))
+	for q, i := range items {
+		if _, ok := slices.BinarySearch(sorted, i); ok {
+			posRows = append(posRows, int32(q))
+		} else {
+			negRows = append(negRows, int32(q))
+		}
+	}
+	return posRows, negRows
 }

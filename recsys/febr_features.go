@@ -57,27 +57,127 @@ func (a *sideAcc) add(i uint32, v float64) {
 // empty, all aggregates 0 and b = 1. aggstd is the population standard
 // deviation; a variance within rounding error of 0 (equal entries) is 0.
 func (a *sideAcc) features(i uint32, k int, out []float64) {
-	c := a.n[i]
+	aggFeatures(a.n[i], a.sum[i], a.sq[i], a.lo[i], a.hi[i], k, out)
+	a.n[i] = 0
+}
+
+// aggFeatures writes the seven features of an active set of c entries
+// with the given sum, sum of squares, minimum and maximum (sideAcc.features).
+func aggFeatures(c int32, sum, sq, lo, hi float64, k int, out []float64) {
 	if c == 0 {
 		clear(out[:aggMissing])
 		out[aggMissing] = 1
 		return
 	}
 	fc := float64(c)
-	mean := a.sum[i] / fc
-	ms := a.sq[i] / fc
+	mean := sum / fc
+	ms := sq / fc
 	v := ms - mean*mean
-	if v <= 1e-12*ms || a.lo[i] == a.hi[i] {
+	if v <= 1e-12*ms || lo == hi {
 		v = 0
 	}
 	out[aggMean] = mean
 	out[aggStd] = math.Sqrt(v)
-	out[aggMin] = a.lo[i]
-	out[aggMax] = a.hi[i]
+	out[aggMin] = lo
+	out[aggMax] = hi
 	out[aggLen] = fc / float64(k)
-	out[aggSum] = a.sum[i]
+	out[aggSum] = sum
 	out[aggMissing] = 0
-	a.n[i] = 0
+}
+
+// aggOf accumulates the entries of one pair's active set in the order
+// sideAcc.add sees them, so that its features are the same to the bit.
+type aggOf struct {
+	n       int32
+	sum, sq float64
+	lo, hi  float64
+}
+
+func (a *aggOf) add(v float64) {
+	if a.n == 0 {
+		a.n, a.sum, a.sq, a.lo, a.hi = 1, v, v*v, v, v
+		return
+	}
+	a.n++
+	a.sum += v
+	a.sq += v * v
+	a.lo = min(a.lo, v)
+	a.hi = max(a.hi, v)
+}
+
+func (a *aggOf) write(k int, out []float64) { aggFeatures(a.n, a.sum, a.sq, a.lo, a.hi, k, out) }
+
+// febrView is one user's side of the pair features φ(u, i), from which
+// febrExtractor.pair computes the features of single items on demand
+// instead of the user's whole block: the history as a bitset and, for the
+// user side, KNN(u). OPT-ADG looks at a few items of a drawn user, and at
+// 10⁵ users a block costs ~10⁴ times one pair.
+type febrView struct {
+	hist  []uint64 // the history, a bit per item
+	ex    []uint64 // the items OPT-ADG does not draw as negatives: hist and the held-out positives
+	nbs   []Neighbour
+	match []Neighbour
+}
+
+func setBit(b []uint64, i uint32)      { b[i/64] |= 1 << (i % 64) }
+func hasBit(b []uint64, i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+// view prepares v for the user with the given history (sorted, deduplicated,
+// items < nItems), row self of the training matrix as in extract, and
+// also excluding the items of extra from the negatives. Without features
+// (the memo holds them) it sets the bitsets alone.
+func (e *febrExtractor) view(v *febrView, self int, history, extra []uint32, features bool) {
+	words := (e.nItems + 63) / 64
+	v.hist, v.ex = grow(v.hist, words), grow(v.ex, words)
+	for _, i := range history {
+		setBit(v.hist, i)
+		setBit(v.ex, i)
+	}
+	for _, i := range extra {
+		setBit(v.ex, i)
+	}
+	v.nbs = v.nbs[:0]
+	if e.users != nil && features {
+		sc := e.pool.Get().(*febrScratch)
+		v.nbs = append(v.nbs, e.users.neighbours(self, history, &sc.user)...)
+		e.pool.Put(sc)
+	}
+}
+
+// pair writes the raw features φ(u, i) of the view's user into raw and
+// reports whether any is not missing: what extract gives for i, to the
+// bit (the item side accumulates O⁺u ∩ KNN(i) in item order as the
+// reversed lists do, the user side KNN(u) in its order).
+func (e *febrExtractor) pair(v *febrView, i uint32, raw []float64) bool {
+	found := false
+	off := 0
+	if e.items != nil {
+		v.match = v.match[:0]
+		for _, nb := range e.items.fwd.Row(int(i)) {
+			if hasBit(v.hist, nb.Index) {
+				v.match = append(v.match, nb)
+			}
+		}
+		slices.SortFunc(v.match, func(a, b Neighbour) int { return int(a.Index) - int(b.Index) })
+		var a aggOf
+		for _, nb := range v.match {
+			a.add(nb.Value)
+		}
+		a.write(e.k, raw[:featuresPerSide])
+		found = a.n > 0
+		off = featuresPerSide
+	}
+	if e.users != nil {
+		var a aggOf
+		for _, nb := range v.nbs {
+			if _, ok := slices.BinarySearch(e.users.x.Row(int(nb.Index)), i); ok {
+				a.add(nb.Value)
+			}
+		}
+		a.write(e.k, raw[off:off+featuresPerSide])
+		found = found || a.n > 0
+	}
+	return found
 }
 
 // febrExtractor computes the FEBR feature vectors φ(u, i) of one variant

@@ -4,31 +4,13 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync/atomic"
 
 	"recsys/recsys/metrics"
 )
 
-// febrUserBlock is one training user's candidate features together with
-// where the user's OPT-ADG positives sit among them, which is all OPT-ADG
-// needs to draw i⁺ and i⁻ in O(1).
-type febrUserBlock struct {
-	febrBlock
-	// pos[t] is the row of the user's positive t in the block, −1 when
-	// its features are missing.
-	pos []int32
-	// neg lists the rows of the candidates that are negatives (neither in
-	// the history nor positives); every other negative has the missing
-	// vector. nNeg is the number of negatives, |O⁻u|.
-	neg  []int32
-	nNeg int
-}
-
-func (b *febrUserBlock) bytes() int64 {
-	return int64(cap(b.items))*4 + int64(cap(b.feat))*8 + int64(cap(b.pos))*4 + int64(cap(b.neg))*4
-}
+func (b *febrBlock) bytes() int64 { return int64(cap(b.items))*4 + int64(cap(b.feat))*8 }
 
 // febrTrainSet is the data of OPT-ADG for one extractor on one matrix x of
 // histories: the z-score statistics and, when they fit in the memory
@@ -41,8 +23,11 @@ type febrTrainSet struct {
 	ext    *febrExtractor
 	pos    [][]uint32 // nil: the rows of x
 	zMiss  []float64
-	blocks []febrUserBlock // nil when streaming
-	ranker *Ranker
+	blocks []febrBlock // nil when streaming
+	// sampled, when set, holds each user's sample of O⁻u (sorted), the
+	// only negatives OPT-ADG draws; every one has a row in the block.
+	sampled [][]uint32
+	ranker  *Ranker
 	// eligible are the users with a positive and a negative item: the
 	// users OPT-ADG samples.
 	eligible []int32
@@ -59,99 +44,121 @@ func (ts *febrTrainSet) positives(u int) []uint32 {
 	return ts.x.Row(u)
 }
 
-// userBlock fills b with the features of user u.
-func (ts *febrTrainSet) userBlock(u int, b *febrUserBlock) {
-	ts.ext.block(u, ts.x.Row(u), &b.febrBlock)
-	ts.locate(u, b)
+// febrStatsUsers is how many users' candidates the z-score statistics are
+// computed over: a fixed-seed uniform sample of that many users when there
+// are more (a variable so that tests can exercise the sample on small
+// data). The statistics only centre and scale the features; at 5,000
+// users they are means over ~10⁸ pairs at MovieLens-20M's shape, where a
+// pass over all 142k users costs as much as OPT-ADG itself.
+var febrStatsUsers = 5000
+
+// statsSample returns the users the statistics of a matrix of nu users are
+// computed over, ascending: all of them, or febrStatsUsers drawn uniformly
+// by a fixed-seed generator.
+func statsSample(nu int) []int {
+	all := make([]int, nu)
+	for u := range all {
+		all[u] = u
+	}
+	if nu <= febrStatsUsers {
+		return all
+	}
+	rng := rand.New(rand.NewPCG(1, 0x57a75))
+	// A partial Fisher–Yates shuffle draws the first febrStatsUsers.
+	for k := range febrStatsUsers {
+		j := k + rng.IntN(nu-k)
+		all[k], all[j] = all[j], all[k]
+	}
+	return slices.Sorted(slices.Values(all[:febrStatsUsers]))
 }
 
-// locate sets where the positives and negatives of user u sit in b.
-func (ts *febrTrainSet) locate(u int, b *febrUserBlock) {
-	hist, pos := ts.x.Row(u), ts.positives(u)
-	b.pos = slices.Grow(b.pos[:0], len(pos))[:len(pos)]
-	for t := range b.pos {
-		b.pos[t] = -1
-	}
-	b.neg = b.neg[:0]
-	h, t := 0, 0
-	for q, i := range b.items {
-		for h < len(hist) && hist[h] < i {
-			h++
-		}
-		for t < len(pos) && pos[t] < i {
-			t++
-		}
-		inHist := h < len(hist) && hist[h] == i
-		if t < len(pos) && pos[t] == i {
-			b.pos[t] = int32(q)
-			continue
-		}
-		if !inHist {
-			b.neg = append(b.neg, int32(q))
-		}
-	}
-	b.nNeg = ts.x.Items() - len(hist)
-	if ts.pos != nil {
-		b.nNeg -= len(pos)
-	}
-}
-
-// newFEBRTrainSet computes the z-score statistics of ext over x in one
-// pass over all users, which also keeps every user's block while their
-// total size stays within budget; the blocks are z-scored in place once
-// the statistics are known. Past the budget (or with budget < 0) it keeps
-// none and training recomputes them. pos, when not nil, are the positives
-// (see febrTrainSet), disjoint from the rows of x.
+// newFEBRTrainSet computes the z-score statistics of ext over x from the
+// candidates of the users of statsSample and, when they fit in the memory
+// budget, keeps every user's block (the memo of §4.5.6), z-scored in place
+// once the statistics are known. Without the budget (budget < 0), or when
+// the sample's blocks, scaled to all users, would not fit in it, only the
+// sample is visited and training computes the features it needs on
+// demand. pos, when not nil, are the positives (see febrTrainSet),
+// disjoint from the rows of x.
 func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][]uint32, budget int64, progress ProgressFunc) (*febrTrainSet, error) {
 	ts := &febrTrainSet{x: x, ext: ext, pos: pos, ranker: NewRanker(x.Popularity(), x.Items())}
 	nu := x.Users()
+	sample := statsSample(nu)
+	inSample := make([]bool, nu)
+	for _, u := range sample {
+		inSample[u] = true
+	}
 	perUser := make([]*featureStats, nu)
 	counts := make([]int64, nu)
-	var blocks []febrUserBlock
-	if budget >= 0 {
-		blocks = make([]febrUserBlock, nu)
-	}
+	// pass extracts the users of list, keeping their blocks in blocks
+	// (when not nil) while they fit in the budget.
 	var used atomic.Int64
 	var over atomic.Bool
-	err := ParallelFor(ctx, nu, 16, "febr features", progress, func() func(lo, hi int) {
-		return func(lo, hi int) {
-			for u := lo; u < hi; u++ {
-				s := newFeatureStats(ext.dim)
-				n := int64(0)
-				var b *febrUserBlock
-				if blocks != nil && !over.Load() {
-					b = &blocks[u]
-				}
-				ext.extract(u, x.Row(u), func(i uint32, raw []float64) {
-					s.add(raw)
-					n++
-					if b != nil {
-						b.items = append(b.items, i)
-						b.feat = append(b.feat, raw...)
+	pass := func(list []int, blocks []febrBlock) error {
+		return ParallelFor(ctx, len(list), 16, "febr features", progress, func() func(lo, hi int) {
+			return func(lo, hi int) {
+				for _, u := range list[lo:hi] {
+					if perUser[u] != nil && blocks == nil {
+						continue
 					}
-				})
-				perUser[u], counts[u] = s, n
-				if b != nil {
-					ts.locate(u, b)
-					b.items, b.feat, b.neg = slices.Clip(b.items), slices.Clip(b.feat), slices.Clip(b.neg)
-					if used.Add(b.bytes()) > budget {
-						over.Store(true)
+					var s *featureStats
+					if inSample[u] {
+						s = newFeatureStats(ext.dim)
+					}
+					n := int64(0)
+					var b *febrBlock
+					if blocks != nil && !over.Load() {
+						b = &blocks[u]
+					}
+					ext.extract(u, x.Row(u), func(i uint32, raw []float64) {
+						if s != nil {
+							s.add(raw)
+						}
+						n++
+						if b != nil {
+							b.items = append(b.items, i)
+							b.feat = append(b.feat, raw...)
+						}
+					})
+					perUser[u], counts[u] = s, n
+					if b != nil {
+						b.items, b.feat = slices.Clip(b.items), slices.Clip(b.feat)
+						if used.Add(b.bytes()) > budget {
+							over.Store(true)
+						}
 					}
 				}
 			}
-		}
-	})
-	if err != nil {
+		})
+	}
+	if err := pass(sample, nil); err != nil {
 		return nil, err
+	}
+	// The memo's size, estimated from the sample.
+	sampled := int64(0)
+	for _, u := range sample {
+		sampled += counts[u]
+	}
+	estimate := int64(float64(sampled) * float64(nu) / float64(max(1, len(sample))))
+	var blocks []febrBlock
+	if budget >= 0 && estimate*int64(8*ext.dim+4) <= budget {
+		blocks = make([]febrBlock, nu)
+		all := make([]int, nu)
+		for u := range all {
+			all[u] = u
+		}
+		if err := pass(all, blocks); err != nil {
+			return nil, err
+		}
 	}
 	// Merge in user order so that the statistics do not depend on the
 	// schedule.
 	total := newFeatureStats(ext.dim)
 	for u := range nu {
-		total.merge(perUser[u])
+		if perUser[u] != nil {
+			total.merge(perUser[u])
+		}
 		np := len(ts.positives(u))
-		ts.candidates += counts[u]
-		ts.memoBytes += counts[u]*int64(8*ext.dim+8) + int64(np)*4
 		nNeg := x.Items() - x.UserCount(u)
 		if pos != nil {
 			nNeg -= np
@@ -160,13 +167,21 @@ func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][
 			ts.eligible = append(ts.eligible, int32(u))
 		}
 	}
+	if blocks != nil {
+		for u := range nu {
+			ts.candidates += counts[u]
+		}
+	} else {
+		ts.candidates = estimate
+	}
+	ts.memoBytes = ts.candidates * int64(8*ext.dim+4)
 	ext.setStats(total.meanStd())
 	ts.zMiss = make([]float64, ext.dim)
 	ext.zscore(ext.missingRaw(), ts.zMiss)
 	if blocks == nil || over.Load() {
 		return ts, nil
 	}
-	err = ParallelFor(ctx, nu, 64, "", nil, func() func(lo, hi int) {
+	err := ParallelFor(ctx, nu, 64, "", nil, func() func(lo, hi int) {
 		return func(lo, hi int) {
 			for u := lo; u < hi; u++ {
 				f := blocks[u].feat
@@ -234,19 +249,22 @@ type optResult struct {
 // i⁺ costs nothing, as the evaluation leaves training items out; |I|−1 is
 // kept in the rank estimate as in Algorithm 4.2 (it differs from |O⁻u| by
 // the share of the user's positives, a few percent). A uniform draw from
-// O⁻u is made in O(1) from the user's block: with probability
-// (|O⁻u| − |neg|)/|O⁻u| it is an item with missing features, whose score
-// is the shared θ·z(missing); otherwise a uniform candidate.
+// O⁻u draws items uniformly until one is outside the user's history (and
+// held-out positives): at most a few tries, as a history is a small share
+// of the catalogue. Its features come from the memo (a binary search in
+// the user's block; an item outside it has the missing vector) or,
+// without the memo, are computed for that pair alone from the user's view
+// (febrExtractor.pair), to the bit the same: a step costs O(k) per item
+// looked at instead of a block of O(Σ_{j ∈ O⁺u} |rev(j)| + |I|) features.
 //
 // The ℓ2 term is stepped at every iteration (θ ← (1 − 2ηλ)θ). What is
 // evaluated and returned is the average θ̄ of the iterates since θ0
 // (averaged SGD) rather than the last iterate: with a constant step the
 // iterates wander by more than the validation differences being looked
-// for (±0.003 ADG on MovieLens), the average does not. With the
-// memo, users are drawn independently at every iteration as in Algorithm
-// 4.2; without it, each run of evalEvery iterations draws its users
-// independently but visits them grouped by user, so that a user's block is
-// built once per run (the same draws in a different order).
+// for (±0.003 ADG on MovieLens), the average does not. Users are drawn
+// independently at every iteration as in Algorithm 4.2, 64 at a time so
+// that their views are prepared in parallel; the memo and its absence
+// take the same steps (the same θ for the same seed).
 func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optConfig, val *febrTrainSet) (optResult, error) {
 	dim := ts.ext.dim
 	theta := slices.Clone(theta0)
@@ -265,39 +283,69 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 	avgSum := slices.Clone(theta)
 	avgN := 1.0
 	updates := 0
-	step := func(b *febrUserBlock) {
-		zp := ts.zMiss
-		if q := b.pos[rng.IntN(len(b.pos))]; q >= 0 {
-			zp = b.row(int(q), dim)
+	zp, zn := make([]float64, dim), make([]float64, dim)
+	raw := make([]float64, dim)
+	// feature returns z(φ(u, i)) (nil when missing), from the memo or
+	// computed on demand from the view, into buf.
+	feature := func(u int, v *febrView, i uint32, buf []float64) []float64 {
+		if ts.blocks != nil {
+			b := &ts.blocks[u]
+			if q, ok := slices.BinarySearch(b.items, i); ok {
+				return b.row(q, dim)
+			}
+			return nil
 		}
-		sp := dot(theta, zp)
-		pMiss := float64(b.nNeg-len(b.neg)) / float64(b.nNeg)
-		missViolates := sp-dot(theta, ts.zMiss) < 1
-		var zn []float64
+		if !ts.ext.pair(v, i, raw) {
+			return nil
+		}
+		ts.ext.zscore(raw, buf)
+		return buf
+	}
+	step := func(u int, v *febrView) {
+		sMiss := dot(theta, ts.zMiss)
+		pos := ts.positives(u)
+		zpos := feature(u, v, pos[rng.IntN(len(pos))], zp)
+		if zpos == nil {
+			zpos = ts.zMiss
+		}
+		sp := dot(theta, zpos)
+		missViolates := sp-sMiss < 1
+		var zneg []float64
 		draws := 0
 		for draws < maxDraws {
 			draws++
-			if rng.Float64() < pMiss {
+			// A uniform draw from O⁻u: the items outside v.ex, or from
+			// the user's sample of them when the set has one (febr-blend).
+			var i uint32
+			if ts.sampled != nil {
+				i = ts.sampled[u][rng.IntN(len(ts.sampled[u]))]
+			} else {
+				i = uint32(rng.IntN(nItems))
+				for hasBit(v.ex, i) {
+					i = uint32(rng.IntN(nItems))
+				}
+			}
+			z := feature(u, v, i, zn)
+			if z == nil {
 				if missViolates {
-					zn = ts.zMiss
+					zneg = ts.zMiss
 					break
 				}
 				continue
 			}
-			z := b.row(int(b.neg[rng.IntN(len(b.neg))]), dim)
 			if sp-dot(theta, z) < 1 {
-				zn = z
+				zneg = z
 				break
 			}
 		}
 		for f := range theta {
 			theta[f] *= decay
 		}
-		if zn != nil {
+		if zneg != nil {
 			updates++
 			g := cfg.eta * lossC((nItems-1)/draws)
 			for f := range theta {
-				theta[f] -= g * (zn[f] - zp[f])
+				theta[f] -= g * (zneg[f] - zpos[f])
 			}
 		}
 		for f := range theta {
@@ -340,62 +388,40 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		return bad >= cfg.patience, nil
 	}
 
-	var order []int32
-	var batch []febrUserBlock // streaming: blocks built in parallel
-	if ts.blocks == nil {
-		batch = make([]febrUserBlock, 8*runtime.GOMAXPROCS(0))
-	}
+	// Users are drawn a batch at a time and their views prepared in
+	// parallel (KNN(u) for the user side), then stepped through in order:
+	// the same steps as one user at a time.
+	const batch = 64 // fixed, so that θ does not depend on the workers
+	users := make([]int, batch)
+	views := make([]febrView, batch)
 	it := 0
 	for it < cfg.maxIter {
 		if stop, err := evaluate(it); err != nil || stop {
 			return res, err
 		}
 		n := min(cfg.evalEvery, cfg.maxIter-it)
-		if ts.blocks != nil {
-			for k := range n {
-				if k&4095 == 0 && ctx.Err() != nil {
-					return res, ctx.Err()
-				}
-				u := int(ts.eligible[rng.IntN(len(ts.eligible))])
-				step(&ts.blocks[u])
+		for done := 0; done < n; done += batch {
+			nb := min(batch, n-done)
+			for k := range nb {
+				users[k] = int(ts.eligible[rng.IntN(len(ts.eligible))])
 			}
-		} else {
-			// Draw the run's users, then visit them grouped by user in a
-			// random order.
-			order = order[:0]
-			for range n {
-				order = append(order, ts.eligible[rng.IntN(len(ts.eligible))])
-			}
-			slices.Sort(order)
-			var groups [][2]int // user, count
-			for k := 0; k < len(order); {
-				e := k
-				for e < len(order) && order[e] == order[k] {
-					e++
-				}
-				groups = append(groups, [2]int{int(order[k]), e - k})
-				k = e
-			}
-			rng.Shuffle(len(groups), func(a, b int) { groups[a], groups[b] = groups[b], groups[a] })
-			// The blocks of a batch of groups are built in parallel, then
-			// stepped through in order: the same steps as one at a time.
-			for lo := 0; lo < len(groups); lo += len(batch) {
-				gs := groups[lo:min(lo+len(batch), len(groups))]
-				err := ParallelFor(ctx, len(gs), 1, "", nil, func() func(lo, hi int) {
-					return func(lo, hi int) {
-						for k := lo; k < hi; k++ {
-							ts.userBlock(gs[k][0], &batch[k])
+			err := ParallelFor(ctx, nb, 4, "", nil, func() func(lo, hi int) {
+				return func(lo, hi int) {
+					for k := lo; k < hi; k++ {
+						u := users[k]
+						var extra []uint32
+						if ts.pos != nil {
+							extra = ts.pos[u]
 						}
-					}
-				})
-				if err != nil {
-					return res, err
-				}
-				for k, g := range gs {
-					for range g[1] {
-						step(&batch[k])
+						ts.ext.view(&views[k], u, ts.x.Row(u), extra, ts.blocks == nil)
 					}
 				}
+			})
+			if err != nil {
+				return res, err
+			}
+			for k := range nb {
+				step(users[k], &views[k])
 			}
 		}
 		it += n
@@ -428,7 +454,7 @@ func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val 
 	per := make([]float64, len(users))
 	err := ParallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
 		var (
-			own febrUserBlock
+			own febrBlock
 			rk  blockRanker
 		)
 		return func(lo, hi int) {
@@ -438,9 +464,9 @@ func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val 
 				if ts.blocks != nil {
 					b = &ts.blocks[u]
 				} else {
-					ts.userBlock(u, b)
+					ts.ext.block(u, ts.x.Row(u), b)
 				}
-				per[k] = metrics.ADG(rk.ranks(&b.febrBlock, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
+				per[k] = metrics.ADG(rk.ranks(b, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
 			}
 		}
 	})

@@ -86,11 +86,11 @@ func trainingADG(ts *febrTrainSet, theta []float64) float64 {
 	scores := make([]float64, n)
 	isPos := make([]bool, n)
 	sMiss := dot(theta, ts.zMiss)
-	var b febrUserBlock
+	var b febrBlock
 	total := 0.0
 	for _, u32 := range ts.eligible {
 		u := int(u32)
-		ts.userBlock(u, &b)
+		ts.ext.block(u, ts.x.Row(u), &b)
 		for i := range scores {
 			scores[i] = sMiss
 		}
@@ -427,11 +427,13 @@ func TestOptADG_lowersTrainingLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := trainingADG(ts, sres.theta); !(got > before+0.5*(target-before)) {
-		t.Fatalf("streaming: training ADG %.4f → %.4f", before, got)
+	// Without the memo, the features of the pairs a step looks at are
+	// computed on demand, to the bit what the memo holds: the same steps.
+	if !slices.Equal(sres.theta, res.theta) {
+		t.Fatalf("streaming θ %v differs from the memo's %v", sres.theta, res.theta)
 	}
-	// Streaming builds a batch of blocks in parallel and steps through
-	// them in order: one worker or two take the same steps.
+	// Streaming prepares a batch of users' views in parallel and steps
+	// through them in order: one worker or two take the same steps.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	one, err := stream.optADG(ctx, bad, cfg, stream)
 	if err != nil {
@@ -669,5 +671,147 @@ func TestFEBR_Fit_holdout(t *testing.T) {
 	base, _ := modelValidationADG(context.Background(), fitted(t, "kunn-i", train, Params{K: 8}), train, val)
 	if m.Info().ValidationADG < base-1e-12 {
 		t.Fatalf("validation ADG %.5f below kunn-i's %.5f", m.Info().ValidationADG, base)
+	}
+}
+
+// The features OPT-ADG computes per pair from a user's view are, to the
+// bit, the rows of the user's block (extract), and missing exactly where
+// the block has no row: for every variant, every user and every item.
+func TestFEBR_pair_matchesBlock(t *testing.T) {
+	x := generated(t, 21, 120, 90, 12)
+	ctx := context.Background()
+	for _, name := range febrModels() {
+		v, _ := febrVariantOf(name)
+		ext, err := febrExtractorFor(ctx, x, v, Params{K: 7}.withDefaults(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mean, std := make([]float64, ext.dim), make([]float64, ext.dim)
+		for f := range std {
+			mean[f], std[f] = 0.1*float64(f), 1+0.5*float64(f)
+		}
+		ext.setStats(mean, std)
+		var (
+			b        febrBlock
+			view     febrView
+			raw, z   = make([]float64, ext.dim), make([]float64, ext.dim)
+			rows, on int
+		)
+		for u := range x.Users() {
+			ext.block(u, x.Row(u), &b)
+			ext.view(&view, u, x.Row(u), nil, true)
+			for i := range x.Items() {
+				q, inBlock := slices.BinarySearch(b.items, uint32(i))
+				found := ext.pair(&view, uint32(i), raw)
+				if found != inBlock {
+					t.Fatalf("%s user %d item %d: pair found %v, block %v", name, u, i, found, inBlock)
+				}
+				if !found {
+					if !slices.Equal(raw, ext.missingRaw()) {
+						t.Fatalf("%s user %d item %d: missing pair with features %v", name, u, i, raw)
+					}
+					continue
+				}
+				ext.zscore(raw, z)
+				if !slices.Equal(z, b.row(q, ext.dim)) {
+					t.Fatalf("%s user %d item %d: pair %v, block %v", name, u, i, z, b.row(q, ext.dim))
+				}
+				rows++
+				if raw[aggLen] > 1/float64(ext.k) {
+					on++ // an active set of several entries: the order of the sum matters
+				}
+			}
+		}
+		if rows == 0 || on == 0 {
+			t.Fatalf("%s: %d pairs with features, %d with several active entries: the test does not bite", name, rows, on)
+		}
+	}
+}
+
+// The z-score statistics come from the users of statsSample alone, with
+// the memo or without it: the mean and standard deviation of the raw
+// features of those users' candidates, not of everyone's.
+func TestFEBR_statsFromSample(t *testing.T) {
+	x := generated(t, 33, 120, 90, 12)
+	ctx := context.Background()
+	v, _ := febrVariantOf("febr-iu-kunn")
+	defer func(n int) { febrStatsUsers = n }(febrStatsUsers)
+	febrStatsUsers = 25
+	sample := statsSample(x.Users())
+	if len(sample) != 25 || !slices.IsSorted(sample) || len(slices.Compact(slices.Clone(sample))) != 25 || sample[24] < 60 {
+		t.Fatalf("sample %v: want 25 distinct users ascending, spread over the 120", sample)
+	}
+	newExt := func() *febrExtractor {
+		ext, err := febrExtractorFor(ctx, x, v, Params{K: 7}.withDefaults(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ext
+	}
+	direct := func(users []int) (mean, std []float64) {
+		ext := newExt()
+		total := newFeatureStats(ext.dim)
+		for _, u := range users {
+			s := newFeatureStats(ext.dim)
+			ext.extract(u, x.Row(u), func(_ uint32, raw []float64) { s.add(raw) })
+			total.merge(s)
+		}
+		return total.meanStd()
+	}
+	wantMean, wantStd := direct(sample)
+	everyone := make([]int, x.Users())
+	for u := range everyone {
+		everyone[u] = u
+	}
+	fullMean, _ := direct(everyone)
+	if slices.Equal(fullMean, wantMean) {
+		t.Fatal("the sample's statistics equal everyone's: the test does not bite")
+	}
+	for _, budget := range []int64{1 << 30, -1} {
+		ts, err := newFEBRTrainSet(ctx, x, newExt(), nil, budget, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (ts.blocks != nil) != (budget > 0) {
+			t.Fatalf("budget %d: memo %v", budget, ts.blocks != nil)
+		}
+		if !slices.Equal(ts.ext.mean, wantMean) || !slices.Equal(ts.ext.std, wantStd) {
+			t.Fatalf("budget %d: statistics %v %v, want the sample's %v %v", budget, ts.ext.mean, ts.ext.std, wantMean, wantStd)
+		}
+	}
+}
+
+// With a neighbour cache, the user side memoises KNN(u) of the training
+// users at k_max: the same model to the byte as without it, and the memo
+// is filled by the fit (so it is used) and not kept by the fitted model.
+func TestFEBR_Fit_userNeighboursMemo(t *testing.T) {
+	x := generated(t, 17, 150, 100, 12)
+	train, val := holdOut(t, x, 0.2, 2)
+	for _, name := range []string{"febr-u-cosine", "febr-iu-kunn"} {
+		for _, budget := range []int64{1 << 30, -1} {
+			p := Params{K: 6, FEBR: &FEBROptions{Validation: val, EvalEvery: 500, Patience: 2, MemoryBudget: budget}}
+			want, _ := fitted(t, name, train, p).MarshalBinary()
+			cache := NewNeighbourCache(train, 20)
+			p.Cache = cache
+			m := fitted(t, name, train, p).(*FEBR)
+			got, _ := m.MarshalBinary()
+			if string(got) != string(want) {
+				t.Fatalf("%s budget %d: the fit with the KNN(u) memo differs", name, budget)
+			}
+			v, _ := febrVariantOf(name)
+			kind := simCosine
+			if v.affinity == simKUNN {
+				kind = simKUNN
+			}
+			filled := 0
+			for u := range cache.userLists(kind).rows {
+				if cache.userLists(kind).rows[u].Load() != nil {
+					filled++
+				}
+			}
+			if filled == 0 || m.ext.users.lists != nil {
+				t.Fatalf("%s budget %d: %d users memoised, model keeps the memo: %v", name, budget, filled, m.ext.users.lists != nil)
+			}
+		}
 	}
 }

@@ -116,7 +116,7 @@ var registry = map[string]Kind{
 	"kunn":    {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates},
 	"kunn-i":  {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates},
 	"kunn-u":  {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates},
-	"slim":    {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates},
+	"slim":    {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid},
 	"ease":    {New: func() Model { return &EASE{} }, Candidates: easeCandidates},
 	"rp3beta": {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates},
 }

@@ -1,6 +1,9 @@
 package recsys
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // Kind is what a model registers: how to make one and how its
 // hyper-parameters are searched (dissertation §4.7.3), so that a new model
@@ -17,6 +20,13 @@ type Kind struct {
 	// builds its features once per k and tunes λ on them. Candidates then
 	// lists the fits it makes, for progress and reports.
 	Search SearchFunc
+	// FitGrid, when not nil, fits every candidate of a search at once,
+	// sharing work among them (slim counts each item's Gram matrix once
+	// for the whole grid), and returns constructors of the fitted models
+	// in the candidates' order: the same models as one Fit per candidate
+	// with the warm starts a search passes (WarmStart). They are held
+	// together, so the grid's models must fit in memory.
+	FitGrid func(ctx context.Context, x *Matrix, cands []Params) ([]func() Model, error)
 }
 
 // Register adds a model kind to the registry under name, after the built-in

@@ -65,14 +65,113 @@ func fitSLIM(ctx context.Context, x *Matrix, nb, init *Neighbours, co *coCounter
 	return fromRows(rows), nil
 }
 
+// WarmStart reports whether a search fitting candidate p right after prev
+// starts p from prev's solution (Params.Init): consecutive fsSLIM
+// candidates with the same k and ℓ2 lie on one ℓ1 regularisation path.
+func WarmStart(prev, p Params) bool { return prev.K == p.K && prev.L2 == p.L2 }
+
+// fitSLIMGrid fits fsSLIM for every candidate of a grid (cands, defaults
+// filled, in the search's order; raw as the search gave them, for
+// WarmStart) in one pass over the items: each item's Gram matrix is
+// counted once, over nb's KNN(j) at the largest k of the grid, and every
+// candidate solves on its leading block, warm-starting from the previous
+// candidate's weights of the item where WarmStart says the search would.
+// The result, in candidate order, is what fitting each candidate alone
+// gives (the counts are exact integers, each solve deterministic), for one
+// Gram matrix per item instead of one per item and candidate.
+func fitSLIMGrid(ctx context.Context, x *Matrix, nb *Neighbours, co *coCounter, cands, raw []Params, progress ProgressFunc) ([]*Neighbours, error) {
+	n := x.Items()
+	if co == nil {
+		var err error
+		if co, err = newCoCounter(ctx, x, slimPopularItems); err != nil {
+			return nil, err
+		}
+	}
+	kmax := 0
+	for _, p := range cands {
+		kmax = max(kmax, p.K)
+	}
+	rows := make([][][]Neighbour, len(cands))
+	for c := range rows {
+		rows[c] = make([][]Neighbour, n)
+	}
+	err := ParallelFor(ctx, n, 16, "slim", progress, func() func(lo, hi int) {
+		s := newSLIMSolver(x, co)
+		return func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				row := nb.Row(j)
+				if !s.load(j, row[:min(kmax, len(row))]) {
+					continue
+				}
+				for c, p := range cands {
+					var start []Neighbour
+					if c > 0 && WarmStart(raw[c-1], raw[c]) {
+						start = rows[c-1][j]
+					}
+					rows[c][j] = s.solveLoaded(p.K, start, p.L1, p.L2, p.Tol, p.MaxIter)
+				}
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Neighbours, len(cands))
+	for c := range out {
+		out[c] = fromRows(rows[c])
+	}
+	return out, nil
+}
+
+// slimFitGrid is slim's Kind.FitGrid (fitSLIMGrid); the first candidate's
+// cache and progress serve the whole grid.
+func slimFitGrid(ctx context.Context, x *Matrix, raw []Params) ([]func() Model, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	cands := make([]Params, len(raw))
+	kmax := 0
+	for c, p := range raw {
+		cands[c] = p.withDefaults()
+		kmax = max(kmax, cands[c].K)
+	}
+	pm := cands[0]
+	pm.K = kmax
+	nb, err := itemNeighbours(ctx, x, simCosine, pm)
+	if err != nil {
+		return nil, err
+	}
+	co, err := slimCounts(ctx, x, pm)
+	if err != nil {
+		return nil, err
+	}
+	w, err := fitSLIMGrid(ctx, x, nb, co, cands, raw, pm.Progress)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]func() Model, len(cands))
+	for c, p := range cands {
+		out[c] = func() Model {
+			side := newRankedItemSide(x.Items(), w[c])
+			w[c] = nil // held by the model alone from here
+			return &ItemP{name: "slim", k: p.K, l1: p.L1, l2: p.L2, side: side}
+		}
+	}
+	return out, nil
+}
+
 // slimSolver is the per-goroutine scratch space of fitSLIM.
 type slimSolver struct {
 	x      *Matrix
 	co     *coCounter
 	mark   []bool  // per user, for coCounter.gram
 	pos    []int32 // position of an item in S, −1 when absent
-	gram   []float64
-	b      []float64 // b_q = co(j, S_q)
+	feats  []Neighbour
+	full   []float64 // G over the loaded feats, row-major
+	fb     []float64 // b over the loaded feats
+	sub    []float64 // a leading block of full
+	gram   []float64 // G of the current solve: full or sub
+	b      []float64 // b_q = co(j, S_q), a prefix of fb
 	gw     []float64 // (G w)_q
 	w      []float64
 	active []int
@@ -98,21 +197,55 @@ func grow[E any](v []E, n int) []E {
 // (cosine KNN(j)), starting from the weights in init (a warm start; nil
 // for w = 0).
 func (s *slimSolver) solve(j int, feats, init []Neighbour, lambda, beta, tol float64, maxIter int) []Neighbour {
+	if !s.load(j, feats) {
+		return nil
+	}
+	return s.solveLoaded(len(feats), init, lambda, beta, tol, maxIter)
+}
+
+// load computes the Gram matrix and b of column j over feats, the largest
+// feature set to be solved; it reports false when there is nothing to
+// solve (no features, or j never consumed).
+func (s *slimSolver) load(j int, feats []Neighbour) bool {
 	x := s.x
 	kf := len(feats)
 	cj := x.ItemCount(j)
+	s.feats = feats
 	if kf == 0 || cj == 0 {
-		return nil
+		return false
 	}
-	s.gram = grow(s.gram, kf*kf)
-	s.b, s.gw, s.w, s.isAct = grow(s.b, kf), grow(s.gw, kf), grow(s.w, kf), grow(s.isAct, kf)
-	s.active = s.active[:0]
-	s.co.gram(feats, s.gram, s.mark)
+	s.full = grow(s.full, kf*kf)
+	s.fb = grow(s.fb, kf)
+	s.co.gram(feats, s.full, s.mark)
 	for q, f := range feats {
-		s.pos[f.Index] = int32(q)
 		// The cosine of two binary columns is co/√(c(j)·c(l)): recover
 		// the integer count exactly.
-		s.b[q] = math.Round(f.Value * math.Sqrt(float64(cj)*float64(x.ItemCount(int(f.Index)))))
+		s.fb[q] = math.Round(f.Value * math.Sqrt(float64(cj)*float64(x.ItemCount(int(f.Index)))))
+	}
+	return true
+}
+
+// solveLoaded solves the problem over the first kf features of the loaded
+// column: its Gram matrix is the leading kf×kf block of the loaded one, as
+// KNN(j) at k is the prefix of KNN(j) at a larger k.
+func (s *slimSolver) solveLoaded(kf int, init []Neighbour, lambda, beta, tol float64, maxIter int) []Neighbour {
+	n := len(s.feats)
+	kf = min(kf, n)
+	feats := s.feats[:kf]
+	if kf == n {
+		s.gram = s.full
+	} else {
+		s.sub = grow(s.sub, kf*kf)
+		for q := range kf {
+			copy(s.sub[q*kf:(q+1)*kf], s.full[q*n:q*n+kf])
+		}
+		s.gram = s.sub
+	}
+	s.b = s.fb[:kf]
+	s.gw, s.w, s.isAct = grow(s.gw, kf), grow(s.w, kf), grow(s.isAct, kf)
+	s.active = s.active[:0]
+	for q, f := range feats {
+		s.pos[f.Index] = int32(q)
 	}
 	for _, e := range init {
 		if q := s.pos[e.Index]; q >= 0 && e.Value > 0 {

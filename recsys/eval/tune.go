@@ -93,17 +93,35 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		prev      recsys.Model
 		prevP, bp recsys.Params
 		bestADG   = -1.0
+		fitted    []func() recsys.Model
 	)
-	for _, p := range cands {
-		m := kind.New()
-		p.Cache = cache
-		if prev != nil && prevP.K == p.K && prevP.L2 == p.L2 {
-			// Consecutive candidates differ in ℓ1 only: warm start along
-			// the regularisation path (slim; the others ignore Init).
-			p.Init = prev
+	if kind.FitGrid != nil {
+		// The whole grid at once (slim), with the warm starts below.
+		ps := make([]recsys.Params, len(cands))
+		for c, p := range cands {
+			ps[c] = p
+			ps[c].Cache = cache
 		}
-		if err := m.Fit(ctx, s.Train, p); err != nil {
+		if fitted, err = kind.FitGrid(ctx, s.Train, ps); err != nil {
 			return nil, fmt.Errorf("eval: fit %s: %w", name, err)
+		}
+	}
+	for c, p := range cands {
+		var m recsys.Model
+		p.Cache = cache
+		if fitted != nil {
+			m, fitted[c] = fitted[c](), nil
+		} else {
+			m = kind.New()
+			if prev != nil && recsys.WarmStart(prevP, p) {
+				// Consecutive candidates differ in ℓ1 only: warm start
+				// along the regularisation path (slim; the others ignore
+				// Init).
+				p.Init = prev
+			}
+			if err := m.Fit(ctx, s.Train, p); err != nil {
+				return nil, fmt.Errorf("eval: fit %s: %w", name, err)
+			}
 		}
 		v, err := Evaluate(ctx, m, s.Train, val)
 		if err != nil {
