@@ -1,4 +1,4 @@
--- recsys schema version 2: online measurement (docs/design.md#online).
+-- recsys schema version 3: online measurement (docs/design.md#online).
 -- Times are Unix nanoseconds; days are YYYY-MM-DD (UTC) of the impression.
 
 CREATE TABLE impressions (
