@@ -31,8 +31,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		format   = fs.String("format", "", "data format: movielens, lastfm or csv")
 		minValue = fs.String("min-value", "", "relevance threshold on the event value (default: the format's)")
 		models   = fs.String("models", "all", "comma-separated model names, or all ("+strings.Join(recsys.Names(), ",")+")")
-		folds    = fs.Int("folds", 3, "number of random splits")
-		protocol = fs.String("protocol", eval.Standard, "hold-out protocol: standard or novelty")
+		folds    = fs.Int("folds", 0, "number of splits (default 3; the time protocol has one, the users protocol at most 5)")
+		protocol = fs.String("protocol", eval.Standard, "hold-out protocol: standard, novelty, users (held-out users scored from 80% of their items) or time (each user's latest 20% of positives)")
 		seed     = fs.Int64("seed", 1, "random seed of the splits")
 		jsonOut  = fs.String("json", "", "write the report as JSON to this file")
 		dumpDir  = fs.String("dump", "", "write splits, ranks and top-100 lists under this directory")
@@ -60,6 +60,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := dataset.CheckFormat(*format); err != nil {
 		return fmt.Errorf("eval: %w", err)
+	}
+	if *folds < 0 {
+		return fmt.Errorf("eval: --folds must be ≥ 1, not %d", *folds)
+	}
+	if err := eval.CheckProtocol(*protocol, *folds); err != nil {
+		return err
 	}
 	var minPtr *float64
 	if *minValue != "" {
@@ -112,7 +118,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("eval: %w", err)
 	}
 	fmt.Fprintf(stderr, "eval: %s: %d users, %d items, %d positive pairs\n", pos.Name, len(pos.UserIDs), len(pos.ItemIDs), len(pos.Users))
-	d := &eval.Dataset{Name: pos.Name, UserIDs: pos.UserIDs, ItemIDs: pos.ItemIDs, Users: pos.Users, Items: pos.Items}
+	d := &eval.Dataset{Name: pos.Name, UserIDs: pos.UserIDs, ItemIDs: pos.ItemIDs, Users: pos.Users, Items: pos.Items, Times: pos.Times}
 
 	progress, done := evalProgress(stderr)
 	opt.Progress = progress

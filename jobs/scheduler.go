@@ -227,6 +227,12 @@ func (s *Scheduler) SubmitEvaluation(ctx context.Context, req api.EvaluationRequ
 	}
 	if req.Folds == 0 {
 		req.Folds = 3
+		if req.Protocol == eval.Time {
+			req.Folds = 1
+		}
+	}
+	if m := eval.MaxFolds(req.Protocol); m > 0 && req.Folds > m {
+		return api.Job{}, api.FieldError("folds", fmt.Sprintf("the %s protocol has at most %d folds, not %d", req.Protocol, m, req.Folds))
 	}
 	if req.Seed == 0 {
 		req.Seed = 1

@@ -19,9 +19,10 @@ import (
 type Options struct {
 	// Models to evaluate, by registry name; empty means recsys.Names().
 	Models []string
-	// Folds is the number of random splits (3).
+	// Folds is the number of random splits (3; 1 under Time, which has a
+	// single split; at most MaxFolds).
 	Folds int
-	// Protocol is Standard or Novelty.
+	// Protocol is Standard, Novelty, Users or Time.
 	Protocol string
 	// Seed seeds the splits: fold f uses the stream (Seed, f).
 	Seed int64
@@ -47,11 +48,14 @@ func (o Options) withDefaults() Options {
 	if len(o.Models) == 0 {
 		o.Models = recsys.Names()
 	}
-	if o.Folds <= 0 {
-		o.Folds = 3
-	}
 	if o.Protocol == "" {
 		o.Protocol = Standard
+	}
+	if o.Folds <= 0 {
+		o.Folds = 3
+		if o.Protocol == Time {
+			o.Folds = 1
+		}
 	}
 	o.Grid = o.Grid.withDefaults()
 	if o.MinPositives <= 0 {
@@ -67,8 +71,8 @@ func (o Options) withDefaults() Options {
 func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 	opt = opt.withDefaults()
 	opt.Models = expandModels(opt.Models)
-	if opt.Protocol != Standard && opt.Protocol != Novelty {
-		return nil, fmt.Errorf("eval: unknown protocol %q", opt.Protocol)
+	if err := CheckProtocol(opt.Protocol, opt.Folds); err != nil {
+		return nil, err
 	}
 	for _, name := range opt.Models {
 		if _, err := recsys.New(name); err != nil {
@@ -129,17 +133,30 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 		Seconds:   time.Since(start).Seconds(),
 	}
 	for k, name := range opt.Models {
-		row := reportRow(name, results[k])
+		row := reportRow(name, results[k], opt.Protocol == Time)
 		labelRow(&row, name)
 		rep.Rows = append(rep.Rows, row)
 	}
 	return rep, nil
 }
 
+// CheckProtocol reports an unknown protocol or more folds than it has.
+func CheckProtocol(protocol string, folds int) error {
+	if !slices.Contains(Protocols, protocol) {
+		return fmt.Errorf("eval: unknown protocol %q (want %s)", protocol, strings.Join(Protocols, ", "))
+	}
+	if m := MaxFolds(protocol); m > 0 && folds > m {
+		return fmt.Errorf("eval: the %s protocol has at most %d folds, not %d", protocol, m, folds)
+	}
+	return nil
+}
+
 // reportRow summarises a model over folds: mean and standard error of each
 // measure, the mean training time, and the parameters chosen most often
-// (all folds' choices are listed in the settings).
-func reportRow(name string, folds []*foldResult) api.ReportRow {
+// (all folds' choices are listed in the settings). With overUsers and a
+// single fold, the standard errors are over the test users instead (the
+// time protocol's one split).
+func reportRow(name string, folds []*foldResult, overUsers bool) api.ReportRow {
 	row := api.ReportRow{
 		Model:    name,
 		Metrics:  map[string]api.MetricValue{},
@@ -151,7 +168,13 @@ func reportRow(name string, folds []*foldResult) api.ReportRow {
 			xs[f] = r.test[m]
 		}
 		mean, se := meanSE(xs)
+		if overUsers && len(folds) == 1 {
+			se = folds[0].userSE[m]
+		}
 		row.Metrics[key] = api.MetricValue{Mean: mean, SE: se}
+	}
+	if overUsers && len(folds) == 1 {
+		row.Settings["se"] = "over the test users (one split)"
 	}
 	var per, vals []string
 	count := map[string]int{}

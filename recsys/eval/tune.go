@@ -49,6 +49,10 @@ type Tuned struct {
 	// Candidates are the configurations searched, for reports (a FEBR
 	// search with Grid.KByBaseline fits fewer).
 	Candidates []recsys.Params
+	// Train is the matrix Params refit the chosen model on: the split's
+	// training matrix, except for a kind with its own search (FEBR) under
+	// the users protocol (withLiveRows).
+	Train *recsys.Matrix
 }
 
 // Tune is the hyper-parameter search of dissertation §4.7.3 for one model
@@ -77,16 +81,22 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 	cands := candidates(kind, t.Grid, caps)
 	val := SampleUsers(s.Validation, t.validationUsers(), t.SampleSeed)
 	if kind.Search != nil {
+		x := s.Train
+		if s.Live != nil {
+			if x, err = withLiveRows(s.Train, s.Live, s.Validation); err != nil {
+				return nil, err
+			}
+		}
 		febr := t.FEBR
-		c, err := kind.Search(ctx, s.Train, val, t.Grid, caps, recsys.Params{Cache: cache, FEBR: &febr}, t.OnFit)
+		c, err := kind.Search(ctx, x, val, t.Grid, caps, recsys.Params{Cache: cache, FEBR: &febr}, t.OnFit)
 		if err != nil {
 			return nil, fmt.Errorf("eval: search %s: %w", name, err)
 		}
-		val, err := Evaluate(ctx, c.Model, s.Train, val)
+		val, err := Evaluate(ctx, c.Model, x, val)
 		if err != nil {
 			return nil, err
 		}
-		return &Tuned{Choice: c, Validation: val, Candidates: cands}, nil
+		return &Tuned{Choice: c, Validation: val, Candidates: cands, Train: x}, nil
 	}
 	var (
 		best      Tuned
@@ -105,7 +115,7 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		if err := m.Fit(ctx, s.Train, p); err != nil {
 			return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 		}
-		v, err := Evaluate(ctx, m, s.Train, val)
+		v, err := evaluateLive(ctx, m, s.Train, s.Live, val)
 		if err != nil {
 			return nil, err
 		}
@@ -120,8 +130,28 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 	}
 	bp.Cache, bp.Init = nil, nil
 	best.Params, best.Refit, best.ValidationADG = bp, bp, bestADG
-	best.Candidates = cands
+	best.Candidates, best.Train = cands, s.Train
 	return &best, nil
+}
+
+// withLiveRows is train with the live histories of the users with
+// validation items as their rows. A kind with its own search (FEBR)
+// validates, and stops early, on the validation items of users of the
+// matrix it fits (recsys.FEBROptions.Validation), so under the users
+// protocol it fits on the training users and the validation users' live
+// histories; the test users stay out of training.
+func withLiveRows(train *recsys.Matrix, live, val [][]uint32) (*recsys.Matrix, error) {
+	pairs := make([]recsys.Pair, 0, train.NNZ())
+	for u := range train.Users() {
+		row := train.Row(u)
+		if len(val[u]) > 0 && live[u] != nil {
+			row = live[u]
+		}
+		for _, i := range row {
+			pairs = append(pairs, recsys.Pair{User: uint32(u), Item: i})
+		}
+	}
+	return recsys.NewMatrix(train.Users(), train.Items(), pairs)
 }
 
 // candidates lists the configurations of a kind on g capped by c: its
