@@ -30,7 +30,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		data     = fs.String("data", "", "data set path (a MovieLens folder, a Last.fm folder or a CSV file)")
 		format   = fs.String("format", "", "data format: movielens, lastfm or csv")
 		minValue = fs.String("min-value", "", "relevance threshold on the event value (default: the format's)")
-		models   = fs.String("models", "all", "comma-separated model names, or all ("+strings.Join(recsys.Names(), ",")+")")
+		models   = fs.String("models", "all", "comma-separated model names, or all ("+strings.Join(recsys.Names(), ",")+"); febr is FEBRi-slim as in the service, "+eval.FEBRAll+" the seven FEBR variants of Table 4.3")
 		folds    = fs.Int("folds", 0, "number of splits (default 3; the time protocol has one, the users protocol at most 5)")
 		protocol = fs.String("protocol", eval.Standard, "hold-out protocol: standard, novelty, users (held-out users scored from 80% of their items) or time (each user's latest 20% of positives)")
 		seed     = fs.Int64("seed", 1, "random seed of the splits")
@@ -90,10 +90,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
-	for _, name := range opt.Models {
-		if _, err := recsys.New(name); err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
+	if err := eval.CheckModels(opt.Models); err != nil {
+		return fmt.Errorf("eval: %w", err)
 	}
 	var err error
 	if opt.Grid.K, err = parseList(*kGrid, strconv.Atoi); err != nil {

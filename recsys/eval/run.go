@@ -192,8 +192,22 @@ func reportRow(name string, folds []*foldResult, overUsers bool) api.ReportRow {
 	for _, r := range folds {
 		if formatParams(r.params) == bestKey {
 			row.Params = r.params
+			if len(r.atEdge) > 0 {
+				row.Settings["grid_edge"] = strings.Join(r.atEdge, " ")
+			}
 			break
 		}
+	}
+	var ext, edges []string
+	for _, r := range folds {
+		ext = append(ext, orDash(strings.Join(r.extended, " ")))
+		edges = append(edges, orDash(strings.Join(r.atEdge, " ")))
+	}
+	if strings.Join(ext, "") != strings.Repeat("-", len(ext)) {
+		row.Settings["grid_extended_by_fold"] = strings.Join(ext, "; ")
+	}
+	if strings.Join(edges, "") != strings.Repeat("-", len(edges)) {
+		row.Settings["grid_edge_by_fold"] = strings.Join(edges, "; ")
 	}
 	row.Settings["grid"] = folds[0].grid
 	row.Settings["params_by_fold"] = strings.Join(per, "; ")
@@ -221,6 +235,14 @@ func meanSE(xs []float64) (float64, float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // formatParams renders parameters as table.FormatParams does, "-" for none.

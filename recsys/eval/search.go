@@ -146,14 +146,17 @@ func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 
 // foldResult is one model on one fold.
 type foldResult struct {
-	grid         string
-	params       map[string]float64
-	valADG       float64
-	test         metrics.Values
+	grid   string
+	params map[string]float64
+	valADG float64
+	test   metrics.Values
 	// userSE is the standard error of each test measure over the test
 	// users, reported for a protocol with a single split (Time).
 	userSE       metrics.Values
 	trainSeconds float64
+	// extended and atEdge are Tuned's: the values searched past the
+	// grid's ends, and the chosen ones still at an end.
+	extended, atEdge []string
 	// Filled when dumping: ranks of the validation and test items, and the
 	// top-100 lists.
 	ranks [][][]int
@@ -184,7 +187,8 @@ func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourC
 	if err := m.Fit(ctx, t.Train, t.Params); err != nil {
 		return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 	}
-	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, trainSeconds: time.Since(start).Seconds()}
+	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, trainSeconds: time.Since(start).Seconds(),
+		extended: t.Extended, atEdge: t.AtEdge}
 	if err := res.measure(ctx, m, t.Train, s, dump); err != nil {
 		return nil, err
 	}
