@@ -47,6 +47,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		febrEach = fs.Int("febr-eval-every", 0, "FEBR early stopping: iterations between validation evaluations (default 20000)")
 		valUsers = fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
 		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
+		extend   = fs.Int("extend-grid", eval.DefaultExtend, "geometric steps (×2 at most) searched past each end of a grid dimension the choice sits at; a choice still at an end is flagged \"(grid edge)\" (0: none, only flag)")
 	)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -78,7 +79,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		minPtr = &v
 	}
-	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir, ValidationUsers: validationUsers(*valUsers)}
+	if *extend < 0 {
+		return fmt.Errorf("eval: --extend-grid must be ≥ 0, not %d", *extend)
+	}
+	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir, ValidationUsers: validationUsers(*valUsers), Extend: *extend}
+	if *extend == 0 {
+		opt.Extend = -1
+	}
 	if *febrEta < 0 || *febrGam < 0 || *febrPat < 0 || *febrEach < 0 || *febrHold < 0 || *febrHold >= 1 {
 		return errors.New("eval: --febr-eta, --febr-gamma, --febr-patience and --febr-eval-every must be ≥ 0, --febr-holdout in [0, 1)")
 	}

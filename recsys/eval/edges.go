@@ -118,8 +118,14 @@ type edgeState struct {
 func newEdgeState(d dimension, cands []recsys.Params) *edgeState {
 	vs := d.values(cands)
 	n := len(vs)
-	return &edgeState{d: d, values: vs, ratio: [2]float64{vs[1] / vs[0], vs[n-1] / vs[n-2]}}
+	return &edgeState{d: d, values: vs, ratio: [2]float64{min(vs[1]/vs[0], MaxStep), min(vs[n-1]/vs[n-2], MaxStep)}}
 }
+
+// MaxStep caps the geometric step of an extension: the service's factor
+// grid {10, 50} would otherwise step ×5 (250, then 1,250 factors), and the
+// ℓ2 grid {10, 1, 0.1} ×10; two steps of at most ×2 bound the cost of an
+// extension at the fits of a main value four times the grid's largest.
+const MaxStep = 2.0
 
 // at reports whether v is the value at the given end of the grid so far.
 func (e *edgeState) at(side int, v float64) bool {
@@ -158,8 +164,8 @@ func (e *edgeState) add(side int, v float64) {
 // at one (dissertation §4.7.3 leaves the grid's range open): for every
 // dimension whose chosen value is the smallest or largest searched, it
 // searches one geometric step beyond (the ratio of the grid's two
-// outermost values: k 1000 → 2000 → 4000, ℓ2 10 → 100), at most limit
-// times per side, with try, which searches the candidates the step gives
+// outermost values, at most MaxStep: k 1000 → 2000 → 4000, ℓ2 10 → 20 →
+// 40), at most limit times per side, with try, which searches the candidates the step gives
 // (gen; none when k is capped by the data) and returns the (possibly new)
 // choice. It returns the choice, the values added ("k=2000") and the
 // chosen values still at an end after limit extensions ("k=4000"), which

@@ -42,6 +42,9 @@ type Options struct {
 	// rate, memory budget); the search sets λ, the validation items and
 	// the seed (FEBRSeed unless set).
 	FEBR recsys.FEBROptions
+	// Extend is Tuning.Extend: the steps past each end of a grid
+	// dimension the choice sits at (0: DefaultExtend, negative: none).
+	Extend int
 }
 
 func (o Options) withDefaults() Options {
@@ -109,7 +112,7 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 					opt.Progress(stage+" "+name, done, total)
 				}
 			}
-			tuning := Tuning{Grid: opt.Grid.space(), FEBR: opt.FEBR, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step}
+			tuning := Tuning{Grid: opt.Grid.space(), FEBR: opt.FEBR, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step, Extend: opt.Extend}
 			res, err := search(ctx, name, s, cache, tuning, dump != nil, step)
 			if err != nil {
 				return nil, err

@@ -150,6 +150,9 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		if !d.main {
 			return []recsys.Params{d.set(at, v)}
 		}
+		if mainName == "factors" && int(v) > min(s.Train.Users(), s.Train.Items()) {
+			return nil // no more factors than the matrix has rank
+		}
 		// A new main value is searched with every secondary setting,
 		// unless the data caps k below it (Kind.Candidates drops it).
 		g := t.Grid
