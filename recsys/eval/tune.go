@@ -37,16 +37,8 @@ type Tuning struct {
 	Extend int
 }
 
-// extend is t.Extend with its default.
-func (t Tuning) extend() int {
-	switch {
-	case t.Extend == 0:
-		return DefaultExtend
-	case t.Extend < 0:
-		return 0
-	}
-	return t.Extend
-}
+// extend is t.Extend with its default (zeroOr).
+func (t Tuning) extend() int { return zeroOr(t.Extend, DefaultExtend) }
 
 // DefaultValidationUsers is the validation-user sample of Tuning: with the
 // per-user ADG's standard deviation of 0.1–0.15 on ml-100k and Last.fm, a
@@ -283,14 +275,17 @@ func dataCaps(ctx context.Context, train *recsys.Matrix, cache *recsys.Neighbour
 
 // validationUsers is the sample size of t: ValidationUsers, its default
 // for 0, and 0 (all) for a negative value.
-func (t Tuning) validationUsers() int {
+func (t Tuning) validationUsers() int { return zeroOr(t.ValidationUsers, DefaultValidationUsers) }
+
+// zeroOr is v, def for 0, and 0 for a negative v.
+func zeroOr(v, def int) int {
 	switch {
-	case t.ValidationUsers == 0:
-		return DefaultValidationUsers
-	case t.ValidationUsers < 0:
+	case v == 0:
+		return def
+	case v < 0:
 		return 0
 	}
-	return t.ValidationUsers
+	return v
 }
 
 // SampleUsers keeps the held-out items of n users drawn uniformly without
