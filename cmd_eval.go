@@ -30,9 +30,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		data     = fs.String("data", "", "data set path (a MovieLens folder, a Last.fm folder or a CSV file)")
 		format   = fs.String("format", "", "data format: movielens, lastfm or csv")
 		minValue = fs.String("min-value", "", "relevance threshold on the event value (default: the format's)")
-		models   = fs.String("models", "all", "comma-separated model names, or all ("+strings.Join(recsys.Names(), ",")+")")
-		folds    = fs.Int("folds", 3, "number of random splits")
-		protocol = fs.String("protocol", eval.Standard, "hold-out protocol: standard or novelty")
+		models   = fs.String("models", "all", "comma-separated model names, or all ("+strings.Join(recsys.Names(), ",")+"); febr is FEBRi-slim as in the service, "+eval.FEBRAll+" the seven FEBR variants of Table 4.3")
+		folds    = fs.Int("folds", 0, "number of splits (default 3; the time protocol has one, the users protocol at most 5)")
+		protocol = fs.String("protocol", eval.Standard, "hold-out protocol: standard, novelty, users (held-out users scored from 80% of their items) or time (each user's latest 20% of positives)")
 		seed     = fs.Int64("seed", 1, "random seed of the splits")
 		jsonOut  = fs.String("json", "", "write the report as JSON to this file")
 		dumpDir  = fs.String("dump", "", "write splits, ranks and top-100 lists under this directory")
@@ -48,6 +48,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		extra    = fs.String("extra", "", "secondary grids, model.key=v1,v2;model.key=v3 (every combination per model named; e.g. ials.lambda=0.01,0.1;ials.alpha0=0.1)")
 		valUsers = fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
 		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
+		extend   = fs.Int("extend-grid", eval.DefaultExtend, "geometric steps (×2 at most) searched past each end of a grid dimension the choice sits at; a choice still at an end is flagged \"(grid edge)\" (0: none, only flag)")
 	)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -62,6 +63,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := dataset.CheckFormat(*format); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	if *folds < 0 {
+		return fmt.Errorf("eval: --folds must be ≥ 1, not %d", *folds)
+	}
+	if err := eval.CheckProtocol(*protocol, *folds); err != nil {
+		return err
+	}
 	var minPtr *float64
 	if *minValue != "" {
 		v, err := strconv.ParseFloat(*minValue, 64)
@@ -73,7 +80,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		minPtr = &v
 	}
-	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir, ValidationUsers: validationUsers(*valUsers)}
+	if *extend < 0 {
+		return fmt.Errorf("eval: --extend-grid must be ≥ 0, not %d", *extend)
+	}
+	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir, ValidationUsers: validationUsers(*valUsers), Extend: *extend}
+	if *extend == 0 {
+		opt.Extend = -1
+	}
 	if *febrEta < 0 || *febrGam < 0 || *febrPat < 0 || *febrEach < 0 || *febrHold < 0 || *febrHold >= 1 {
 		return errors.New("eval: --febr-eta, --febr-gamma, --febr-patience and --febr-eval-every must be ≥ 0, --febr-holdout in [0, 1)")
 	}
@@ -85,10 +98,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 	}
-	for _, name := range opt.Models {
-		if _, err := recsys.New(name); err != nil {
-			return fmt.Errorf("eval: %w", err)
-		}
+	if err := eval.CheckModels(opt.Models); err != nil {
+		return fmt.Errorf("eval: %w", err)
 	}
 	var err error
 	if opt.Grid.K, err = parseList(*kGrid, strconv.Atoi); err != nil {
@@ -118,7 +129,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("eval: %w", err)
 	}
 	fmt.Fprintf(stderr, "eval: %s: %d users, %d items, %d positive pairs\n", pos.Name, len(pos.UserIDs), len(pos.ItemIDs), len(pos.Users))
-	d := &eval.Dataset{Name: pos.Name, UserIDs: pos.UserIDs, ItemIDs: pos.ItemIDs, Users: pos.Users, Items: pos.Items}
+	d := &eval.Dataset{Name: pos.Name, UserIDs: pos.UserIDs, ItemIDs: pos.ItemIDs, Users: pos.Users, Items: pos.Items, Times: pos.Times}
 
 	progress, done := evalProgress(stderr)
 	opt.Progress = progress

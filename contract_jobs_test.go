@@ -127,6 +127,10 @@ func testContractLifecycle(t *testing.T) {
 		{name: "evaluation folds negative", method: "POST", path: "/admin/evaluations", body: `{"folds":-1}`, want: 400, invalid: true, field: "folds"},
 		{name: "evaluation folds fraction", method: "POST", path: "/admin/evaluations", body: `{"folds":1.5}`, want: 400, invalid: true, field: "folds"},
 		{name: "evaluation bad protocol", method: "POST", path: "/admin/evaluations", body: `{"protocol":"leave-one-out"}`, want: 400, invalid: true, field: "protocol"},
+		// The time protocol has one split; the users protocol tests disjoint
+		// fifths of the users.
+		{name: "evaluation time 2 folds", method: "POST", path: "/admin/evaluations", body: `{"protocol":"time","folds":2}`, want: 400, field: "folds"},
+		{name: "evaluation users 6 folds", method: "POST", path: "/admin/evaluations", body: `{"protocol":"users","folds":6}`, want: 400, field: "folds"},
 		{name: "evaluation seed not a number", method: "POST", path: "/admin/evaluations", body: `{"seed":"x"}`, want: 400, invalid: true, field: "seed"},
 		{name: "evaluation unknown field", method: "POST", path: "/admin/evaluations", body: `{"fold":1}`, want: 400, invalid: true, field: "fold"},
 		{name: "evaluation text/plain", method: "POST", path: "/admin/evaluations", body: `{}`, ctype: "text/plain", want: 415, invalid: true},
@@ -260,6 +264,28 @@ func testContractLifecycle(t *testing.T) {
 		s.do(t, contractCase{method: "GET", path: "/evaluations/" + reportID, want: 200}).decode(t, &rep)
 		if rep.ID != reportID || rep.Folds != 1 || len(rep.Rows) != 2 || len(rep.Rows[1].Metrics) == 0 {
 			t.Errorf("report %+v, want one fold, two rows with metrics", rep)
+		}
+	})
+
+	// The users and time protocols on the stored data: the time protocol
+	// reads each pair's first event time from the users' histories.
+	t.Run("evaluation protocols", func(t *testing.T) {
+		for _, tc := range []struct {
+			body, protocol string
+			folds          int
+		}{
+			{`{"models":["popular","itemknn"],"protocol":"users","folds":2}`, "users", 2},
+			{`{"models":["popular","itemknn"],"protocol":"time"}`, "time", 1},
+		} {
+			j := s.waitJob(t, s.startJob(t, contractCase{method: "POST", path: "/admin/evaluations", body: tc.body}))
+			if j.State != api.JobSucceeded || j.Protocol != tc.protocol || j.Folds != tc.folds {
+				t.Fatalf("%s evaluation job: %+v", tc.protocol, j)
+			}
+			var rep api.Report
+			s.do(t, contractCase{method: "GET", path: "/evaluations/" + j.ReportID, want: 200}).decode(t, &rep)
+			if rep.Protocol != tc.protocol || rep.Folds != tc.folds || len(rep.Rows) != 2 || rep.Rows[1].Metrics["adg"].Mean <= 0 {
+				t.Errorf("%s report %+v", tc.protocol, rep)
+			}
 		}
 	})
 

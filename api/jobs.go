@@ -37,6 +37,10 @@ type Job struct {
 	// did not fit, each with the reason (the content metric with too few
 	// items that have features); their previous versions keep serving.
 	Skipped []SkippedModel `json:"skipped,omitempty"`
+	// Grid lists the models of a training job whose hyper-parameter search
+	// went past the ends of its grid, or chose a value still at an end of
+	// the extended grid (ModelInfo.GridExtended, GridEdge).
+	Grid []GridNote `json:"grid,omitempty"`
 	// Auto marks a training job that activates the model with the best
 	// validation ADG; Activated names the model a training job made the
 	// default, if it changed it.
@@ -54,6 +58,14 @@ type Job struct {
 // Done reports whether the job has ended.
 func (j Job) Done() bool {
 	return j.State == JobSucceeded || j.State == JobFailed || j.State == JobCancelled
+}
+
+// GridNote is one model's search past the ends of its grid: the values
+// added ("k=2000") and the chosen ones still at an end ("k=4000").
+type GridNote struct {
+	Model    string   `json:"model"`
+	Extended []string `json:"extended,omitempty"`
+	Edge     []string `json:"edge,omitempty"`
 }
 
 // SkippedModel is a model a job did not produce, and why.
@@ -82,6 +94,11 @@ type ModelInfo struct {
 	TrainSeconds float64            `json:"train_seconds"`
 	Bytes        int                `json:"bytes"`
 	Active       bool               `json:"active"`
+	// GridExtended lists the values the search tried past the ends of its
+	// grid because the choice sat there ("k=2000"); GridEdge the chosen
+	// values still at an end of the extended grid ("k=4000").
+	GridExtended []string `json:"grid_extended,omitempty"`
+	GridEdge     []string `json:"grid_edge,omitempty"`
 }
 
 // ModelStore persists trained models and which one is active.

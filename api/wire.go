@@ -315,7 +315,7 @@ type JobAccepted struct {
 // EvaluationIn is the (optional) body of POST /admin/evaluations.
 type EvaluationIn struct {
 	Models   []string `json:"models,omitempty" validate:"omitempty,max=32,dive,min=1,max=64"`
-	Protocol string   `json:"protocol,omitempty" validate:"omitempty,oneof=standard novelty"`
+	Protocol string   `json:"protocol,omitempty" validate:"omitempty,oneof=standard novelty users time"`
 	Folds    int      `json:"folds,omitempty" validate:"omitempty,min=1,max=10"`
 	Seed     int64    `json:"seed,omitempty"`
 }

@@ -240,6 +240,12 @@ func (s *Scheduler) SubmitEvaluation(ctx context.Context, req api.EvaluationRequ
 	}
 	if req.Folds == 0 {
 		req.Folds = 3
+		if req.Protocol == eval.Time {
+			req.Folds = 1
+		}
+	}
+	if m := eval.MaxFolds(req.Protocol); m > 0 && req.Folds > m {
+		return api.Job{}, api.FieldError("folds", fmt.Sprintf("the %s protocol has at most %d folds, not %d", req.Protocol, m, req.Folds))
 	}
 	if req.Seed == 0 {
 		req.Seed = 1
@@ -644,6 +650,9 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 			return err
 		}
 		j.Versions = append(j.Versions, t.served.Info.Name+"@"+v)
+		if in := t.served.Info; len(in.GridExtended) > 0 || len(in.GridEdge) > 0 {
+			j.Grid = append(j.Grid, api.GridNote{Model: in.Name, Extended: in.GridExtended, Edge: in.GridEdge})
+		}
 	}
 	activate := s.chooseActive(models, j.Auto)
 	for _, t := range models {
@@ -691,6 +700,12 @@ func (s *Scheduler) runEvaluation(ctx context.Context, j *api.Job, rec *recorder
 		return api.Errorf(api.CodeConflict, "there are no relevant interactions to evaluate on")
 	}
 	d := &eval.Dataset{Name: "stored data", UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items}
+	if j.Protocol == eval.Time {
+		rec.stage("event times", 0.02)
+		if d.Times, err = pairTimes(ctx, s.st, snap); err != nil {
+			return err
+		}
+	}
 	rec.stage("evaluate", 0.05)
 	report, err := eval.Run(ctx, d, eval.Options{Models: j.Models, Folds: j.Folds, Protocol: j.Protocol, Seed: j.Seed,
 		Progress: func(stage string, done, total int) {
@@ -708,6 +723,51 @@ func (s *Scheduler) runEvaluation(ctx context.Context, j *api.Job, rec *recorder
 	}
 	j.ReportID = report.ID
 	return nil
+}
+
+// historyReader is the part of a store the time protocol reads the event
+// times from: a snapshot carries the positive pairs without them.
+type historyReader interface {
+	History(ctx context.Context, userID string, p api.Page) ([]api.HistoryEntry, string, error)
+}
+
+// pairTimes is, for every positive pair of snap, the Unix time of its first
+// event (api.HistoryEntry.FirstSeen), read from each user's history.
+func pairTimes(ctx context.Context, st Store, snap *api.Snapshot) ([]int64, error) {
+	h, ok := st.(historyReader)
+	if !ok {
+		return nil, api.Errorf(api.CodeConflict, "the store keeps no event times for the time protocol")
+	}
+	byUser := map[uint32][]int{}
+	for k, u := range snap.Users {
+		byUser[u] = append(byUser[u], k)
+	}
+	times := make([]int64, len(snap.Users))
+	for u, pairs := range byUser {
+		first := map[string]time.Time{}
+		for cursor := ""; ; {
+			entries, next, err := h.History(ctx, snap.UserIDs[u], api.Page{Cursor: cursor, Limit: 1000})
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries {
+				first[e.ItemID] = e.FirstSeen
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		for _, k := range pairs {
+			item := snap.ItemIDs[snap.Items[k]]
+			at, ok := first[item]
+			if !ok || at.IsZero() {
+				return nil, api.Errorf(api.CodeConflict, "no event time for user %q and item %q (the data changed during the evaluation?)", snap.UserIDs[u], item)
+			}
+			times[k] = at.Unix()
+		}
+	}
+	return times, nil
 }
 
 // recorder keeps a job's record up to date: stages with timings, progress

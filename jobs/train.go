@@ -176,7 +176,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		}
 		info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs), Items: countIDs(snap.ItemIDs),
 			Positives: x.NNZ(), Params: recsys.ParamsOf(m), TrainSeconds: time.Since(start).Seconds(),
-			Validation: map[string]float64{}}
+			Validation: map[string]float64{}, GridExtended: t.Extended, GridEdge: t.AtEdge}
 		for i, key := range metrics.Names {
 			info.Validation[key] = val[i]
 		}

@@ -84,6 +84,9 @@ func NewNeighbourCache(x *Matrix, kmax int) *NeighbourCache {
 	return &NeighbourCache{x: x, kmax: kmax, lists: map[string]*Neighbours{}}
 }
 
+// KMax is the longest neighbour list the cache keeps.
+func (c *NeighbourCache) KMax() int { return c.kmax }
+
 // MaxRow is the longest item neighbour list under the cosine similarity
 // (computing it if needed): a larger k gives the same model, so a grid
 // search can stop there ("k capped by the data").

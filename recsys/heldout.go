@@ -11,6 +11,15 @@ import "context"
 // when top > 0, each user's top-N list with the scores. Each set has an
 // entry per user of train.
 func RankHeldOut(ctx context.Context, m Model, train *Matrix, pop []uint32, sets [][][]uint32, top int) ([][][]int, [][]Neighbour, error) {
+	return RankHeldOutLive(ctx, m, train, nil, pop, sets, top)
+}
+
+// RankHeldOutLive is RankHeldOut where a user u with live[u] != nil (live
+// may be nil) is scored as a user the model was not fitted on (self −1)
+// from the live history live[u], and its items are ranked among those not
+// in it: the users protocol of the evaluation, whose held-out users have
+// no training row.
+func RankHeldOutLive(ctx context.Context, m Model, train *Matrix, live [][]uint32, pop []uint32, sets [][][]uint32, top int) ([][][]int, [][]Neighbour, error) {
 	nu, ni := train.Users(), train.Items()
 	ranks := make([][][]int, len(sets))
 	for s := range sets {
@@ -32,8 +41,11 @@ func RankHeldOut(ctx context.Context, m Model, train *Matrix, pop []uint32, sets
 				if !need {
 					continue
 				}
-				history := train.Row(u)
-				ScoreUser(m, u, history, scores)
+				history, self := train.Row(u), u
+				if live != nil && live[u] != nil {
+					history, self = live[u], -1
+				}
+				ScoreUser(m, self, history, scores)
 				for s, set := range sets {
 					if len(set[u]) > 0 {
 						ranks[s][u] = ranker.Ranks(scores, history, set[u])

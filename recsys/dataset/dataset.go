@@ -315,6 +315,10 @@ type Positive struct {
 	Name             string
 	UserIDs, ItemIDs []string
 	Users, Items     []uint32
+	// Times holds the Unix time of pair k's first positive event in the
+	// file when every such event has one (MovieLens, CSV with timestamps),
+	// else nil (Last.fm's user_artists.dat has play counts, no times).
+	Times []int64
 }
 
 // Positives reads a data set and keeps the events whose value reaches
@@ -327,6 +331,7 @@ func Positives(format, path string, minValue *float64) (*Positive, error) {
 	p := &Positive{Name: filepath.Base(filepath.Clean(path))}
 	users, items := map[string]uint32{}, map[string]uint32{}
 	seen := map[uint64]struct{}{}
+	timed := true
 	err := ReadEvents(format, path, func(ev Event) error {
 		if useMin && ev.HasValue && ev.Value < min {
 			return nil
@@ -350,8 +355,14 @@ func Positives(format, path string, minValue *float64) (*Positive, error) {
 		seen[key] = struct{}{}
 		p.Users = append(p.Users, u)
 		p.Items = append(p.Items, i)
+		if timed = timed && !ev.Time.IsZero(); timed {
+			p.Times = append(p.Times, ev.Time.Unix())
+		}
 		return nil
 	})
+	if !timed {
+		p.Times = nil
+	}
 	if err != nil {
 		return nil, err
 	}

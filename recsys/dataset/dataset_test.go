@@ -30,6 +30,11 @@ func TestPositives_movielens(t *testing.T) {
 	if !reflect.DeepEqual(p.Users, []uint32{0, 1}) || !reflect.DeepEqual(p.Items, []uint32{0, 0}) {
 		t.Fatalf("pairs = %v %v", p.Users, p.Items)
 	}
+	// Each pair's time is its first positive event's: (1,10) at
+	// 881250949, not its later repeat.
+	if !reflect.DeepEqual(p.Times, []int64{881250949, 881250951}) {
+		t.Fatalf("times = %v", p.Times)
+	}
 	three := 3.0
 	p, err = Positives("movielens", dir, &three)
 	if err != nil {
@@ -73,8 +78,13 @@ func TestReadEvents_csvAndLastfm(t *testing.T) {
 	}
 	writeFile(t, dir, "user_artists.dat", "userID\tartistID\tweight\n2\t51\t13883\n2\t52\t1\n")
 	p, err := Positives("lastfm", dir, nil)
-	if err != nil || len(p.Users) != 2 {
-		t.Fatalf("lastfm positives = %+v, %v", p, err)
+	if err != nil || len(p.Users) != 2 || p.Times != nil {
+		t.Fatalf("lastfm positives = %+v, %v (want no times: play counts carry none)", p, err)
+	}
+	// A CSV with a timestamp on some lines only has no times.
+	p, err = Positives("csv", csvPath, nil)
+	if err != nil || len(p.Users) != 3 || p.Times != nil {
+		t.Fatalf("csv positives = %+v, %v", p, err)
 	}
 	if err := CheckFormat("parquet"); err == nil {
 		t.Fatal("unknown format accepted")

@@ -7,23 +7,48 @@ import (
 	"recsys/recsys"
 )
 
-// expandModels replaces every model name that stands for several report
-// rows by their registry names (febr → its seven variants, Table 4.3),
-// dropping repeats, so that each variant is one row.
+// FEBRAll is the model name that stands for the seven FEBR variants of
+// dissertation Table 4.3, one report row each; "febr" itself is FEBRi-slim,
+// as in the service.
+const FEBRAll = "febr-all"
+
+// expandModels replaces FEBRAll by the registry names of the seven FEBR
+// variants, dropping names whose row is already listed ("febr" and
+// "febr-i-slim" are both FEBRi-slim), so that each variant is one row;
+// every other name stands for itself.
 func expandModels(names []string) []string {
 	var out []string
+	var rows [][2]string
 	for _, name := range names {
-		vs := recsys.Variants(name)
-		if len(vs) == 0 {
-			vs = []recsys.Variant{{Name: name}}
+		vs := []string{name}
+		if name == FEBRAll {
+			vs = nil
+			for _, v := range recsys.Variants(recsys.FEBRModel) {
+				vs = append(vs, v.Name)
+			}
 		}
 		for _, v := range vs {
-			if !slices.Contains(out, v.Name) {
-				out = append(out, v.Name)
+			m, variant := rowName(v)
+			if row := [2]string{m, variant}; !slices.Contains(rows, row) {
+				out, rows = append(out, v), append(rows, row)
 			}
 		}
 	}
 	return out
+}
+
+// CheckModels reports the first name that is neither a registered model
+// nor FEBRAll.
+func CheckModels(names []string) error {
+	for _, name := range names {
+		if name == FEBRAll {
+			continue
+		}
+		if _, err := recsys.KindOf(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rowName is the model and variant a registry name reports under: a FEBR

@@ -20,7 +20,7 @@ func TestRun_febrVariantRows(t *testing.T) {
 	dir := t.TempDir()
 	opt := Options{
 		Folds: 1, Seed: 1, DumpDir: dir,
-		Models: []string{"slim", "febr", "febr-i-slim"},
+		Models: []string{"slim", FEBRAll, "febr-i-slim"},
 		Grid:   Grid{K: []int{10, 20}, L1: []float64{1, 0.1}, L2: []float64{1}, Lambda: []float64{1e-3, 1e-2}},
 		FEBR:   recsys.FEBROptions{EvalEvery: 1000, Patience: 2},
 	}
@@ -43,7 +43,7 @@ func TestRun_febrVariantRows(t *testing.T) {
 		if row.Params["k"] == 0 || row.Params["lambda"] == 0 {
 			t.Errorf("%s: params %v", row.Variant, row.Params)
 		}
-		if !strings.Contains(row.Settings["grid"], "lambda∈{0.001,0.01}") {
+		if !strings.Contains(row.Settings["grid"], "lambda∈{0.001,0.01") {
 			t.Errorf("%s: grid %q", row.Variant, row.Settings["grid"])
 		}
 		if _, err := os.Stat(filepath.Join(dir, "fold-1", row.Variant+".ranks.csv")); err != nil {
@@ -71,9 +71,20 @@ func TestRun_febrVariantRows(t *testing.T) {
 }
 
 func TestExpandModels(t *testing.T) {
-	got := expandModels([]string{"popular", "febr-u-kunn", "febr", "slim"})
+	// febr is FEBRi-slim alone, as in the service; febr-all the seven
+	// variants, without a second FEBRi-slim row for febr-i-slim or febr.
+	if got := expandModels([]string{"popular", "febr", "slim", "febr-i-slim"}); !slices.Equal(got, []string{"popular", "febr", "slim"}) {
+		t.Fatalf("expandModels = %v", got)
+	}
+	got := expandModels([]string{"popular", "febr-u-kunn", "febr-all", "febr", "slim"})
 	if len(got) != 9 || got[0] != "popular" || got[1] != "febr-u-kunn" || got[8] != "slim" || slices.Contains(got, "febr") {
 		t.Fatalf("expandModels = %v", got)
+	}
+	if err := CheckModels([]string{"febr-all", "febr", "slim"}); err != nil {
+		t.Error(err)
+	}
+	if err := CheckModels([]string{"febr-most"}); err == nil {
+		t.Error("CheckModels accepted febr-most")
 	}
 	if n := len(slices.Compact(slices.Sorted(slices.Values(got)))); n != len(got) {
 		t.Fatalf("repeats in %v", got)

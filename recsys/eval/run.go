@@ -19,9 +19,10 @@ import (
 type Options struct {
 	// Models to evaluate, by registry name; empty means recsys.Names().
 	Models []string
-	// Folds is the number of random splits (3).
+	// Folds is the number of random splits (3; 1 under Time, which has a
+	// single split; at most MaxFolds).
 	Folds int
-	// Protocol is Standard or Novelty.
+	// Protocol is Standard, Novelty, Users or Time.
 	Protocol string
 	// Seed seeds the splits: fold f uses the stream (Seed, f).
 	Seed int64
@@ -41,17 +42,23 @@ type Options struct {
 	// rate, memory budget); the search sets λ, the validation items and
 	// the seed (FEBRSeed unless set).
 	FEBR recsys.FEBROptions
+	// Extend is Tuning.Extend: the steps past each end of a grid
+	// dimension the choice sits at (0: DefaultExtend, negative: none).
+	Extend int
 }
 
 func (o Options) withDefaults() Options {
 	if len(o.Models) == 0 {
 		o.Models = recsys.Names()
 	}
-	if o.Folds <= 0 {
-		o.Folds = 3
-	}
 	if o.Protocol == "" {
 		o.Protocol = Standard
+	}
+	if o.Folds <= 0 {
+		o.Folds = 3
+		if o.Protocol == Time {
+			o.Folds = 1
+		}
 	}
 	o.Grid = o.Grid.withDefaults()
 	if o.MinPositives <= 0 {
@@ -67,8 +74,8 @@ func (o Options) withDefaults() Options {
 func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 	opt = opt.withDefaults()
 	opt.Models = expandModels(opt.Models)
-	if opt.Protocol != Standard && opt.Protocol != Novelty {
-		return nil, fmt.Errorf("eval: unknown protocol %q", opt.Protocol)
+	if err := CheckProtocol(opt.Protocol, opt.Folds); err != nil {
+		return nil, err
 	}
 	for _, name := range opt.Models {
 		if _, err := recsys.New(name); err != nil {
@@ -105,7 +112,7 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 					opt.Progress(stage+" "+name, done, total)
 				}
 			}
-			tuning := Tuning{Grid: opt.Grid.space(), FEBR: opt.FEBR, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step}
+			tuning := Tuning{Grid: opt.Grid.space(), FEBR: opt.FEBR, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step, Extend: opt.Extend}
 			res, err := search(ctx, name, s, cache, tuning, dump != nil, step)
 			if err != nil {
 				return nil, err
@@ -129,17 +136,30 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 		Seconds:   time.Since(start).Seconds(),
 	}
 	for k, name := range opt.Models {
-		row := reportRow(name, results[k])
+		row := reportRow(name, results[k], opt.Protocol == Time)
 		labelRow(&row, name)
 		rep.Rows = append(rep.Rows, row)
 	}
 	return rep, nil
 }
 
+// CheckProtocol reports an unknown protocol or more folds than it has.
+func CheckProtocol(protocol string, folds int) error {
+	if !slices.Contains(Protocols, protocol) {
+		return fmt.Errorf("eval: unknown protocol %q (want %s)", protocol, strings.Join(Protocols, ", "))
+	}
+	if m := MaxFolds(protocol); m > 0 && folds > m {
+		return fmt.Errorf("eval: the %s protocol has at most %d folds, not %d", protocol, m, folds)
+	}
+	return nil
+}
+
 // reportRow summarises a model over folds: mean and standard error of each
 // measure, the mean training time, and the parameters chosen most often
-// (all folds' choices are listed in the settings).
-func reportRow(name string, folds []*foldResult) api.ReportRow {
+// (all folds' choices are listed in the settings). With overUsers and a
+// single fold, the standard errors are over the test users instead (the
+// time protocol's one split).
+func reportRow(name string, folds []*foldResult, overUsers bool) api.ReportRow {
 	row := api.ReportRow{
 		Model:    name,
 		Metrics:  map[string]api.MetricValue{},
@@ -151,7 +171,13 @@ func reportRow(name string, folds []*foldResult) api.ReportRow {
 			xs[f] = r.test[m]
 		}
 		mean, se := meanSE(xs)
+		if overUsers && len(folds) == 1 {
+			se = folds[0].userSE[m]
+		}
 		row.Metrics[key] = api.MetricValue{Mean: mean, SE: se}
+	}
+	if overUsers && len(folds) == 1 {
+		row.Settings["se"] = "over the test users (one split)"
 	}
 	var per, vals []string
 	count := map[string]int{}
@@ -169,8 +195,22 @@ func reportRow(name string, folds []*foldResult) api.ReportRow {
 	for _, r := range folds {
 		if formatParams(r.params) == bestKey {
 			row.Params = r.params
+			if len(r.atEdge) > 0 {
+				row.Settings["grid_edge"] = strings.Join(r.atEdge, " ")
+			}
 			break
 		}
+	}
+	var ext, edges []string
+	for _, r := range folds {
+		ext = append(ext, orDash(strings.Join(r.extended, " ")))
+		edges = append(edges, orDash(strings.Join(r.atEdge, " ")))
+	}
+	if strings.Join(ext, "") != strings.Repeat("-", len(ext)) {
+		row.Settings["grid_extended_by_fold"] = strings.Join(ext, "; ")
+	}
+	if strings.Join(edges, "") != strings.Repeat("-", len(edges)) {
+		row.Settings["grid_edge_by_fold"] = strings.Join(edges, "; ")
 	}
 	row.Settings["grid"] = folds[0].grid
 	row.Settings["params_by_fold"] = strings.Join(per, "; ")
@@ -198,6 +238,14 @@ func meanSE(xs []float64) (float64, float64) {
 		ss += (x - mean) * (x - mean)
 	}
 	return mean, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+}
+
+// orDash is s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // formatParams renders parameters as table.FormatParams does, "-" for none.

@@ -146,11 +146,17 @@ func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 
 // foldResult is one model on one fold.
 type foldResult struct {
-	grid         string
-	params       map[string]float64
-	valADG       float64
-	test         metrics.Values
+	grid   string
+	params map[string]float64
+	valADG float64
+	test   metrics.Values
+	// userSE is the standard error of each test measure over the test
+	// users, reported for a protocol with a single split (Time).
+	userSE       metrics.Values
 	trainSeconds float64
+	// extended and atEdge are Tuned's: the values searched past the
+	// grid's ends, and the chosen ones still at an end.
+	extended, atEdge []string
 	// Filled when dumping: ranks of the validation and test items, and the
 	// top-100 lists.
 	ranks [][][]int
@@ -178,30 +184,34 @@ func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourC
 		return nil, err
 	}
 	start := time.Now()
-	if err := m.Fit(ctx, s.Train, t.Params); err != nil {
+	if err := m.Fit(ctx, t.Train, t.Params); err != nil {
 		return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 	}
-	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, trainSeconds: time.Since(start).Seconds()}
-	if err := res.measure(ctx, m, s, dump); err != nil {
+	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, trainSeconds: time.Since(start).Seconds(),
+		extended: t.Extended, atEdge: t.AtEdge}
+	if err := res.measure(ctx, m, t.Train, s, dump); err != nil {
 		return nil, err
 	}
 	step()
 	return res, nil
 }
 
-// measure ranks the validation and test items with the fitted model m, ties
-// broken by training popularity, and keeps the test measures (and, with
-// dump, every rank and the top-100 lists).
-func (res *foldResult) measure(ctx context.Context, m recsys.Model, s *Split, dump bool) error {
+// measure ranks the validation and test items of s with the model m fitted
+// on train (s.Train, or FEBR's under the users protocol), ties broken by
+// training popularity, the held-out users of the users protocol from their
+// live histories, and keeps the test measures, their standard errors over
+// the test users (and, with dump, every rank and the top-100 lists).
+func (res *foldResult) measure(ctx context.Context, m recsys.Model, train *recsys.Matrix, s *Split, dump bool) error {
 	top := 0
 	if dump {
 		top = 100
 	}
-	ranks, tops, err := recsys.RankHeldOut(ctx, m, s.Train, s.Train.Popularity(), [][][]uint32{s.Validation, s.Test}, top)
+	ranks, tops, err := recsys.RankHeldOutLive(ctx, m, train, s.Live, train.Popularity(), [][][]uint32{s.Validation, s.Test}, top)
 	if err != nil {
 		return err
 	}
-	res.test, _ = meanValues(ranks[1], s.Train)
+	res.test, _ = meanValues(ranks[1], train, s.Live)
+	res.userSE = userSE(ranks[1], train, s.Live)
 	if dump {
 		res.ranks, res.tops = ranks, tops
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"recsys/recsys"
 )
@@ -20,6 +21,9 @@ type Dataset struct {
 	Name             string
 	UserIDs, ItemIDs []string
 	Users, Items     []uint32
+	// Times, when the data set has timestamps, holds the Unix time of
+	// pair k (the time it became positive); the Time protocol needs it.
+	Times []int64
 }
 
 // Protocols of the evaluation.
@@ -28,7 +32,42 @@ const (
 	Standard = "standard"
 	// Novelty draws them from O⁺u minus the 100 most popular items (§4.7.5).
 	Novelty = "novelty"
+	// Users is strong generalisation: a share of the users is held out of
+	// training entirely; each held-out user's items are split 80/20 into
+	// a live history the model scores from and the items ranked
+	// (NewSplit).
+	Users = "users"
+	// Time holds out each user's latest 20% of positives by timestamp as
+	// test and the 10% before as validation (NewSplit).
+	Time = "time"
 )
+
+// Protocols lists the protocols of the evaluation.
+var Protocols = []string{Standard, Novelty, Users, Time}
+
+// Shares of the users protocol: each fold tests a disjoint block of
+// UsersTestShare of the eligible users and validates on UsersValidationShare
+// of the others; each held-out user has FoldInShare of its positives
+// ranked, the rest given as its live history.
+const (
+	UsersTestShare       = 0.2
+	UsersValidationShare = 0.1
+	FoldInShare          = 0.2
+)
+
+// MaxFolds is the largest number of folds a protocol supports: the users
+// protocol tests disjoint blocks of UsersTestShare of the users, and the
+// time protocol has a single split (it depends on no seed); 0 means no
+// limit.
+func MaxFolds(protocol string) int {
+	switch protocol {
+	case Users:
+		return int(1 / UsersTestShare)
+	case Time:
+		return 1
+	}
+	return 0
+}
 
 // Hold-out shares of §4.7.4 and the size of TopItems of §4.7.5.
 const (
@@ -46,6 +85,20 @@ const DefaultMinPositives = 5
 type Split struct {
 	Train            *recsys.Matrix
 	Validation, Test [][]uint32
+	// Live, under the users protocol, holds the live history of every
+	// held-out user (sorted; nil for the others, scored from their
+	// training row): the user's training row is empty, and the model
+	// scores it as a user it was not fitted on.
+	Live [][]uint32
+}
+
+// History is the history user u is scored from: its live history under the
+// users protocol, else its training row.
+func (s *Split) History(u int) []uint32 {
+	if s.Live != nil && s.Live[u] != nil {
+		return s.Live[u]
+	}
+	return s.Train.Row(u)
 }
 
 // shape returns |U| and |I|: the id lists when given, else the largest
@@ -123,8 +176,14 @@ func holdOutSizes(n, minPositives int) (nVal, nTest int) {
 // user with no candidate keeps all items in training. The same seed and
 // fold give the same split.
 func NewSplit(d *Dataset, protocol string, seed int64, fold, minPositives int) (*Split, error) {
-	if protocol != Standard && protocol != Novelty {
-		return nil, fmt.Errorf("eval: unknown protocol %q", protocol)
+	if !slices.Contains(Protocols, protocol) {
+		return nil, fmt.Errorf("eval: unknown protocol %q (want %s)", protocol, strings.Join(Protocols, ", "))
+	}
+	switch protocol {
+	case Users:
+		return newUsersSplit(d, seed, fold, minPositives)
+	case Time:
+		return newTimeSplit(d, minPositives)
 	}
 	pos, err := d.positives()
 	if err != nil {

@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"recsys/api"
 	"recsys/recsys/eval/table"
@@ -15,7 +17,19 @@ import (
 func WriteTable(w io.Writer, r *api.Report) error {
 	cols := []table.Column{{Head: "model", Cell: displayName}}
 	cols = append(cols, table.Measures(metrics.Names[:], table.Zero)...)
-	cols = append(cols, table.Params("-"), table.TrainSeconds)
+	params := table.Params("-")
+	cell := params.Cell
+	params.Cell = func(r api.ReportRow) string {
+		// A choice at the edge of the (extended) grid says so.
+		fields := strings.Fields(cell(r))
+		for k, f := range fields {
+			if slices.Contains(strings.Fields(r.Settings["grid_edge"]), f) {
+				fields[k] = f + " (grid edge)"
+			}
+		}
+		return strings.Join(fields, " ")
+	}
+	cols = append(cols, params, table.TrainSeconds)
 	title := fmt.Sprintf("dataset %s, protocol %s, %d folds, seed %d (%.1fs)", r.Dataset, r.Protocol, r.Folds, r.Seed, r.Seconds)
 	return table.Write(w, title, cols, r.Rows)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"recsys/recsys"
 	"recsys/recsys/metrics"
@@ -30,7 +31,14 @@ type Tuning struct {
 	FEBR recsys.FEBROptions
 	// OnFit, when not nil, is called after every fit.
 	OnFit func()
+	// Extend is how many times each end of a grid dimension is extended
+	// when the choice sits there (extendEdges): 0 means DefaultExtend,
+	// negative none (the edge is then only reported).
+	Extend int
 }
+
+// extend is t.Extend with its default (zeroOr).
+func (t Tuning) extend() int { return zeroOr(t.Extend, DefaultExtend) }
 
 // DefaultValidationUsers is the validation-user sample of Tuning: with the
 // per-user ADG's standard deviation of 0.1–0.15 on ml-100k and Last.fm, a
@@ -49,6 +57,15 @@ type Tuned struct {
 	// Candidates are the configurations searched, for reports (a FEBR
 	// search with Grid.KByBaseline fits fewer).
 	Candidates []recsys.Params
+	// Train is the matrix Params refit the chosen model on: the split's
+	// training matrix, except for a kind with its own search (FEBR) under
+	// the users protocol (withLiveRows).
+	Train *recsys.Matrix
+	// Extended lists the values searched past the grid's ends because the
+	// choice sat there ("k=2000"), and AtEdge the chosen values still at
+	// an end of the extended grid ("k=4000"): a larger grid might choose
+	// otherwise. k capped by the data is no edge.
+	Extended, AtEdge []string
 }
 
 // Tune is the hyper-parameter search of dissertation §4.7.3 for one model
@@ -77,69 +94,173 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 	cands := candidates(kind, t.Grid, caps)
 	val := SampleUsers(s.Validation, t.validationUsers(), t.SampleSeed)
 	if kind.Search != nil {
-		febr := t.FEBR
-		c, err := kind.Search(ctx, s.Train, val, t.Grid, caps, recsys.Params{Cache: cache, FEBR: &febr}, t.OnFit)
-		if err != nil {
-			return nil, fmt.Errorf("eval: search %s: %w", name, err)
-		}
-		val, err := Evaluate(ctx, c.Model, s.Train, val)
-		if err != nil {
-			return nil, err
-		}
-		return &Tuned{Choice: c, Validation: val, Candidates: cands}, nil
+		return tuneSearch(ctx, name, kind, s, cache, t, caps, cands, val)
 	}
 	var (
-		best      Tuned
-		prev      recsys.Model
-		prevP, bp recsys.Params
-		bestADG   = -1.0
-		fitted    []func() recsys.Model
+		best    Tuned
+		prev    recsys.Model
+		prevP   recsys.Params
+		bp      recsys.Params
+		bestADG = -1.0
 	)
-	if kind.FitGrid != nil {
-		// The whole grid at once (slim), with the warm starts below.
-		ps := make([]recsys.Params, len(cands))
-		for c, p := range cands {
-			ps[c] = p
-			ps[c].Cache = cache
+	try := func(cs []recsys.Params) (recsys.Params, error) {
+		var fitted []func() recsys.Model
+		if kind.FitGrid != nil {
+			// The whole grid at once (slim), with the warm starts below.
+			ps := make([]recsys.Params, len(cs))
+			for c, p := range cs {
+				ps[c] = p
+				ps[c].Cache = cache
+			}
+			var err error
+			if fitted, err = kind.FitGrid(ctx, s.Train, ps); err != nil {
+				return bp, fmt.Errorf("eval: fit %s: %w", name, err)
+			}
 		}
-		if fitted, err = kind.FitGrid(ctx, s.Train, ps); err != nil {
-			return nil, fmt.Errorf("eval: fit %s: %w", name, err)
+		for c, p := range cs {
+			var m recsys.Model
+			p.Cache = cache
+			if fitted != nil {
+				m, fitted[c] = fitted[c](), nil
+			} else {
+				m = kind.New()
+				if prev != nil && recsys.WarmStart(prevP, p) {
+					// Consecutive candidates differ in ℓ1 only: warm start
+					// along the regularisation path (slim; the others
+					// ignore Init).
+					p.Init = prev
+				}
+				if err := m.Fit(ctx, s.Train, p); err != nil {
+					return bp, fmt.Errorf("eval: fit %s: %w", name, err)
+				}
+			}
+			v, err := evaluateLive(ctx, m, s.Train, s.Live, val)
+			if err != nil {
+				return bp, err
+			}
+			if v[metrics.MADG] > bestADG {
+				bp, bestADG = p, v[metrics.MADG]
+				best.Model, best.Validation = m, v
+			}
+			prev, prevP = m, p
+			if t.OnFit != nil {
+				t.OnFit()
+			}
 		}
+		return bp, nil
 	}
-	for c, p := range cands {
-		var m recsys.Model
-		p.Cache = cache
-		if fitted != nil {
-			m, fitted[c] = fitted[c](), nil
-		} else {
-			m = kind.New()
-			if prev != nil && recsys.WarmStart(prevP, p) {
-				// Consecutive candidates differ in ℓ1 only: warm start
-				// along the regularisation path (slim; the others ignore
-				// Init).
-				p.Init = prev
-			}
-			if err := m.Fit(ctx, s.Train, p); err != nil {
-				return nil, fmt.Errorf("eval: fit %s: %w", name, err)
-			}
+	if _, err := try(cands); err != nil {
+		return nil, err
+	}
+	mainName := "k"
+	if _, ok := recsys.ParamsOf(best.Model)["factors"]; ok {
+		mainName = "factors"
+	}
+	gen := func(d dimension, at recsys.Params, v float64) []recsys.Params {
+		if !d.main {
+			return []recsys.Params{d.set(at, v)}
 		}
-		v, err := Evaluate(ctx, m, s.Train, val)
-		if err != nil {
-			return nil, err
+		if mainName == "factors" && int(v) > min(s.Train.Users(), s.Train.Items()) {
+			return nil // no more factors than the matrix has rank
 		}
-		if v[metrics.MADG] > bestADG {
-			bp, bestADG = p, v[metrics.MADG]
-			best.Model, best.Validation = m, v
-		}
-		prev, prevP = m, p
-		if t.OnFit != nil {
-			t.OnFit()
-		}
+		// A new main value is searched with every secondary setting,
+		// unless the data caps k below it (Kind.Candidates drops it).
+		g := t.Grid
+		g.K, g.Factors = []int{at.K, int(v)}, []int{at.K, int(v)}
+		return slices.DeleteFunc(candidates(kind, g, caps), func(p recsys.Params) bool { return p.K != int(v) })
+	}
+	var extended, edges []string
+	tryMore := func(cs []recsys.Params) (recsys.Params, error) {
+		prev = nil
+		cands = append(cands, cs...)
+		return try(cs)
+	}
+	if bp, extended, edges, err = extendEdges(bp, dimensions(cands, mainName, false), cands, t.extend(), gen, tryMore); err != nil {
+		return nil, err
 	}
 	bp.Cache, bp.Init = nil, nil
 	best.Params, best.Refit, best.ValidationADG = bp, bp, bestADG
-	best.Candidates = cands
+	best.Candidates, best.Train = cands, s.Train
+	best.Extended, best.AtEdge = extended, edges
 	return &best, nil
+}
+
+// tuneSearch is Tune for a kind with its own search (FEBR): the search on
+// the grid, then again on one-point grids past its edges (extendEdges:
+// the next k with every λ, or the chosen k with the next λ), keeping the
+// best validation ADG.
+func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, cache *recsys.NeighbourCache, t Tuning,
+	caps recsys.Caps, cands []recsys.Params, val [][]uint32) (*Tuned, error) {
+	x := s.Train
+	if s.Live != nil {
+		var err error
+		if x, err = withLiveRows(s.Train, s.Live, s.Validation); err != nil {
+			return nil, err
+		}
+	}
+	febr := t.FEBR
+	p := recsys.Params{Cache: cache, FEBR: &febr}
+	c, err := kind.Search(ctx, x, val, t.Grid, caps, p, t.OnFit)
+	if err != nil {
+		return nil, fmt.Errorf("eval: search %s: %w", name, err)
+	}
+	gen := func(d dimension, at recsys.Params, v float64) []recsys.Params {
+		g := t.Grid
+		if d.main {
+			g.K, g.Lambda = []int{at.K, int(v)}, t.Grid.Lambda
+			return slices.DeleteFunc(candidates(kind, g, caps), func(p recsys.Params) bool { return p.K != int(v) })
+		}
+		g.K, g.Lambda = []int{at.K}, []float64{v}
+		return candidates(kind, g, caps)
+	}
+	try := func(cs []recsys.Params) (recsys.Params, error) {
+		g := t.Grid
+		g.K = []int{cs[0].K}
+		g.Lambda = nil
+		for _, p := range cs {
+			if p.FEBR != nil {
+				g.Lambda = append(g.Lambda, p.FEBR.Lambda)
+			}
+		}
+		cands = append(cands, cs...)
+		next, err := kind.Search(ctx, x, val, g, caps, p, t.OnFit)
+		if err != nil {
+			return c.Params, fmt.Errorf("eval: search %s: %w", name, err)
+		}
+		if next.ValidationADG > c.ValidationADG {
+			c = next
+		}
+		return c.Params, nil
+	}
+	_, extended, edges, err := extendEdges(c.Params, dimensions(cands, "k", true), cands, t.extend(), gen, try)
+	if err != nil {
+		return nil, err
+	}
+	v, err := Evaluate(ctx, c.Model, x, val)
+	if err != nil {
+		return nil, err
+	}
+	return &Tuned{Choice: c, Validation: v, Candidates: cands, Train: x, Extended: extended, AtEdge: edges}, nil
+}
+
+// withLiveRows is train with the live histories of the users with
+// validation items as their rows. A kind with its own search (FEBR)
+// validates, and stops early, on the validation items of users of the
+// matrix it fits (recsys.FEBROptions.Validation), so under the users
+// protocol it fits on the training users and the validation users' live
+// histories; the test users stay out of training.
+func withLiveRows(train *recsys.Matrix, live, val [][]uint32) (*recsys.Matrix, error) {
+	pairs := make([]recsys.Pair, 0, train.NNZ())
+	for u := range train.Users() {
+		row := train.Row(u)
+		if len(val[u]) > 0 && live[u] != nil {
+			row = live[u]
+		}
+		for _, i := range row {
+			pairs = append(pairs, recsys.Pair{User: uint32(u), Item: i})
+		}
+	}
+	return recsys.NewMatrix(train.Users(), train.Items(), pairs)
 }
 
 // candidates lists the configurations of a kind on g capped by c: its
@@ -157,24 +278,32 @@ func candidates(kind recsys.Kind, g recsys.Grid, c recsys.Caps) []recsys.Params 
 
 // dataCaps are the limits of the training matrix on k: the longest item
 // neighbour list in cache (built on train) and |U| − 1.
+// A list as long as the cache keeps may have been cut there, so the data
+// caps k only below the cache's k_max: beyond it, |I| − 1 bounds the list.
 func dataCaps(ctx context.Context, train *recsys.Matrix, cache *recsys.NeighbourCache) (recsys.Caps, error) {
 	items, err := cache.MaxRow(ctx, nil)
 	if err != nil {
 		return recsys.Caps{}, err
+	}
+	if items >= cache.KMax() {
+		items = train.Items() - 1
 	}
 	return recsys.Caps{Items: items, Users: train.Users() - 1}, nil
 }
 
 // validationUsers is the sample size of t: ValidationUsers, its default
 // for 0, and 0 (all) for a negative value.
-func (t Tuning) validationUsers() int {
+func (t Tuning) validationUsers() int { return zeroOr(t.ValidationUsers, DefaultValidationUsers) }
+
+// zeroOr is v, def for 0, and 0 for a negative v.
+func zeroOr(v, def int) int {
 	switch {
-	case t.ValidationUsers == 0:
-		return DefaultValidationUsers
-	case t.ValidationUsers < 0:
+	case v == 0:
+		return def
+	case v < 0:
 		return 0
 	}
-	return t.ValidationUsers
+	return v
 }
 
 // SampleUsers keeps the held-out items of n users drawn uniformly without

@@ -113,7 +113,9 @@ function renderList(view, {signal, navigate}) {
     modelPicker('eval-model', signal, (out) => out.recommenders, (out) => out.defaults.filter((m) => out.recommenders.includes(m))),
     h('div', {class: 'row fields'},
       h('label', {}, 'Protocol ', h('select', {name: 'protocol', id: 'eval-protocol'},
-        h('option', {value: 'standard'}, 'standard'), h('option', {value: 'novelty'}, 'novelty (outside the 100 most popular)'))),
+        h('option', {value: 'standard'}, 'standard'), h('option', {value: 'novelty'}, 'novelty (outside the 100 most popular)'),
+        h('option', {value: 'users'}, 'users (20% of users held out, scored from 80% of their items)'),
+        h('option', {value: 'time'}, 'time (latest 20% of each user; one fold)'))),
       h('label', {}, 'Folds ', h('input', {type: 'number', name: 'folds', id: 'eval-folds', min: 1, max: 10, value: '3', class: 'narrow'})),
       h('label', {}, 'Seed ', h('input', {type: 'number', name: 'seed', id: 'eval-seed', min: 1, value: '1', class: 'narrow'}))),
     h('div', {class: 'row'}, h('button', {type: 'submit', id: 'eval-start'}, 'Start evaluation')));

@@ -1,0 +1,221 @@
+package eval
+
+import (
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+
+	"recsys/recsys"
+)
+
+// DefaultExtend is how many times Tune extends a grid dimension past each
+// of its ends when the choice sits there (Tuning.Extend).
+const DefaultExtend = 2
+
+// dimension is one ordered numeric hyper-parameter of a grid: the main
+// parameter (k, or the number of factors), an fsSLIM constant, FEBR's λ or
+// a secondary setting of Params.Extra.
+type dimension struct {
+	name    string
+	main    bool // extended with every secondary setting (Kind.Candidates)
+	integer bool
+	get     func(recsys.Params) (float64, bool)
+	set     func(recsys.Params, float64) recsys.Params
+}
+
+// dimensions lists the dimensions of a kind's candidates with at least
+// two values, all positive (so that a geometric step beyond either end
+// exists): k (named mainName), ℓ1 and ℓ2, FEBR's λ and every Extra key.
+// A kind with its own search (FEBR) extends k and λ only; its fsSLIM pair
+// is chosen per k inside the search.
+func dimensions(cands []recsys.Params, mainName string, search bool) []dimension {
+	all := []dimension{{name: mainName, main: true, integer: true,
+		get: func(p recsys.Params) (float64, bool) { return float64(p.K), p.K > 0 },
+		set: func(p recsys.Params, v float64) recsys.Params { p.K = int(v); return p }}}
+	if search {
+		all = append(all, dimension{name: "lambda",
+			get: func(p recsys.Params) (float64, bool) {
+				if p.FEBR == nil {
+					return 0, false
+				}
+				return p.FEBR.Lambda, true
+			},
+			set: func(p recsys.Params, v float64) recsys.Params {
+				f := *p.FEBR
+				f.Lambda = v
+				p.FEBR = &f
+				return p
+			}})
+	} else {
+		all = append(all,
+			dimension{name: "l1",
+				get: func(p recsys.Params) (float64, bool) { return p.L1, p.L1 != 0 || p.L2 != 0 },
+				set: func(p recsys.Params, v float64) recsys.Params { p.L1 = v; return p }},
+			dimension{name: "l2",
+				get: func(p recsys.Params) (float64, bool) { return p.L2, p.L1 != 0 || p.L2 != 0 },
+				set: func(p recsys.Params, v float64) recsys.Params { p.L2 = v; return p }})
+		keys := map[string]bool{}
+		for _, p := range cands {
+			for k := range p.Extra {
+				keys[k] = true
+			}
+		}
+		for _, key := range slices.Sorted(maps.Keys(keys)) {
+			all = append(all, dimension{name: key,
+				get: func(p recsys.Params) (float64, bool) { v, ok := p.Extra[key]; return v, ok },
+				set: func(p recsys.Params, v float64) recsys.Params {
+					p.Extra = maps.Clone(p.Extra)
+					p.Extra[key] = v
+					return p
+				}})
+		}
+	}
+	var out []dimension
+	for _, d := range all {
+		if vs := d.values(cands); len(vs) >= 2 && vs[0] > 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// values are the distinct values of d among cands, ascending.
+func (d dimension) values(cands []recsys.Params) []float64 {
+	var vs []float64
+	for _, p := range cands {
+		if v, ok := d.get(p); ok {
+			vs = append(vs, v)
+		}
+	}
+	slices.Sort(vs)
+	return slices.Compact(vs)
+}
+
+// format renders a value of d as the report does.
+func (d dimension) format(v float64) string {
+	return d.name + "=" + strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Sides of a grid dimension.
+const (
+	below = iota
+	above
+)
+
+// edgeState follows the extension of one dimension: its values so far,
+// the geometric step of the original grid at either end (the ratio of its
+// two outermost values), the extensions made on each side and whether a
+// side cannot be extended (an integer below 1, or k capped by the data).
+type edgeState struct {
+	d       dimension
+	values  []float64
+	ratio   [2]float64
+	count   [2]int
+	blocked [2]bool
+}
+
+func newEdgeState(d dimension, cands []recsys.Params) *edgeState {
+	vs := d.values(cands)
+	n := len(vs)
+	return &edgeState{d: d, values: vs, ratio: [2]float64{min(vs[1]/vs[0], MaxStep), min(vs[n-1]/vs[n-2], MaxStep)}}
+}
+
+// MaxStep caps the geometric step of an extension: the service's factor
+// grid {10, 50} would otherwise step ×5 (250, then 1,250 factors), and the
+// ℓ2 grid {10, 1, 0.1} ×10; two steps of at most ×2 bound the cost of an
+// extension at the fits of a main value four times the grid's largest.
+const MaxStep = 2.0
+
+// at reports whether v is the value at the given end of the grid so far.
+func (e *edgeState) at(side int, v float64) bool {
+	if side == below {
+		return v == e.values[0]
+	}
+	return v == e.values[len(e.values)-1]
+}
+
+// next is the value one geometric step beyond the given end, and false
+// when there is none (an integer dimension would reach 0 or not move).
+func (e *edgeState) next(side int) (float64, bool) {
+	var v float64
+	if side == below {
+		v = e.values[0] / e.ratio[below]
+	} else {
+		v = e.values[len(e.values)-1] * e.ratio[above]
+	}
+	if e.d.integer {
+		v = math.Round(v)
+		if v < 1 || slices.Contains(e.values, v) {
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// add records value v as searched beyond the given end.
+func (e *edgeState) add(side int, v float64) {
+	e.count[side]++
+	e.values = append(e.values, v)
+	slices.Sort(e.values)
+}
+
+// extendEdges extends the grid past its edges while the choice best sits
+// at one (dissertation §4.7.3 leaves the grid's range open): for every
+// dimension whose chosen value is the smallest or largest searched, it
+// searches one geometric step beyond (the ratio of the grid's two
+// outermost values, at most MaxStep: k 1000 → 2000 → 4000, ℓ2 10 → 20 →
+// 40), at most limit times per side, with try, which searches the candidates the step gives
+// (gen; none when k is capped by the data) and returns the (possibly new)
+// choice. It returns the choice, the values added ("k=2000") and the
+// chosen values still at an end after limit extensions ("k=4000"), which
+// the reports flag: a larger grid might choose otherwise.
+func extendEdges(best recsys.Params, dims []dimension, cands []recsys.Params, limit int,
+	gen func(d dimension, best recsys.Params, v float64) []recsys.Params,
+	try func(cands []recsys.Params) (recsys.Params, error)) (recsys.Params, []string, []string, error) {
+	states := make([]*edgeState, len(dims))
+	for k, d := range dims {
+		states[k] = newEdgeState(d, cands)
+	}
+	var extended []string
+	for moved := true; moved; {
+		moved = false
+		for _, e := range states {
+			for side := range 2 {
+				v, ok := e.d.get(best)
+				if !ok || !e.at(side, v) || e.blocked[side] {
+					continue
+				}
+				next, ok := e.next(side)
+				var cs []recsys.Params
+				if ok {
+					cs = gen(e.d, best, next)
+				}
+				if len(cs) == 0 {
+					e.blocked[side] = true
+					continue
+				}
+				if e.count[side] >= limit {
+					continue
+				}
+				e.add(side, next)
+				extended = append(extended, e.d.format(next))
+				var err error
+				if best, err = try(cs); err != nil {
+					return best, nil, nil, err
+				}
+				moved = true
+			}
+		}
+	}
+	var edges []string
+	for _, e := range states {
+		v, ok := e.d.get(best)
+		for side := range 2 {
+			if ok && e.at(side, v) && !e.blocked[side] {
+				edges = append(edges, e.d.format(v))
+			}
+		}
+	}
+	return best, extended, edges, nil
+}
