@@ -238,6 +238,65 @@ func TestClient_liveServer(t *testing.T) {
 	_, err = c.Evaluation(ctx, "no-such-report")
 	wantCode(t, "unknown report", err, 404, api.CodeNotFound)
 
+	// Online measurement: a list, a click on its first item sent back
+	// with its id, and the report counting both; then an experiment.
+	totals := func() api.OnlineRow {
+		t.Helper()
+		on, err := c.Online(ctx, client.OnlineQuery{Model: "ease"})
+		if err != nil || len(on.Totals) > 1 {
+			t.Fatalf("Online: %+v, %v", on, err)
+		}
+		if len(on.Totals) == 0 {
+			return api.OnlineRow{Model: "ease"}
+		}
+		return on.Totals[0]
+	}
+	before := totals()
+	rec, err := c.Recommend(ctx, "u5", client.RecommendOptions{N: 5, Model: "ease"})
+	if err != nil || rec.RecommendationID == "" || len(rec.Items) == 0 {
+		t.Fatalf("Recommend for the online report: %+v, %v", rec, err)
+	}
+	click := []api.InteractionIn{{UserID: "u5", ItemID: rec.Items[0].ItemID, RecommendationID: rec.RecommendationID}}
+	if n, err := c.AddInteractions(ctx, click); err != nil || n != 1 {
+		t.Fatalf("a click: %d, %v", n, err)
+	}
+	tot := totals()
+	if tot.Model != "ease" || tot.Lists != before.Lists+1 || tot.Impressions != before.Impressions+int64(len(rec.Items)) ||
+		tot.Clicks != before.Clicks+1 || tot.CTR.Rate != float64(tot.Clicks)/float64(tot.Impressions) ||
+		tot.CTR.Low > tot.CTR.Rate || tot.CTR.High < tot.CTR.Rate {
+		t.Fatalf("Online totals %+v after %+v, want one more list of %d items, one more click, and the CTR in its interval", tot, before, len(rec.Items))
+	}
+	_, err = c.Online(ctx, client.OnlineQuery{From: "yesterday"})
+	wantCode(t, "bad day", err, 400, api.CodeInvalid)
+	_, err = c.StartExperiment(ctx, api.ExperimentIn{Name: "bad", Arms: []api.Arm{{Model: "itemknn", Share: 50}, {Model: "ease", Share: 40}}})
+	wantCode(t, "shares summing to 90", err, 400, api.CodeInvalid)
+	x, err := c.StartExperiment(ctx, api.ExperimentIn{Name: "knn vs ease", Arms: []api.Arm{{Model: "itemknn", Share: 50}, {Model: "ease", Share: 50}}})
+	if err != nil || x.ID == "" || x.State != "running" || len(x.Arms) != 2 {
+		t.Fatalf("StartExperiment: %+v, %v", x, err)
+	}
+	if xs, err := c.Experiments(ctx); err != nil || len(xs.Experiments) != 1 || xs.Experiments[0].ID != x.ID {
+		t.Fatalf("Experiments: %+v, %v", xs, err)
+	}
+	arms := map[string]bool{}
+	for u := range 30 {
+		r, err := c.Recommend(ctx, fmt.Sprintf("u%d", u), client.RecommendOptions{N: 3})
+		if err != nil || r.Experiment != x.ID || r.Arm != r.Model {
+			t.Fatalf("Recommend in the experiment: %+v, %v", r, err)
+		}
+		arms[r.Arm] = true
+	}
+	if !arms["itemknn"] || !arms["ease"] {
+		t.Fatalf("30 users fell in the arms %v, want both", arms)
+	}
+	if got, err := c.Experiment(ctx, x.ID); err != nil || got.ID != x.ID || len(got.Arms) != 2 {
+		t.Fatalf("Experiment: %+v, %v", got, err)
+	}
+	if got, err := c.StopExperiment(ctx, x.ID); err != nil || got.State != "stopped" || got.StoppedAt == nil {
+		t.Fatalf("StopExperiment: %+v, %v", got, err)
+	}
+	_, err = c.Experiment(ctx, "no-such-experiment")
+	wantCode(t, "unknown experiment", err, 404, api.CodeNotFound)
+
 	st, err := c.Stats(ctx, 7)
 	if err != nil || st.Users != 30 || st.Items != 31 || len(st.EventsByDay) == 0 {
 		t.Fatalf("Stats: %+v, %v", st, err)

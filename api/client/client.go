@@ -503,3 +503,55 @@ func (c *Client) Evaluation(ctx context.Context, id string) (*api.Report, error)
 	}
 	return &out, nil
 }
+
+// OnlineQuery filters the online report: from and to are days
+// (YYYY-MM-DD, UTC, inclusive; empty: the server's default span) and model
+// a model name (empty: every model).
+type OnlineQuery struct {
+	From, To, Model string
+}
+
+// Online returns impressions, attributed events, CTR and conversion per
+// model and day (GET /admin/online; the admin key).
+func (c *Client) Online(ctx context.Context, o OnlineQuery) (api.OnlineReportOut, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"from": o.From, "to": o.To, "model": o.Model} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	var out api.OnlineReportOut
+	err := c.do(ctx, http.MethodGet, "/admin/online", q, nil, &out)
+	return out, err
+}
+
+// StartExperiment starts an A/B experiment (POST /admin/experiments; the
+// admin key).
+func (c *Client) StartExperiment(ctx context.Context, in api.ExperimentIn) (api.ExperimentOut, error) {
+	var out api.ExperimentOut
+	err := c.do(ctx, http.MethodPost, "/admin/experiments", nil, in, &out)
+	return out, err
+}
+
+// Experiments lists the experiments, running and stopped
+// (GET /admin/experiments).
+func (c *Client) Experiments(ctx context.Context) (api.ExperimentsOut, error) {
+	var out api.ExperimentsOut
+	err := c.do(ctx, http.MethodGet, "/admin/experiments", nil, nil, &out)
+	return out, err
+}
+
+// Experiment returns an experiment with its per-arm counts, intervals and
+// test (GET /admin/experiments/{id}).
+func (c *Client) Experiment(ctx context.Context, id string) (api.ExperimentOut, error) {
+	var out api.ExperimentOut
+	err := c.do(ctx, http.MethodGet, "/admin/experiments/"+seg(id), nil, nil, &out)
+	return out, err
+}
+
+// StopExperiment stops an experiment (POST /admin/experiments/{id}/stop).
+func (c *Client) StopExperiment(ctx context.Context, id string) (api.ExperimentOut, error) {
+	var out api.ExperimentOut
+	err := c.do(ctx, http.MethodPost, "/admin/experiments/"+seg(id)+"/stop", nil, nil, &out)
+	return out, err
+}
