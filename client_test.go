@@ -266,6 +266,19 @@ func TestClient_liveServer(t *testing.T) {
 		tot.CTR.Low > tot.CTR.Rate || tot.CTR.High < tot.CTR.Rate {
 		t.Fatalf("Online totals %+v after %+v, want one more list of %d items, one more click, and the CTR in its interval", tot, before, len(rec.Items))
 	}
+	// An anonymous history's list is named too, and a click that sends its
+	// id back is credited whoever posts it (the visitor signed in as u7).
+	guest, err := c.RecommendForItems(ctx, api.RecommendIn{Items: []string{"i1", "i2"}, Model: "ease"})
+	if err != nil || guest.RecommendationID == "" || len(guest.Items) == 0 {
+		t.Fatalf("RecommendForItems for the online report: %+v, %v", guest, err)
+	}
+	click = []api.InteractionIn{{UserID: "u7", ItemID: guest.Items[0].ItemID, RecommendationID: guest.RecommendationID}}
+	if n, err := c.AddInteractions(ctx, click); err != nil || n != 1 {
+		t.Fatalf("a click on the anonymous list: %d, %v", n, err)
+	}
+	if after := totals(); after.Lists != tot.Lists+1 || after.Impressions != tot.Impressions+int64(len(guest.Items)) || after.Clicks != tot.Clicks+1 {
+		t.Fatalf("Online totals %+v after %+v, want the anonymous list of %d items and its click counted", after, tot, len(guest.Items))
+	}
 	_, err = c.Online(ctx, client.OnlineQuery{From: "yesterday"})
 	wantCode(t, "bad day", err, 400, api.CodeInvalid)
 	_, err = c.StartExperiment(ctx, api.ExperimentIn{Name: "bad", Arms: []api.Arm{{Model: "itemknn", Share: 50}, {Model: "ease", Share: 40}}})

@@ -79,17 +79,15 @@ func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) 
 
 // recommendationsOut is the answer of every route that answers a ranked
 // list for a user or a history: GET /users/{id}/recommendations, POST
-// /recommendations, POST /users/{id}/rerank. A stored user's list is named
-// and put in the impression log; an anonymous history's is not, since no
-// event can be attributed to a user that is not stored.
+// /recommendations, POST /users/{id}/rerank. Each list is named and put in
+// the impression log; an anonymous history's list (no user) is credited
+// only to events that send its recommendation_id back.
 func (h *handler) recommendationsOut(req api.RecommendRequest, arm api.Assignment, rec *api.Recommendations, err error) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
 	out := api.NewRecommendationsOut(rec)
-	if req.UserID != "" {
-		h.shown(&out, req, rec, arm)
-	}
+	h.shown(&out, req, rec, arm)
 	return http.StatusOK, out, nil
 }
 

@@ -67,11 +67,14 @@ func Credited(imp api.Impression, pos int, old byte, conversion bool) (flags byt
 }
 
 // Matches reports the position of item in an impression that a touch may
-// be credited to, or -1: the impression must be the touch's user's, and
-// without a recommendation id it must have been shown at most window
-// before the touch (and not after it).
+// be credited to, or -1: the impression must be the touch's user's (an
+// anonymous history's list, with no user, only by its recommendation id:
+// the visitor may have signed in since), and without a recommendation id
+// it must have been shown at most window before the touch (and not after
+// it).
 func Matches(imp api.Impression, t api.Touch, window time.Duration) int {
-	if imp.UserID != t.UserID {
+	anonymous := imp.UserID == "" && t.RecommendationID != ""
+	if imp.UserID != t.UserID && !anonymous {
 		return -1
 	}
 	if t.RecommendationID == "" && (imp.At.After(t.At) || t.At.Sub(imp.At) > window) {

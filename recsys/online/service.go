@@ -292,7 +292,8 @@ func (s *Service) Attribute(ctx context.Context, evs []api.Interaction, recIDs [
 		}
 		touches = append(touches, api.Touch{RecommendationID: recIDs[k], UserID: ev.UserID, ItemID: ev.ItemID,
 			At: now, Conversion: s.conv[ev.Type]})
-		wait = wait || s.users[ev.UserID] > 0
+		// An id may name an anonymous history's list (no user).
+		wait = wait || s.users[ev.UserID] > 0 || recIDs[k] != "" && s.users[""] > 0
 	}
 	s.mu.Unlock()
 	if len(touches) == 0 {
