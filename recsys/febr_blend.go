@@ -491,7 +491,7 @@ func blendStackOf(ctx context.Context, ho *febrHoldout, bases []Model, nNeg int,
 					}
 				}
 				// Every negative OPT-ADG draws comes from the sample.
-				ts.sampled[u] = slices.Sorted(slices.Values(cand))
+				ts.sampled[u] = slices.Clone(cand)
 				st.posRows[u], st.negRows[u] = blockRows(blk.items, pos)
 			}
 		}
@@ -800,12 +800,12 @@ func searchBase(ctx context.Context, x *Matrix, val [][]uint32, name string, g G
 	return best, bestP, nil
 }
 
-// blockRows splits the rows of a block (items sorted) into those of the
-// positives pos and the rest, the sampled negatives.
+// blockRows splits the rows of a block into those of the positives pos
+// and the rest, the sampled negatives (items and pos sorted, as the
+// holdout's positives are).
 func blockRows(items, pos []uint32) (posRows, negRows []int32) {
-	sorted := slices.Sorted(slices.Values(pos))
 	for q, i := range items {
-		if _, ok := slices.BinarySearch(sorted, i); ok {
+		if _, ok := slices.BinarySearch(pos, i); ok {
 			posRows = append(posRows, int32(q))
 		} else {
 			negRows = append(negRows, int32(q))

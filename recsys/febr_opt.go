@@ -24,8 +24,8 @@ type febrTrainSet struct {
 	pos    [][]uint32 // nil: the rows of x
 	zMiss  []float64
 	blocks []febrBlock // nil when streaming
-	// sampled, when set, holds each user's sample of O⁻u (sorted), the
-	// only negatives OPT-ADG draws; every one has a row in the block.
+	// sampled, when set, holds each user's sample of O⁻u, the only
+	// negatives OPT-ADG draws; every one has a row in the block.
 	sampled [][]uint32
 	ranker  *Ranker
 	// eligible are the users with a positive and a negative item: the
