@@ -244,7 +244,7 @@ func TestStore_replayAfterCrash(t *testing.T) {
 	lg.freezeLocked()
 	g := lg.gens[0]
 	lg.mu.Unlock()
-	if err := lg.db.Update(func(tx *bolt.Tx) error { return applyGen(tx, g) }); err != nil {
+	if err := lg.db.Update(func(tx *bolt.Tx) error { return lg.applyFrozen(tx, []*tailGen{g}) }); err != nil {
 		t.Fatal(err)
 	}
 	feed(t, s.events[2000:], 9, lg, direct)
@@ -715,7 +715,7 @@ func TestStore_tailUserAppliedMeanwhile(t *testing.T) {
 	// Apply and drop the first generation only, as the applier does.
 	lg.mu.Lock()
 	g := lg.gens[0]
-	err := lg.db.Update(func(tx *bolt.Tx) error { return applyGen(tx, g) })
+	err := lg.db.Update(func(tx *bolt.Tx) error { return lg.applyFrozen(tx, []*tailGen{g}) })
 	lg.tailMu.Lock()
 	lg.gens = lg.gens[1:]
 	lg.tailMu.Unlock()

@@ -128,10 +128,6 @@ func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int
 			next++
 		}
 	}
-	g, err := foldBatch(tx, layers, &lb)
-	if err != nil {
-		return 0, err
-	}
 	size := tx.Size()
 	tx.Rollback() // before s.tailMu: see viewTail
 	s.recBuf = encodeRecord(s.recBuf[:0], &lb)
@@ -149,7 +145,7 @@ func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int
 		return 0, s.writeErr(err)
 	}
 	s.nextItem = next
-	s.addToTail(g, pos)
+	s.addToTail(&lb, pos)
 	return pos, nil
 }
 
@@ -167,19 +163,18 @@ func (s *Store) layers() []*tailGen {
 	return out
 }
 
-// addToTail merges the folded batch g, whose record ends at pos, into the
+// addToTail adds the events of lb, whose record ends at pos, to the
 // current generation, and freezes it when full. The caller holds s.mu.
-func (s *Store) addToTail(g *tailGen, pos int64) {
+func (s *Store) addToTail(lb *logBatch, pos int64) {
 	s.tailMu.Lock()
 	cur := s.gens[len(s.gens)-1]
-	cur.merge(g)
-	cur.end = pos
+	cur.add(lb, pos)
 	full := cur.events >= genEvents
 	if full {
 		s.gens = append(s.gens, newTailGen(pos))
 	}
 	s.tailMu.Unlock()
-	s.tailEvents += g.events
+	s.tailEvents += int64(len(lb.events))
 	if full {
 		select {
 		case s.kick <- struct{}{}:
@@ -188,21 +183,13 @@ func (s *Store) addToTail(g *tailGen, pos int64) {
 	}
 }
 
-// replay folds a record read from the log at open into the tail.
+// replay adds a record read from the log at open to the tail: no bbolt
+// read, the applier folds it.
 func (s *Store) replay(lb *logBatch, end int64) error {
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return err
-	}
-	g, err := foldBatch(tx, s.layers(), lb)
-	tx.Rollback()
-	if err != nil {
-		return err
-	}
 	for _, e := range lb.events {
 		s.nextItem = max(s.nextItem, e.itemIdx+1)
 	}
-	s.addToTail(g, end)
+	s.addToTail(lb, end)
 	return nil
 }
 
@@ -257,7 +244,7 @@ func (s *Store) applyLocked(unlock bool) error {
 	if unlock {
 		s.mu.Unlock()
 	}
-	err := s.writeErr(s.db.Update(func(tx *bolt.Tx) error { return applyGens(tx, frozen) }))
+	err := s.writeErr(s.db.Update(func(tx *bolt.Tx) error { return s.applyFrozen(tx, frozen) }))
 	if unlock {
 		s.mu.Lock()
 	}
@@ -273,6 +260,43 @@ func (s *Store) applyLocked(unlock bool) error {
 	s.applyErr = nil
 	s.room.Broadcast()
 	return nil
+}
+
+// applyFrozen folds the frozen generations (the oldest of the tail) and
+// writes them in tx.
+func (s *Store) applyFrozen(tx *bolt.Tx, frozen []*tailGen) error {
+	if err := s.foldFrozen(tx, frozen); err != nil {
+		return err
+	}
+	return applyGens(tx, frozen)
+}
+
+// foldFrozen folds the generations frozen (the oldest of the tail) whole,
+// on the state tx sees. foldMu is let go before the commit: a read holding
+// its transaction may wait on foldMu, and a commit that grows the file
+// waits for every read transaction.
+func (s *Store) foldFrozen(tx *bolt.Tx, frozen []*tailGen) error {
+	s.foldMu.Lock()
+	defer s.foldMu.Unlock()
+	layers := make([]*tailGen, 0, len(frozen))
+	for _, g := range frozen {
+		if err := foldGen(tx, layers, g); err != nil {
+			return err
+		}
+		layers = append([]*tailGen{g}, layers...)
+	}
+	return nil
+}
+
+// foldTail folds every generation of tail (viewTail's) whole, for the reads
+// of the aggregates.
+func (s *Store) foldTail(tx *bolt.Tx, tail []*tailGen) error {
+	if len(tail) == 0 {
+		return nil
+	}
+	s.foldMu.Lock()
+	defer s.foldMu.Unlock()
+	return foldAll(tx, tail)
 }
 
 // freezeLocked starts a new current generation if the current one holds
@@ -388,6 +412,7 @@ func applyGen(tx *bolt.Tx, g *tailGen) error {
 	}
 	addAll(w.popDelta, g.popDelta)
 	addAll(w.counters, g.counters)
+	addAll(w.counters, g.fcounts)
 	addAll(w.days, g.days)
 	if err := w.meta.Put(keyLogApplied, u64(uint64(g.end))); err != nil {
 		return err

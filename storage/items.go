@@ -112,6 +112,9 @@ func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 		} else {
 			return notFound("item", id)
 		}
+		if err := s.foldTail(tx, tail); err != nil {
+			return err
+		}
 		it = r.toAPI(id, int64(getU64(tx.Bucket(bucketItemPop).Get(u64(r.Idx))))+tailPopDelta(tail, r.Idx))
 		return nil
 	})
@@ -138,6 +141,9 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 	var out []api.Item
 	next := ""
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		if err := s.foldTail(tx, tail); err != nil {
+			return err
+		}
 		pop := tx.Bucket(bucketItemPop)
 		c := tx.Bucket(bucketItems).Cursor()
 		k, v := c.First()

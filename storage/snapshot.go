@@ -58,6 +58,9 @@ func (s *Store) Catalogue(ctx context.Context) (*api.Catalogue, error) {
 		if cat, _, err = readCatalogue(tx, false); err != nil {
 			return err
 		}
+		if err := s.foldTail(tx, tail); err != nil {
+			return err
+		}
 		mergeTailCatalogue(cat, tail)
 		return nil
 	})

@@ -70,6 +70,7 @@ type Store struct {
 	applyMu     sync.Mutex   // one apply at a time
 	mu          sync.Mutex   // appenders, item allocation, the tail's generation list
 	tailMu      sync.RWMutex // readers of the tail against its changes
+	foldMu      sync.Mutex   // the tail's folded records (tail.go); after tailMu and bbolt's transactions
 	gens        []*tailGen   // the unapplied tail, oldest first; the last one takes appends
 	tailEvents  int64
 	nextItem    uint64 // the next dense item index
@@ -327,6 +328,9 @@ func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
 	var c api.Counts
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		m := tx.Bucket(bucketMeta)
+		if err := s.foldTail(tx, tail); err != nil {
+			return err
+		}
 		get := func(name string) int64 { return counter(m, name) + tailCounter(tail, name) }
 		c = api.Counts{
 			Users:        get(counterUsers),
