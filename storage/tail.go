@@ -70,7 +70,7 @@ func newTailGen(end int64) *tailGen {
 	return &tailGen{end: end, last: map[string]int32{}, itemIdx: map[string]uint64{},
 		itemID: map[uint64]string{}, counters: map[string]int64{}, days: map[string]int64{},
 		touched: map[uint64]struct{}{},
-		users: map[string]*tailUser{}, popDelta: map[uint64]int64{}, fcounts: map[string]int64{}}
+		users:   map[string]*tailUser{}, popDelta: map[uint64]int64{}, fcounts: map[string]int64{}}
 }
 
 // dayMemo names the day of the last timestamp it was asked about, sparing
