@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"recsys/api"
 	"recsys/storage/bolttest"
@@ -123,5 +125,79 @@ func TestStore_appendAndReplayDoNoLookups(t *testing.T) {
 	mustCounts(t, lg)
 	if lookups.Load() == 0 {
 		t.Fatal("the counters were read with no look-up: the hook counts nothing")
+	}
+}
+
+// TestStore_foldConcurrentReads: reads of the aggregates folding the tail
+// while appends go on and the applier folds and applies every millisecond
+// never lose an acknowledged event nor count one twice: each read's events
+// lie between those acknowledged before it began and those sent by its
+// end, its users and pairs never decrease, and the file ends equal to the
+// direct path's.
+func TestStore_foldConcurrentReads(t *testing.T) {
+	old := applyEvery
+	applyEvery = time.Millisecond
+	t.Cleanup(func() { applyEvery = old })
+	s := genBulkStream(27, 8000)
+	dir := t.TempDir()
+	lg := openTestStore(t, filepath.Join(dir, "log.db"), Options{Now: fixedClock})
+	direct := openDirectStore(t, filepath.Join(dir, "direct.db"))
+	var sent, acked atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reads atomic.Int64
+	for r := range 2 {
+		wg.Go(func() {
+			var last api.Counts
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				lo := acked.Load()
+				c, err := lg.Counts(context.Background())
+				hi := sent.Load()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if c.Events < lo || c.Events > hi {
+					t.Errorf("reader %d: %d events, acknowledged %d before the read, %d sent by its end", r, c.Events, lo, hi)
+					return
+				}
+				if c.Users < last.Users || c.Interactions < last.Interactions {
+					t.Errorf("reader %d: %+v after %+v", r, c, last)
+					return
+				}
+				last = c
+				if r == 1 {
+					if _, err := lg.Catalogue(context.Background()); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				reads.Add(1)
+			}
+		})
+	}
+	rng := rand.New(rand.NewPCG(27, 1))
+	for lo := 0; lo < len(s.events); {
+		hi := min(lo+1+rng.IntN(60), len(s.events))
+		sent.Add(int64(hi - lo))
+		mustAdd(t, lg, s.events[lo:hi]...)
+		acked.Add(int64(hi - lo))
+		mustAdd(t, direct, s.events[lo:hi]...)
+		lo = hi
+	}
+	close(stop)
+	wg.Wait()
+	if reads.Load() < 10 {
+		t.Fatalf("only %d reads ran alongside the appends", reads.Load())
+	}
+	users := streamUsers(s.events)
+	compareReads(t, "after", tailReads(t, lg, users), tailReads(t, direct, users))
+	for _, d := range bolttest.Diff(dumpDB(t, lg), dumpDB(t, direct), nil) {
+		t.Error(d)
 	}
 }

@@ -280,7 +280,7 @@ func (s *Store) foldFrozen(tx *bolt.Tx, frozen []*tailGen) error {
 	defer s.foldMu.Unlock()
 	layers := make([]*tailGen, 0, len(frozen))
 	for _, g := range frozen {
-		if err := foldGen(tx, layers, g); err != nil {
+		if err := foldGen(tx, layers, g, g.raw, g.prev); err != nil {
 			return err
 		}
 		layers = append([]*tailGen{g}, layers...)
@@ -288,8 +288,52 @@ func (s *Store) foldFrozen(tx *bolt.Tx, frozen []*tailGen) error {
 	return nil
 }
 
+// prefold folds the tail as it stands, without holding tailMu (appenders go
+// on meanwhile), so that the fold a read of the aggregates then does under
+// tailMu (foldTail) is only of the events that came in between: a read
+// may wait on foldMu for the applier's fold, but never makes appenders
+// wait for it.
+func (s *Store) prefold(ctx context.Context) error {
+	if s.log == nil {
+		return nil
+	}
+	type gen struct {
+		g    *tailGen
+		raw  []logEvent
+		prev []int32
+		end  int64
+	}
+	s.tailMu.RLock()
+	gens := make([]gen, 0, len(s.gens))
+	for _, g := range s.gens {
+		if g.events > 0 {
+			gens = append(gens, gen{g, g.raw, g.prev, g.end})
+		}
+	}
+	s.tailMu.RUnlock()
+	if len(gens) == 0 {
+		return nil
+	}
+	return s.view(ctx, func(tx *bolt.Tx) error {
+		applied := int64(getU64(tx.Bucket(bucketMeta).Get(keyLogApplied)))
+		s.foldMu.Lock()
+		defer s.foldMu.Unlock()
+		var layers []*tailGen // newest first
+		for _, g := range gens {
+			if g.end <= applied {
+				continue
+			}
+			if err := foldGen(tx, layers, g.g, g.raw, g.prev); err != nil {
+				return err
+			}
+			layers = append([]*tailGen{g.g}, layers...)
+		}
+		return nil
+	})
+}
+
 // foldTail folds every generation of tail (viewTail's) whole, for the reads
-// of the aggregates.
+// of the aggregates; prefold first spares appenders most of the wait.
 func (s *Store) foldTail(tx *bolt.Tx, tail []*tailGen) error {
 	if len(tail) == 0 {
 		return nil

@@ -98,6 +98,9 @@ func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item)
 // Item reads one item.
 func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 	var it api.Item
+	if err := s.prefold(ctx); err != nil {
+		return api.Item{}, err
+	}
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		var r itemRecord
 		if b := tx.Bucket(bucketItems).Get([]byte(id)); b != nil {
@@ -140,6 +143,9 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 	}
 	var out []api.Item
 	next := ""
+	if err := s.prefold(ctx); err != nil {
+		return nil, "", err
+	}
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		if err := s.foldTail(tx, tail); err != nil {
 			return err

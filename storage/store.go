@@ -326,6 +326,9 @@ func (s *Store) Versions() (items, events uint64) {
 // Counts reads the counters.
 func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
 	var c api.Counts
+	if err := s.prefold(ctx); err != nil {
+		return c, err
+	}
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		m := tx.Bucket(bucketMeta)
 		if err := s.foldTail(tx, tail); err != nil {

@@ -154,30 +154,36 @@ var foldLookups func()
 
 // foldGen folds the raw events of g not folded yet on top of layers (the
 // older generations of the tail, newest first, each folded whole) and
-// bbolt as tx sees it. Users are looked up in key order, then each user's
-// events are folded in arrival order, users in the order of their pairs'
-// keys, so that consecutive look-ups share pages. Events of different
-// users commute, so the records equal an event-by-event fold; new users
-// are listed in the order of their first event. The caller holds foldMu.
-func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen) error {
-	from, to := g.folded, len(g.raw)
-	if from == to {
+// bbolt as tx sees it. raw and prev are g's as some moment saw them (the
+// caller holds Store.tailMu, or took them under it: appends only add to
+// them). Users are looked up in key order, then each user's events are
+// folded in arrival order, users in the order of their pairs' keys, so
+// that consecutive look-ups share pages. Events of different users
+// commute, so the records equal an event-by-event fold; new users are
+// listed in the order of their first event. The caller holds foldMu.
+func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen, raw []logEvent, prev []int32) error {
+	from, to := g.folded, len(raw)
+	if from >= to {
 		return nil
 	}
 	usersB, pairsB := tx.Bucket(bucketUsers), tx.Bucket(bucketPairs)
-	// Each user's first event of the range, in arrival order.
+	// Each user's first event of the range, in arrival order, and each
+	// event's next one of its user (relative to from; 0 for none).
 	var firsts []int32
+	next := make([]int32, to-from)
 	for k := from; k < to; k++ {
-		if int(g.prev[k]) < from {
+		if p := int(prev[k]); p < from {
 			firsts = append(firsts, int32(k))
+		} else {
+			next[p-from] = int32(k)
 		}
 	}
 	byID := slices.Clone(firsts)
-	slices.SortFunc(byID, func(a, b int32) int { return strings.Compare(g.raw[a].user, g.raw[b].user) })
+	slices.SortFunc(byID, func(a, b int32) int { return strings.Compare(raw[a].user, raw[b].user) })
 	created := map[string]bool{}
-	tus := make([]*tailUser, len(g.raw)-from) // by first event, relative to from
+	tus := make([]*tailUser, to-from) // by first event, relative to from
 	for _, k := range byID {
-		e := &g.raw[k]
+		e := &raw[k]
 		tu, isNew, err := g.user(layers, usersB, e.user, e.ts)
 		if err != nil {
 			return err
@@ -188,7 +194,7 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen) error {
 		tus[int(k)-from] = tu
 	}
 	for _, k := range firsts {
-		if id := g.raw[k].user; created[id] {
+		if id := raw[k].user; created[id] {
 			g.newUsers = append(g.newUsers, id)
 		}
 	}
@@ -201,16 +207,14 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen) error {
 			}
 			return 1
 		}
-		return strings.Compare(g.raw[a].user, g.raw[b].user)
+		return strings.Compare(raw[a].user, raw[b].user)
 	})
-	var evs []int32
 	var dm dayMemo // not g's: appends may use that meanwhile
 	for _, first := range byKey {
 		tu := tus[int(first)-from]
-		id := g.raw[first].user
-		evs = g.userEvents(evs[:0], id, from)
-		for _, k := range evs {
-			e := &g.raw[k]
+		id := raw[first].user
+		for k := first; ; k = next[int(k)-from] {
+			e := &raw[k]
 			tp, fresh, err := g.pair(layers, pairsB, tu, id, e.itemIdx)
 			if err != nil {
 				return err
@@ -227,6 +231,9 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen) error {
 					tp.laterDays = map[string]int64{}
 				}
 				tp.laterDays[day]++
+			}
+			if next[int(k)-from] == 0 {
+				break
 			}
 		}
 	}
@@ -316,7 +323,8 @@ func (g *tailGen) pair(layers []*tailGen, pairs *bolt.Bucket, tu *tailUser, user
 // it) whole, oldest first. The caller holds foldMu.
 func foldAll(tx *bolt.Tx, tail []*tailGen) error {
 	for k := len(tail) - 1; k >= 0; k-- {
-		if err := foldGen(tx, tail[k+1:], tail[k]); err != nil {
+		g := tail[k]
+		if err := foldGen(tx, tail[k+1:], g, g.raw, g.prev); err != nil {
 			return err
 		}
 	}
@@ -349,7 +357,7 @@ func tailUserFold(tx *bolt.Tx, tail []*tailGen, id string) (tu *tailUser, ok boo
 	if one == nil {
 		return nil, false, nil
 	}
-	if err := foldGen(tx, nil, one); err != nil {
+	if err := foldGen(tx, nil, one, one.raw, one.prev); err != nil {
 		return nil, false, err
 	}
 	return one.users[id], true, nil
