@@ -363,16 +363,6 @@ func tailUserFold(tx *bolt.Tx, tail []*tailGen, id string) (tu *tailUser, ok boo
 	return one.users[id], true, nil
 }
 
-// tailHasUser reports whether the tail holds an event of user id.
-func tailHasUser(tail []*tailGen, id string) bool {
-	for _, g := range tail {
-		if _, ok := g.last[id]; ok {
-			return true
-		}
-	}
-	return false
-}
-
 // tailItemIndex finds an item the tail created.
 func tailItemIndex(tail []*tailGen, id string) (uint64, bool) {
 	for _, g := range tail {
