@@ -162,8 +162,7 @@ func TestStore_logEqualsDirect(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			s := genBulkStream(seed, 4000)
-			dir := t.TempDir()
-			lg, direct := openLogStore(t, filepath.Join(dir, "log.db")), openDirectStore(t, filepath.Join(dir, "direct.db"))
+			lg, direct := openLogAndDirect(t)
 			ctx := context.Background()
 			half := len(s.events) / 2
 			// Items first seen in events, then item records: PutItems

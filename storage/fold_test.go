@@ -29,6 +29,13 @@ func userReads(tb testing.TB, st *Store, id string) map[string]any {
 	return out
 }
 
+// openLogAndDirect opens a store on the event log with no applier and one
+// on the direct path, in a new folder.
+func openLogAndDirect(tb testing.TB) (lg, direct *Store) {
+	dir := tb.TempDir()
+	return openLogStore(tb, filepath.Join(dir, "log.db")), openDirectStore(tb, filepath.Join(dir, "direct.db"))
+}
+
 // TestStore_foldAtApplyEqualsDirect: the tail folded at apply time, in key
 // order, gives the same file as the direct path (one event after the other
 // into bbolt), key by key, for a stream whose users and pairs repeat within
@@ -40,60 +47,61 @@ func userReads(tb testing.TB, st *Store, id string) map[string]any {
 // the per-day activity, the catalogue's popularity.
 func TestStore_foldAtApplyEqualsDirect(t *testing.T) {
 	for _, seed := range []uint64{21, 22, 23} {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			s := genBulkStream(seed, 6000)
-			dir := t.TempDir()
-			lg, direct := openLogStore(t, filepath.Join(dir, "log.db")), openDirectStore(t, filepath.Join(dir, "direct.db"))
-			ctx := context.Background()
-			rng := rand.New(rand.NewPCG(seed, 3))
-			users := streamUsers(s.events)
-			tailSeen := 0
-			for lo := 0; lo < len(s.events); {
-				hi := min(lo+1+rng.IntN(200), len(s.events))
-				mustAdd(t, lg, s.events[lo:hi]...)
-				mustAdd(t, direct, s.events[lo:hi]...)
-				lo = hi
-				switch r := rng.IntN(12); {
-				case r < 3: // an aggregate read folds the tail so far
-					if a, b := mustCounts(t, lg), mustCounts(t, direct); a != b {
-						t.Fatalf("at %d: counts %+v vs %+v", lo, a, b)
-					}
-				case r < 5:
-					lg.mu.Lock()
-					lg.freezeLocked()
-					lg.mu.Unlock()
-				case r < 6:
-					if err := lg.applyTail(); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if lg.TailEvents() == 0 {
-					continue
-				}
-				tailSeen++
-				id := users[rng.IntN(len(users))]
-				compareReads(t, fmt.Sprintf("at %d: user %s", lo, id), userReads(t, lg, id), userReads(t, direct, id))
-				if rng.IntN(4) == 0 {
-					a, err1 := lg.Activity(ctx, 1000)
-					b, err2 := direct.Activity(ctx, 1000)
-					if err1 != nil || err2 != nil || fmt.Sprint(a) != fmt.Sprint(b) {
-						t.Fatalf("at %d: activity %v %v vs %v %v", lo, a, err1, b, err2)
-					}
-				}
-			}
-			if tailSeen < 10 {
-				t.Fatalf("reads met an unapplied tail only %d times", tailSeen)
-			}
-			if lg.TailEvents() == 0 {
-				t.Fatal("the stream ended with no tail to read")
-			}
-			compareReads(t, "tail vs direct", tailReads(t, lg, users), tailReads(t, direct, users))
-			for _, d := range bolttest.Diff(dumpDB(t, lg), dumpDB(t, direct), nil) {
-				t.Error(d)
-			}
-			compareReads(t, "applied vs direct", tailReads(t, lg, users), tailReads(t, direct, users))
-		})
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { foldAtApplyRun(t, seed) })
 	}
+}
+
+func foldAtApplyRun(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	s := genBulkStream(seed, 6000)
+	users := streamUsers(s.events)
+	lg, direct := openLogAndDirect(t)
+	ctx := context.Background()
+	tailSeen := 0
+	for lo := 0; lo < len(s.events); {
+		hi := min(lo+1+rng.IntN(200), len(s.events))
+		mustAdd(t, lg, s.events[lo:hi]...)
+		mustAdd(t, direct, s.events[lo:hi]...)
+		lo = hi
+		switch r := rng.IntN(12); {
+		case r < 3: // an aggregate read folds the tail so far
+			if a, b := mustCounts(t, lg), mustCounts(t, direct); a != b {
+				t.Fatalf("at %d: counts %+v vs %+v", lo, a, b)
+			}
+		case r < 5:
+			lg.mu.Lock()
+			lg.freezeLocked()
+			lg.mu.Unlock()
+		case r < 6:
+			if err := lg.applyTail(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if lg.TailEvents() == 0 {
+			continue
+		}
+		tailSeen++
+		id := users[rng.IntN(len(users))]
+		compareReads(t, fmt.Sprintf("at %d: user %s", lo, id), userReads(t, lg, id), userReads(t, direct, id))
+		if rng.IntN(4) == 0 {
+			a, err1 := lg.Activity(ctx, 1000)
+			b, err2 := direct.Activity(ctx, 1000)
+			if err1 != nil || err2 != nil || fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Fatalf("at %d: activity %v %v vs %v %v", lo, a, err1, b, err2)
+			}
+		}
+	}
+	if tailSeen < 10 {
+		t.Fatalf("reads met an unapplied tail only %d times", tailSeen)
+	}
+	if lg.TailEvents() == 0 {
+		t.Fatal("the stream ended with no tail to read")
+	}
+	compareReads(t, "tail vs direct", tailReads(t, lg, users), tailReads(t, direct, users))
+	for _, d := range bolttest.Diff(dumpDB(t, lg), dumpDB(t, direct), nil) {
+		t.Error(d)
+	}
+	compareReads(t, "applied vs direct", tailReads(t, lg, users), tailReads(t, direct, users))
 }
 
 // TestStore_appendAndReplayDoNoLookups: acknowledging a batch and replaying
