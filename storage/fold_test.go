@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"recsys/api"
 	"recsys/storage/bolttest"
 )
@@ -76,6 +78,8 @@ func foldAtApplyRun(t *testing.T, seed uint64) {
 			if err := lg.applyTail(); err != nil {
 				t.Fatal(err)
 			}
+		case r < 8: // the applier's step: the frozen generations, not the current one
+			applyFrozenOnly(t, lg)
 		}
 		if lg.TailEvents() == 0 {
 			continue
@@ -102,6 +106,29 @@ func foldAtApplyRun(t *testing.T, seed uint64) {
 		t.Error(d)
 	}
 	compareReads(t, "applied vs direct", tailReads(t, lg, users), tailReads(t, direct, users))
+}
+
+// applyFrozenOnly applies the frozen generations of st and drops them, as
+// the applier does while appends go on into the current one.
+func applyFrozenOnly(tb testing.TB, st *Store) {
+	tb.Helper()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	frozen := st.gens[:len(st.gens)-1]
+	if len(frozen) == 0 {
+		return
+	}
+	if err := st.db.Update(func(tx *bolt.Tx) error { return st.applyFrozen(tx, frozen) }); err != nil {
+		tb.Fatal(err)
+	}
+	var n int64
+	for _, g := range frozen {
+		n += g.events
+	}
+	st.tailMu.Lock()
+	st.gens = st.gens[len(frozen):]
+	st.tailMu.Unlock()
+	st.tailEvents -= n
 }
 
 // TestStore_appendAndReplayDoNoLookups: acknowledging a batch and replaying

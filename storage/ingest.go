@@ -175,6 +175,10 @@ func (s *Store) addToTail(lb *logBatch, pos int64) {
 	}
 	s.tailMu.Unlock()
 	s.tailEvents += int64(len(lb.events))
+	select {
+	case s.foldKick <- struct{}{}:
+	default:
+	}
 	if full {
 		select {
 		case s.kick <- struct{}{}:
@@ -195,7 +199,6 @@ func (s *Store) replay(lb *logBatch, end int64) error {
 
 // applier folds the tail into bbolt until stop is closed.
 func (s *Store) applier() {
-	defer close(s.applierDone)
 	t := time.NewTicker(applyEvery)
 	defer t.Stop()
 	for {
@@ -206,6 +209,23 @@ func (s *Store) applier() {
 		case <-t.C:
 		}
 		s.applyTail()
+	}
+}
+
+// folder folds the tail in the background as appends add to it, until
+// stop is closed: whatever came while it folded is its next step, so its
+// steps grow with the rate. The reads of the aggregates and the applier
+// then find the tail folded but for the last few events, instead of
+// folding up to a whole backlog while they wait. A failure is left to the
+// read or the apply that meets it again.
+func (s *Store) folder() {
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.foldKick:
+		}
+		_ = s.prefold(context.Background())
 	}
 }
 

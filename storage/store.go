@@ -79,8 +79,9 @@ type Store struct {
 	room        *sync.Cond // on mu: the tail shrank, or the store closed
 	recBuf      []byte
 	kick        chan struct{}
+	foldKick    chan struct{} // nil without the background fold
 	stop        chan struct{}
-	applierDone chan struct{}
+	applierDone chan struct{} // closed once the applier and the folder stopped
 }
 
 // batchDelay is how long db.Batch waits for more writers before it
@@ -188,10 +189,18 @@ func (s *Store) openLog(path string, noApplier bool) error {
 		close(s.applierDone)
 		return nil
 	}
+	s.foldKick = make(chan struct{}, 1)
 	if s.tailEvents > 0 {
 		s.kick <- struct{}{} // apply the replayed tail now, not at the first tick
+		s.foldKick <- struct{}{}
 	}
-	go s.applier()
+	var wg sync.WaitGroup
+	wg.Go(s.applier)
+	wg.Go(s.folder)
+	go func() {
+		wg.Wait()
+		close(s.applierDone)
+	}()
 	return nil
 }
 

@@ -246,6 +246,14 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen, raw []logEvent, prev []
 // user (isNew).
 func (g *tailGen) user(layers []*tailGen, users *bolt.Bucket, id string, ts int64) (tu *tailUser, isNew bool, err error) {
 	if tu := g.users[id]; tu != nil {
+		if tu.rec.idx == 0 {
+			// Folded in an earlier step as a user of the tail only; the
+			// older generation that created it may have been applied
+			// since, with its pairs, which the next look-ups must find.
+			if err := bboltUserIdx(users, id, &tu.rec); err != nil {
+				return nil, false, err
+			}
+		}
 		return tu, false, nil
 	}
 	tu = &tailUser{pairs: map[uint64]*tailPair{}}
@@ -281,6 +289,21 @@ func (g *tailGen) user(layers []*tailGen, users *bolt.Bucket, id string, ts int6
 	}
 	g.users[id] = tu
 	return tu, !found, nil
+}
+
+// bboltUserIdx sets rec's index to bbolt's, if bbolt holds user id.
+func bboltUserIdx(users *bolt.Bucket, id string, rec *userRecord) error {
+	if foldLookups != nil {
+		foldLookups()
+	}
+	if b := users.Get([]byte(id)); b != nil {
+		stored, err := decodeUser(b)
+		if err != nil {
+			return err
+		}
+		rec.idx = stored.idx
+	}
+	return nil
 }
 
 // pair returns the generation's entry for the pair (user, item) and
