@@ -291,65 +291,97 @@ func (s *Store) applyFrozen(tx *bolt.Tx, frozen []*tailGen) error {
 	return applyGens(tx, frozen)
 }
 
+// foldChunk is the most events a fold step takes while it holds foldMu and
+// a bbolt transaction: a read waiting on foldMu waits for one step at most,
+// and a commit that grows the file (which waits for every read
+// transaction) for one step of the folder's.
+const foldChunk = 1 << 14
+
+// foldingGen is a generation of the tail as some moment saw it: its raw
+// events then, and the log position it ended at.
+type foldingGen struct {
+	g    *tailGen
+	raw  []logEvent
+	prev []int32
+	end  int64
+}
+
+// foldStep folds at most budget events of gens (oldest first, every one
+// unapplied in tx, each on top of the older ones) and reports whether they
+// are all folded. The caller holds foldMu.
+func foldStep(tx *bolt.Tx, gens []foldingGen, budget int) (bool, error) {
+	var layers []*tailGen // newest first
+	for _, g := range gens {
+		if from := g.g.folded; from < len(g.raw) {
+			to := min(len(g.raw), from+budget)
+			if err := foldGen(tx, layers, g.g, g.raw[:to], g.prev[:to]); err != nil {
+				return false, err
+			}
+			if to < len(g.raw) {
+				return false, nil // the newer ones need this one whole
+			}
+			budget -= to - from
+		}
+		layers = append([]*tailGen{g.g}, layers...)
+	}
+	return true, nil
+}
+
 // foldFrozen folds the generations frozen (the oldest of the tail) whole,
-// on the state tx sees. foldMu is let go before the commit: a read holding
-// its transaction may wait on foldMu, and a commit that grows the file
-// waits for every read transaction.
+// on the state tx sees, in steps of foldChunk events; foldMu is let go
+// between them and before the commit: a read holding its transaction may
+// wait on foldMu, and a commit that grows the file waits for every read
+// transaction.
 func (s *Store) foldFrozen(tx *bolt.Tx, frozen []*tailGen) error {
-	s.foldMu.Lock()
-	defer s.foldMu.Unlock()
-	layers := make([]*tailGen, 0, len(frozen))
-	for _, g := range frozen {
-		if err := foldGen(tx, layers, g, g.raw, g.prev); err != nil {
+	gens := make([]foldingGen, len(frozen))
+	for k, g := range frozen {
+		gens[k] = foldingGen{g, g.raw, g.prev, g.end}
+	}
+	for {
+		s.foldMu.Lock()
+		done, err := foldStep(tx, gens, foldChunk)
+		s.foldMu.Unlock()
+		if done || err != nil {
 			return err
 		}
-		layers = append([]*tailGen{g}, layers...)
 	}
-	return nil
 }
 
 // prefold folds the tail as it stands, without holding tailMu (appenders go
-// on meanwhile), so that the fold a read of the aggregates then does under
+// on meanwhile), in steps of foldChunk events, each in a read transaction
+// of its own, so that the fold a read of the aggregates then does under
 // tailMu (foldTail) is only of the events that came in between: a read
-// may wait on foldMu for the applier's fold, but never makes appenders
-// wait for it.
+// may wait on foldMu for one step of the applier's or the folder's, but
+// never makes appenders wait for a whole backlog's fold.
 func (s *Store) prefold(ctx context.Context) error {
 	if s.log == nil {
 		return nil
 	}
-	type gen struct {
-		g    *tailGen
-		raw  []logEvent
-		prev []int32
-		end  int64
-	}
 	s.tailMu.RLock()
-	gens := make([]gen, 0, len(s.gens))
+	gens := make([]foldingGen, 0, len(s.gens))
 	for _, g := range s.gens {
 		if g.events > 0 {
-			gens = append(gens, gen{g, g.raw, g.prev, g.end})
+			gens = append(gens, foldingGen{g, g.raw, g.prev, g.end})
 		}
 	}
 	s.tailMu.RUnlock()
-	if len(gens) == 0 {
-		return nil
-	}
-	return s.view(ctx, func(tx *bolt.Tx) error {
-		applied := int64(getU64(tx.Bucket(bucketMeta).Get(keyLogApplied)))
-		s.foldMu.Lock()
-		defer s.foldMu.Unlock()
-		var layers []*tailGen // newest first
-		for _, g := range gens {
-			if g.end <= applied {
-				continue
+	for done := len(gens) == 0; !done; {
+		err := s.view(ctx, func(tx *bolt.Tx) error {
+			applied := int64(getU64(tx.Bucket(bucketMeta).Get(keyLogApplied)))
+			for len(gens) > 0 && gens[0].end <= applied {
+				gens = gens[1:]
 			}
-			if err := foldGen(tx, layers, g.g, g.raw, g.prev); err != nil {
-				return err
-			}
-			layers = append([]*tailGen{g.g}, layers...)
+			s.foldMu.Lock()
+			defer s.foldMu.Unlock()
+			var err error
+			done, err = foldStep(tx, gens, foldChunk)
+			return err
+		})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // foldTail folds every generation of tail (viewTail's) whole, for the reads
