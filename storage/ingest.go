@@ -264,6 +264,10 @@ func (s *Store) applyLocked(unlock bool) error {
 	if unlock {
 		s.mu.Unlock()
 	}
+	// Fold before the write transaction, in read transactions, so that
+	// the writers waiting for bbolt's lock (jobs, catalogue writes) wait
+	// for the writes only; a failure here shows again in applyFrozen.
+	_ = s.prefold(context.Background())
 	err := s.writeErr(s.db.Update(func(tx *bolt.Tx) error { return s.applyFrozen(tx, frozen) }))
 	if unlock {
 		s.mu.Lock()
