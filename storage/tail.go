@@ -16,9 +16,10 @@ import (
 // record as it stands after the events, and the changes of the users,
 // pairs and positives counters and of popularity — takes the stored
 // records, so it is done later, in key order and once per event: by the
-// applier, just before it writes them, or by a read of those aggregates
-// that comes first (the result is kept). A read of one user folds just
-// that user's events over its stored records.
+// background folder as events arrive, by the applier before it writes
+// them, or by a read of those aggregates that comes first (the result is
+// kept; ingest.go, prefold). A read of one user folds just that user's
+// events over its stored records.
 
 // tailGen is one generation of the tail. Its raw part changes only while it
 // is the current generation, under Store.tailMu; its folded part only under
