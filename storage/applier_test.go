@@ -81,7 +81,7 @@ func TestStore_replayAfterMergedApply(t *testing.T) {
 	lg.freezeLocked()
 	frozen := lg.gens[:len(lg.gens)-1]
 	lg.mu.Unlock()
-	if err := lg.db.Update(func(tx *bolt.Tx) error { return applyGens(tx, frozen) }); err != nil {
+	if err := lg.db.Update(func(tx *bolt.Tx) error { return lg.applyFrozen(tx, frozen) }); err != nil {
 		t.Fatal(err)
 	}
 	feed(t, s.events[2300:], 13, lg, direct)

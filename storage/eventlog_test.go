@@ -162,8 +162,7 @@ func TestStore_logEqualsDirect(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			s := genBulkStream(seed, 4000)
-			dir := t.TempDir()
-			lg, direct := openLogStore(t, filepath.Join(dir, "log.db")), openDirectStore(t, filepath.Join(dir, "direct.db"))
+			lg, direct := openLogAndDirect(t)
 			ctx := context.Background()
 			half := len(s.events) / 2
 			// Items first seen in events, then item records: PutItems
@@ -244,7 +243,7 @@ func TestStore_replayAfterCrash(t *testing.T) {
 	lg.freezeLocked()
 	g := lg.gens[0]
 	lg.mu.Unlock()
-	if err := lg.db.Update(func(tx *bolt.Tx) error { return applyGen(tx, g) }); err != nil {
+	if err := lg.db.Update(func(tx *bolt.Tx) error { return lg.applyFrozen(tx, []*tailGen{g}) }); err != nil {
 		t.Fatal(err)
 	}
 	feed(t, s.events[2000:], 9, lg, direct)
@@ -715,7 +714,7 @@ func TestStore_tailUserAppliedMeanwhile(t *testing.T) {
 	// Apply and drop the first generation only, as the applier does.
 	lg.mu.Lock()
 	g := lg.gens[0]
-	err := lg.db.Update(func(tx *bolt.Tx) error { return applyGen(tx, g) })
+	err := lg.db.Update(func(tx *bolt.Tx) error { return lg.applyFrozen(tx, []*tailGen{g}) })
 	lg.tailMu.Lock()
 	lg.gens = lg.gens[1:]
 	lg.tailMu.Unlock()

@@ -128,10 +128,6 @@ func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int
 			next++
 		}
 	}
-	g, err := foldBatch(tx, layers, &lb)
-	if err != nil {
-		return 0, err
-	}
 	size := tx.Size()
 	tx.Rollback() // before s.tailMu: see viewTail
 	s.recBuf = encodeRecord(s.recBuf[:0], &lb)
@@ -149,7 +145,7 @@ func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int
 		return 0, s.writeErr(err)
 	}
 	s.nextItem = next
-	s.addToTail(g, pos)
+	s.addToTail(&lb, pos)
 	return pos, nil
 }
 
@@ -167,19 +163,22 @@ func (s *Store) layers() []*tailGen {
 	return out
 }
 
-// addToTail merges the folded batch g, whose record ends at pos, into the
+// addToTail adds the events of lb, whose record ends at pos, to the
 // current generation, and freezes it when full. The caller holds s.mu.
-func (s *Store) addToTail(g *tailGen, pos int64) {
+func (s *Store) addToTail(lb *logBatch, pos int64) {
 	s.tailMu.Lock()
 	cur := s.gens[len(s.gens)-1]
-	cur.merge(g)
-	cur.end = pos
+	cur.add(lb, pos)
 	full := cur.events >= genEvents
 	if full {
 		s.gens = append(s.gens, newTailGen(pos))
 	}
 	s.tailMu.Unlock()
-	s.tailEvents += g.events
+	s.tailEvents += int64(len(lb.events))
+	select {
+	case s.foldKick <- struct{}{}:
+	default:
+	}
 	if full {
 		select {
 		case s.kick <- struct{}{}:
@@ -188,27 +187,18 @@ func (s *Store) addToTail(g *tailGen, pos int64) {
 	}
 }
 
-// replay folds a record read from the log at open into the tail.
+// replay adds a record read from the log at open to the tail: no bbolt
+// read, the applier folds it.
 func (s *Store) replay(lb *logBatch, end int64) error {
-	tx, err := s.db.Begin(false)
-	if err != nil {
-		return err
-	}
-	g, err := foldBatch(tx, s.layers(), lb)
-	tx.Rollback()
-	if err != nil {
-		return err
-	}
 	for _, e := range lb.events {
 		s.nextItem = max(s.nextItem, e.itemIdx+1)
 	}
-	s.addToTail(g, end)
+	s.addToTail(lb, end)
 	return nil
 }
 
 // applier folds the tail into bbolt until stop is closed.
 func (s *Store) applier() {
-	defer close(s.applierDone)
 	t := time.NewTicker(applyEvery)
 	defer t.Stop()
 	for {
@@ -219,6 +209,23 @@ func (s *Store) applier() {
 		case <-t.C:
 		}
 		s.applyTail()
+	}
+}
+
+// folder folds the tail in the background as appends add to it, until
+// stop is closed: whatever came while it folded is its next step, so its
+// steps grow with the rate. The reads of the aggregates and the applier
+// then find the tail folded but for the last few events, instead of
+// folding up to a whole backlog while they wait. A failure is left to the
+// read or the apply that meets it again.
+func (s *Store) folder() {
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.foldKick:
+		}
+		_ = s.prefold(context.Background())
 	}
 }
 
@@ -257,7 +264,11 @@ func (s *Store) applyLocked(unlock bool) error {
 	if unlock {
 		s.mu.Unlock()
 	}
-	err := s.writeErr(s.db.Update(func(tx *bolt.Tx) error { return applyGens(tx, frozen) }))
+	// Fold before the write transaction, in read transactions, so that
+	// the writers waiting for bbolt's lock (jobs, catalogue writes) wait
+	// for the writes only; a failure here shows again in applyFrozen.
+	_ = s.prefold(context.Background())
+	err := s.writeErr(s.db.Update(func(tx *bolt.Tx) error { return s.applyFrozen(tx, frozen) }))
 	if unlock {
 		s.mu.Lock()
 	}
@@ -273,6 +284,119 @@ func (s *Store) applyLocked(unlock bool) error {
 	s.applyErr = nil
 	s.room.Broadcast()
 	return nil
+}
+
+// applyFrozen folds the frozen generations (the oldest of the tail) and
+// writes them in tx.
+func (s *Store) applyFrozen(tx *bolt.Tx, frozen []*tailGen) error {
+	if err := s.foldFrozen(tx, frozen); err != nil {
+		return err
+	}
+	return applyGens(tx, frozen)
+}
+
+// foldChunk is the most events a fold step takes while it holds foldMu and
+// a bbolt transaction: a read waiting on foldMu waits for one step at most,
+// and a commit that grows the file (which waits for every read
+// transaction) for one step of the folder's.
+const foldChunk = 1 << 14
+
+// foldingGen is a generation of the tail as some moment saw it: its raw
+// events then, and the log position it ended at.
+type foldingGen struct {
+	g    *tailGen
+	raw  []logEvent
+	prev []int32
+	end  int64
+}
+
+// foldStep folds at most budget events of gens (oldest first, every one
+// unapplied in tx, each on top of the older ones) and reports whether they
+// are all folded. The caller holds foldMu.
+func foldStep(tx *bolt.Tx, gens []foldingGen, budget int) (bool, error) {
+	var layers []*tailGen // newest first
+	for _, g := range gens {
+		if from := g.g.folded; from < len(g.raw) {
+			to := min(len(g.raw), from+budget)
+			if err := foldGen(tx, layers, g.g, g.raw[:to], g.prev[:to]); err != nil {
+				return false, err
+			}
+			if to < len(g.raw) {
+				return false, nil // the newer ones need this one whole
+			}
+			budget -= to - from
+		}
+		layers = append([]*tailGen{g.g}, layers...)
+	}
+	return true, nil
+}
+
+// foldFrozen folds the generations frozen (the oldest of the tail) whole,
+// on the state tx sees, in steps of foldChunk events; foldMu is let go
+// between them and before the commit: a read holding its transaction may
+// wait on foldMu, and a commit that grows the file waits for every read
+// transaction.
+func (s *Store) foldFrozen(tx *bolt.Tx, frozen []*tailGen) error {
+	gens := make([]foldingGen, len(frozen))
+	for k, g := range frozen {
+		gens[k] = foldingGen{g, g.raw, g.prev, g.end}
+	}
+	for {
+		s.foldMu.Lock()
+		done, err := foldStep(tx, gens, foldChunk)
+		s.foldMu.Unlock()
+		if done || err != nil {
+			return err
+		}
+	}
+}
+
+// prefold folds the tail as it stands, without holding tailMu (appenders go
+// on meanwhile), in steps of foldChunk events, each in a read transaction
+// of its own, so that the fold a read of the aggregates then does under
+// tailMu (foldTail) is only of the events that came in between: a read
+// may wait on foldMu for one step of the applier's or the folder's, but
+// never makes appenders wait for a whole backlog's fold.
+func (s *Store) prefold(ctx context.Context) error {
+	if s.log == nil {
+		return nil
+	}
+	s.tailMu.RLock()
+	gens := make([]foldingGen, 0, len(s.gens))
+	for _, g := range s.gens {
+		if g.events > 0 {
+			gens = append(gens, foldingGen{g, g.raw, g.prev, g.end})
+		}
+	}
+	s.tailMu.RUnlock()
+	for done := len(gens) == 0; !done; {
+		err := s.view(ctx, func(tx *bolt.Tx) error {
+			applied := int64(getU64(tx.Bucket(bucketMeta).Get(keyLogApplied)))
+			for len(gens) > 0 && gens[0].end <= applied {
+				gens = gens[1:]
+			}
+			s.foldMu.Lock()
+			defer s.foldMu.Unlock()
+			var err error
+			done, err = foldStep(tx, gens, foldChunk)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldTail folds every generation of tail (viewTail's) whole, for the reads
+// of the aggregates; prefold first spares appenders most of the wait.
+func (s *Store) foldTail(tx *bolt.Tx, tail []*tailGen) error {
+	if len(tail) == 0 {
+		return nil
+	}
+	s.foldMu.Lock()
+	defer s.foldMu.Unlock()
+	return foldAll(tx, tail)
 }
 
 // freezeLocked starts a new current generation if the current one holds
@@ -388,6 +512,7 @@ func applyGen(tx *bolt.Tx, g *tailGen) error {
 	}
 	addAll(w.popDelta, g.popDelta)
 	addAll(w.counters, g.counters)
+	addAll(w.counters, g.fcounts)
 	addAll(w.days, g.days)
 	if err := w.meta.Put(keyLogApplied, u64(uint64(g.end))); err != nil {
 		return err

@@ -354,7 +354,10 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 	var out []api.HistoryEntry
 	next := ""
 	err = s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
-		_, known := tailUserRecord(tail, userID)
+		tu, known, err := tailUserFold(tx, tail, userID)
+		if err != nil {
+			return err
+		}
 		var u userRecord
 		if ub := tx.Bucket(bucketUsers).Get([]byte(userID)); ub != nil {
 			if u, err = decodeUser(ub); err != nil {
@@ -376,7 +379,7 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 		}
 		ids := tx.Bucket(bucketItemIDs)
 		var lastIdx uint64
-		return userPairs(tx, tail, userID, u.idx, start, func(item uint64, p pairRecord) bool {
+		return userPairs(tx, tu, u.idx, start, func(item uint64, p pairRecord) bool {
 			if len(out) == pg.Limit {
 				next = encodeIndexCursor(lastIdx)
 				return false
@@ -393,11 +396,15 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 	return out, next, err
 }
 
-// userPairs calls fn with each pair of user id (bbolt index idx, 0 if
-// bbolt has no such user) whose item index is at least from, in item order,
-// the tail's record taking the place of bbolt's, until fn returns false.
-func userPairs(tx *bolt.Tx, tail []*tailGen, id string, idx, from uint64, fn func(item uint64, p pairRecord) bool) error {
-	over := tailPairs(tail, id)
+// userPairs calls fn with each pair of a user (bbolt index idx, 0 if bbolt
+// has no such user) whose item index is at least from, in item order, the
+// record of tu (the user's tail, folded; nil for none) taking the place of
+// bbolt's, until fn returns false.
+func userPairs(tx *bolt.Tx, tu *tailUser, idx, from uint64, fn func(item uint64, p pairRecord) bool) error {
+	var over map[uint64]*tailPair
+	if tu != nil {
+		over = tu.pairs
+	}
 	var extra []uint64
 	for item := range over {
 		if item >= from {
@@ -407,7 +414,7 @@ func userPairs(tx *bolt.Tx, tail []*tailGen, id string, idx, from uint64, fn fun
 	slices.Sort(extra)
 	emitExtra := func(below uint64) bool {
 		for len(extra) > 0 && extra[0] < below {
-			if !fn(extra[0], *over[extra[0]]) {
+			if !fn(extra[0], over[extra[0]].rec) {
 				return false
 			}
 			extra = extra[1:]
@@ -467,7 +474,11 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 			}
 			pr.Known = true
 		}
-		if tu, ok := tailUserRecord(tail, userID); ok {
+		tu, inTail, err := tailUserFold(tx, tail, userID)
+		if err != nil {
+			return err
+		}
+		if inTail {
 			u.items, u.positives = tu.rec.items, tu.rec.positives
 			pr.Known = true
 		}
@@ -487,13 +498,11 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 				pr.Negative = append(pr.Negative, uint32(item))
 			}
 		}
-		if len(tail) > 0 {
-			if _, ok := tailUserRecord(tail, userID); ok {
-				return userPairs(tx, tail, userID, u.idx, 0, func(item uint64, p pairRecord) bool {
-					add(item, p.flags)
-					return true
-				})
-			}
+		if inTail {
+			return userPairs(tx, tu, u.idx, 0, func(item uint64, p pairRecord) bool {
+				add(item, p.flags)
+				return true
+			})
 		}
 		prefix := u64(u.idx)
 		c := tx.Bucket(bucketPairs).Cursor()

@@ -98,6 +98,9 @@ func (s *Store) UpdateItem(ctx context.Context, id string, change func(api.Item)
 // Item reads one item.
 func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 	var it api.Item
+	if err := s.prefold(ctx); err != nil {
+		return api.Item{}, err
+	}
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		var r itemRecord
 		if b := tx.Bucket(bucketItems).Get([]byte(id)); b != nil {
@@ -111,6 +114,9 @@ func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 			r = itemRecord{Idx: t.idx, Created: t.created, Updated: t.created}
 		} else {
 			return notFound("item", id)
+		}
+		if err := s.foldTail(tx, tail); err != nil {
+			return err
 		}
 		it = r.toAPI(id, int64(getU64(tx.Bucket(bucketItemPop).Get(u64(r.Idx))))+tailPopDelta(tail, r.Idx))
 		return nil
@@ -137,7 +143,13 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 	}
 	var out []api.Item
 	next := ""
+	if err := s.prefold(ctx); err != nil {
+		return nil, "", err
+	}
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		if err := s.foldTail(tx, tail); err != nil {
+			return err
+		}
 		pop := tx.Bucket(bucketItemPop)
 		c := tx.Bucket(bucketItems).Cursor()
 		k, v := c.First()

@@ -53,9 +53,15 @@ func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 // Catalogue reads the serving view of the items.
 func (s *Store) Catalogue(ctx context.Context) (*api.Catalogue, error) {
 	var cat *api.Catalogue
+	if err := s.prefold(ctx); err != nil {
+		return nil, err
+	}
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		var err error
 		if cat, _, err = readCatalogue(tx, false); err != nil {
+			return err
+		}
+		if err := s.foldTail(tx, tail); err != nil {
 			return err
 		}
 		mergeTailCatalogue(cat, tail)

@@ -70,6 +70,7 @@ type Store struct {
 	applyMu     sync.Mutex   // one apply at a time
 	mu          sync.Mutex   // appenders, item allocation, the tail's generation list
 	tailMu      sync.RWMutex // readers of the tail against its changes
+	foldMu      sync.Mutex   // the tail's folded records (tail.go); after tailMu and bbolt's transactions
 	gens        []*tailGen   // the unapplied tail, oldest first; the last one takes appends
 	tailEvents  int64
 	nextItem    uint64 // the next dense item index
@@ -78,8 +79,9 @@ type Store struct {
 	room        *sync.Cond // on mu: the tail shrank, or the store closed
 	recBuf      []byte
 	kick        chan struct{}
+	foldKick    chan struct{} // nil without the background fold
 	stop        chan struct{}
-	applierDone chan struct{}
+	applierDone chan struct{} // closed once the applier and the folder stopped
 }
 
 // batchDelay is how long db.Batch waits for more writers before it
@@ -187,10 +189,18 @@ func (s *Store) openLog(path string, noApplier bool) error {
 		close(s.applierDone)
 		return nil
 	}
+	s.foldKick = make(chan struct{}, 1)
 	if s.tailEvents > 0 {
 		s.kick <- struct{}{} // apply the replayed tail now, not at the first tick
+		s.foldKick <- struct{}{}
 	}
-	go s.applier()
+	var wg sync.WaitGroup
+	wg.Go(s.applier)
+	wg.Go(s.folder)
+	go func() {
+		wg.Wait()
+		close(s.applierDone)
+	}()
 	return nil
 }
 
@@ -325,8 +335,14 @@ func (s *Store) Versions() (items, events uint64) {
 // Counts reads the counters.
 func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
 	var c api.Counts
+	if err := s.prefold(ctx); err != nil {
+		return c, err
+	}
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		m := tx.Bucket(bucketMeta)
+		if err := s.foldTail(tx, tail); err != nil {
+			return err
+		}
 		get := func(name string) int64 { return counter(m, name) + tailCounter(tail, name) }
 		c = api.Counts{
 			Users:        get(counterUsers),

@@ -14,9 +14,11 @@ import (
 func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 	var u api.User
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
-		if tu, ok := tailUserRecord(tail, id); ok {
-			u = tu.rec.toAPI(id)
-			return nil
+		if tu, ok, err := tailUserFold(tx, tail, id); err != nil || ok {
+			if ok {
+				u = tu.rec.toAPI(id)
+			}
+			return err
 		}
 		r, err := storedUser(tx, id)
 		if err != nil {
