@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"recsys/recsys/dataset"
 )
 
 // fullTopN is the reference RankTop must equal: score every item, filter,
@@ -114,7 +118,8 @@ func TestRankIndex_bound(t *testing.T) {
 	for u := 0; u < x.Users(); u += 5 {
 		h := x.Row(u)
 		m.Score(h, scores)
-		// the bound as topN computes it, checked item by item
+		// the bound as topN computes it (blockBound), and the bound of
+		// the exact maxima, checked item by item
 		bounds := make([]float64, ri.nBlocks())
 		for _, j := range h {
 			best := make(map[uint32]float64)
@@ -130,6 +135,48 @@ func TestRankIndex_bound(t *testing.T) {
 			if s > min(bounds[b], ri.bound[b]) {
 				t.Fatalf("user %d: item %d scores %v above its block's bound %v (row-sum bound %v)", u, i, s, bounds[b], ri.bound[b])
 			}
+			if ub := ri.blockBound(h, b); s > ub {
+				t.Fatalf("user %d: item %d scores %v above its block's computed bound %v", u, i, s, ub)
+			}
 		}
+		// the static bounds do not increase: the lazy order relies on it
+		for b := 1; b < len(ri.bound); b++ {
+			if ri.bound[b] > ri.bound[b-1] {
+				t.Fatalf("static bound of block %d (%v) above block %d's (%v)", b, ri.bound[b], b-1, ri.bound[b-1])
+			}
+		}
+	}
+}
+
+// TestRankTop_sameAsFullScoring_ml100k is TestRankTop_sameAsFullScoring on
+// the positives of MovieLens 100K (../shared/datasets/ml-100k), k = 50:
+// real co-occurrences, where bounds and row sums do not line up as in
+// generated data.
+func TestRankTop_sameAsFullScoring_ml100k(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "datasets", "ml-100k")
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("RECSYS_SKIP_REAL_DATA") == "1" {
+			t.Skipf("no data set at %s and RECSYS_SKIP_REAL_DATA=1", path)
+		}
+		t.Fatalf("this test reads %s (the shared data sets); put them there or set RECSYS_SKIP_REAL_DATA=1", path)
+	}
+	pos, err := dataset.Positives("movielens", path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := make([]Pair, len(pos.Users))
+	for n := range pairs {
+		pairs[n] = Pair{User: pos.Users[n], Item: pos.Items[n]}
+	}
+	x, err := NewMatrix(len(pos.UserIDs), len(pos.ItemIDs), pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"itemknn", "kunn-i", "slim"} {
+		m, _ := New(name)
+		if err := m.Fit(context.Background(), x, Params{K: 50}); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(name, func(t *testing.T) { checkRankTop(t, m, m.(TopRanker), x) })
 	}
 }
