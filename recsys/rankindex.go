@@ -27,6 +27,7 @@ type TopRanker interface {
 const (
 	rankBlocks   = 128
 	rankMinBlock = 64
+	rankLead     = 8
 )
 
 // rankIndex holds the reversed lists of an item-item affinity A (row j:
@@ -53,6 +54,10 @@ const (
 // while that cap is at least the best bound already known. With scores
 // that follow row sums, the first few blocks settle the answer and the
 // rest are never looked at (at 20M events, 3 of 106 blocks instead of all).
+// The first rankLead blocks' maxima are also kept block-major, so that
+// one of their bounds reads one stretch of memory; past them, the bounds
+// of all the blocks left are computed at once from the item-major maxima,
+// a contiguous row per history item, as when every bound was computed.
 type rankIndex struct {
 	nItems int
 	order  []uint32 // position → item
@@ -60,11 +65,12 @@ type rankIndex struct {
 	ptr    []int    // row j is ent[ptr[j]:ptr[j+1]]
 	ent    []rankEntry
 	shift  uint // a block holds 1<<shift consecutive positions
-	// bmax[b·nItems+j] is max_{i∈b} A(i, j), rounded up to a float32
-	// (block-major, so that one block's bound reads one stretch), and row
+	// bmax[j·nBlocks+b] is max_{i∈b} A(i, j), rounded up to a float32,
+	// and lead[b·nItems+j] the same for the first rankLead blocks; row
 	// j's entries in block b are row(j)[boff[j·(nBlocks+1)+b]:
 	// boff[j·(nBlocks+1)+b+1]].
 	bmax []float32
+	lead []float32
 	boff []uint32
 	// bound[b] caps the score of every item of block b: the largest row
 	// sum of its items, raised to cover rounding (see newRankIndex). It
@@ -83,6 +89,7 @@ type rankEntry struct {
 type rankScratch struct {
 	rest    []bool // blocks left to the one pass
 	hist    []uint32
+	ub      []float64
 	pending []blockBound // bounds computed, blocks not yet scored: ascending ub
 	heap    []uint32
 }
@@ -161,12 +168,11 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 	x.bmax = make([]float32, nItems*nb)
 	x.boff = make([]uint32, nItems*(nb+1))
 	for j := 0; j < nItems; j++ {
-		off := x.boff[j*(nb+1):][:nb+1]
+		m, off := x.bmax[j*nb:][:nb], x.boff[j*(nb+1):][:nb+1]
 		row := x.row(uint32(j))
 		for _, e := range row {
 			b := x.block(e.pos)
-			m := &x.bmax[b*nItems+j]
-			*m = max(*m, roundUp32(e.value))
+			m[b] = max(m[b], roundUp32(e.value))
 			off[b+1]++
 		}
 		for b := range nb {
@@ -182,7 +188,14 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 		b := x.block(uint32(p))
 		x.bound[b] = max(x.bound[b], rowSum[i]*(1+1e-8))
 	}
-	x.pool.New = func() any { return &rankScratch{rest: make([]bool, nb)} }
+	nLead := min(nb, rankLead)
+	x.lead = make([]float32, nLead*nItems)
+	for j := 0; j < nItems; j++ {
+		for b := range nLead {
+			x.lead[b*nItems+j] = x.bmax[j*nb+b]
+		}
+	}
+	x.pool.New = func() any { return &rankScratch{rest: make([]bool, nb), ub: make([]float64, nb)} }
 	return x
 }
 
@@ -290,6 +303,11 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	for {
 		// Compute bounds while an unseen block may beat the best known.
 		for next < nb && (len(pending) == 0 || x.bound[next] >= pending[len(pending)-1].ub) {
+			if next >= rankLead {
+				pending = x.restBounds(sc, next, pending)
+				next = nb
+				break
+			}
 			pending = insertBound(pending, blockBound{ub: min(x.blockBound(sc.hist, next), x.bound[next]), b: int32(next)})
 			next++
 		}
@@ -309,8 +327,9 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 			if spent += perBlock; spent > full/8 {
 				// The rest in one pass: every block left, in decreasing
 				// order of bound.
-				for ; next < nb; next++ {
-					pending = append(pending, blockBound{ub: min(x.blockBound(sc.hist, next), x.bound[next]), b: int32(next)})
+				if next < nb {
+					pending = x.restBounds(sc, next, pending)
+					next = nb
 				}
 				rest := append(pending, bb)
 				slices.SortFunc(rest, func(a, b blockBound) int { return cmp.Compare(b.ub, a.ub) })
@@ -337,12 +356,38 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 // blockBound is Σ_{j∈hist} max_{i∈b} A(i, j), added in the order of hist
 // as the scorer adds an item's terms.
 func (x *rankIndex) blockBound(hist []uint32, b int) float64 {
-	m := x.bmax[b*x.nItems:][:x.nItems]
 	u := 0.0
+	if b < rankLead {
+		m := x.lead[b*x.nItems:][:x.nItems]
+		for _, j := range hist {
+			u += float64(m[j])
+		}
+		return u
+	}
+	nb := x.nBlocks()
 	for _, j := range hist {
-		u += float64(m[j])
+		u += float64(x.bmax[int(j)*nb+b])
 	}
 	return u
+}
+
+// restBounds adds to pending the bounds of blocks from.. (blockBound of
+// each), computed together from the item-major maxima, and returns it in
+// ascending order of bound.
+func (x *rankIndex) restBounds(sc *rankScratch, from int, pending []blockBound) []blockBound {
+	nb := x.nBlocks()
+	ub := sc.ub[from:nb]
+	clear(ub)
+	for _, j := range sc.hist {
+		for k, v := range x.bmax[int(j)*nb+from : (int(j)+1)*nb] {
+			ub[k] += float64(v)
+		}
+	}
+	for k, u := range ub {
+		pending = append(pending, blockBound{ub: min(u, x.bound[from+k]), b: int32(from + k)})
+	}
+	slices.SortFunc(pending, func(a, b blockBound) int { return cmp.Compare(a.ub, b.ub) })
+	return pending
 }
 
 // insertBound inserts bb into pending, kept in ascending order of bound.
@@ -358,7 +403,7 @@ func (x *rankIndex) scoreBlock(sc *rankScratch, b int, scores []float64) {
 	for p := lo; p < hi; p++ {
 		scores[x.order[p]] = 0
 	}
-	nb1 := len(sc.rest) + 1
+	nb1 := len(sc.ub) + 1
 	for _, j := range sc.hist {
 		off := x.boff[int(j)*nb1+b:]
 		for _, e := range x.row(j)[off[0]:off[1]] {

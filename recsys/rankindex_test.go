@@ -139,6 +139,16 @@ func TestRankIndex_bound(t *testing.T) {
 				t.Fatalf("user %d: item %d scores %v above its block's computed bound %v", u, i, s, ub)
 			}
 		}
+		// restBounds computes the same bounds together, from any block on
+		sc := ri.pool.Get().(*rankScratch)
+		sc.hist = append(sc.hist[:0], h...)
+		from := u % ri.nBlocks()
+		for _, bb := range ri.restBounds(sc, from, nil) {
+			if want := min(ri.blockBound(h, int(bb.b)), ri.bound[bb.b]); bb.ub != want {
+				t.Fatalf("user %d: restBounds from %d gives block %d bound %v, blockBound %v", u, from, bb.b, bb.ub, want)
+			}
+		}
+		ri.pool.Put(sc)
 		// the static bounds do not increase: the lazy order relies on it
 		for b := 1; b < len(ri.bound); b++ {
 			if ri.bound[b] > ri.bound[b-1] {
