@@ -54,10 +54,10 @@ const (
 // while that cap is at least the best bound already known. With scores
 // that follow row sums, the first few blocks settle the answer and the
 // rest are never looked at (at 20M events, 3 of 106 blocks instead of all).
-// The first rankLead blocks' maxima are also kept block-major, so that
-// one of their bounds reads one stretch of memory; past them, the bounds
-// of all the blocks left are computed at once from the item-major maxima,
-// a contiguous row per history item, as when every bound was computed.
+// Bounds are computed in two steps, each reading a stretch of every
+// history item's row of maxima: the first rankLead blocks, then, only
+// if the static bound of the next block still reaches the best bound
+// known, all the others.
 type rankIndex struct {
 	nItems int
 	order  []uint32 // position → item
@@ -66,11 +66,9 @@ type rankIndex struct {
 	ent    []rankEntry
 	shift  uint // a block holds 1<<shift consecutive positions
 	// bmax[j·nBlocks+b] is max_{i∈b} A(i, j), rounded up to a float32,
-	// and lead[b·nItems+j] the same for the first rankLead blocks; row
-	// j's entries in block b are row(j)[boff[j·(nBlocks+1)+b]:
+	// and row j's entries in block b are row(j)[boff[j·(nBlocks+1)+b]:
 	// boff[j·(nBlocks+1)+b+1]].
 	bmax []float32
-	lead []float32
 	boff []uint32
 	// bound[b] caps the score of every item of block b: the largest row
 	// sum of its items, raised to cover rounding (see newRankIndex). It
@@ -188,13 +186,6 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 		b := x.block(uint32(p))
 		x.bound[b] = max(x.bound[b], rowSum[i]*(1+1e-8))
 	}
-	nLead := min(nb, rankLead)
-	x.lead = make([]float32, nLead*nItems)
-	for j := 0; j < nItems; j++ {
-		for b := range nLead {
-			x.lead[b*nItems+j] = x.bmax[j*nb+b]
-		}
-	}
 	x.pool.New = func() any { return &rankScratch{rest: make([]bool, nb), ub: make([]float64, nb)} }
 	return x
 }
@@ -303,13 +294,12 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	for {
 		// Compute bounds while an unseen block may beat the best known.
 		for next < nb && (len(pending) == 0 || x.bound[next] >= pending[len(pending)-1].ub) {
-			if next >= rankLead {
-				pending = x.restBounds(sc, next, pending)
-				next = nb
-				break
+			to := nb
+			if next == 0 {
+				to = min(nb, rankLead)
 			}
-			pending = insertBound(pending, blockBound{ub: min(x.blockBound(sc.hist, next), x.bound[next]), b: int32(next)})
-			next++
+			pending = x.rangeBounds(sc, next, to, pending)
+			next = to
 		}
 		if len(pending) == 0 {
 			break
@@ -328,7 +318,7 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 				// The rest in one pass: every block left, in decreasing
 				// order of bound.
 				if next < nb {
-					pending = x.restBounds(sc, next, pending)
+					pending = x.rangeBounds(sc, next, nb, pending)
 					next = nb
 				}
 				rest := append(pending, bb)
@@ -353,33 +343,16 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	return slices.Clone(top)
 }
 
-// blockBound is Σ_{j∈hist} max_{i∈b} A(i, j), added in the order of hist
-// as the scorer adds an item's terms.
-func (x *rankIndex) blockBound(hist []uint32, b int) float64 {
-	u := 0.0
-	if b < rankLead {
-		m := x.lead[b*x.nItems:][:x.nItems]
-		for _, j := range hist {
-			u += float64(m[j])
-		}
-		return u
-	}
+// rangeBounds adds to pending the bounds of blocks from..to−1, each
+// Σ_{j∈hist} max_{i∈b} A(i, j) added in the order of hist as the scorer
+// adds an item's terms (capped by the block's static bound), and returns
+// it in ascending order of bound.
+func (x *rankIndex) rangeBounds(sc *rankScratch, from, to int, pending []blockBound) []blockBound {
 	nb := x.nBlocks()
-	for _, j := range hist {
-		u += float64(x.bmax[int(j)*nb+b])
-	}
-	return u
-}
-
-// restBounds adds to pending the bounds of blocks from.. (blockBound of
-// each), computed together from the item-major maxima, and returns it in
-// ascending order of bound.
-func (x *rankIndex) restBounds(sc *rankScratch, from int, pending []blockBound) []blockBound {
-	nb := x.nBlocks()
-	ub := sc.ub[from:nb]
+	ub := sc.ub[from:to]
 	clear(ub)
 	for _, j := range sc.hist {
-		for k, v := range x.bmax[int(j)*nb+from : (int(j)+1)*nb] {
+		for k, v := range x.bmax[int(j)*nb+from : int(j)*nb+to] {
 			ub[k] += float64(v)
 		}
 	}
@@ -388,12 +361,6 @@ func (x *rankIndex) restBounds(sc *rankScratch, from int, pending []blockBound) 
 	}
 	slices.SortFunc(pending, func(a, b blockBound) int { return cmp.Compare(a.ub, b.ub) })
 	return pending
-}
-
-// insertBound inserts bb into pending, kept in ascending order of bound.
-func insertBound(pending []blockBound, bb blockBound) []blockBound {
-	k, _ := slices.BinarySearchFunc(pending, bb.ub, func(e blockBound, ub float64) int { return cmp.Compare(e.ub, ub) })
-	return slices.Insert(pending, k, bb)
 }
 
 // scoreBlock sets the exact scores of the items of block b: each item's
