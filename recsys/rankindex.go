@@ -51,13 +51,12 @@ const (
 // them lazily: blocks are in decreasing order of their static bound (the
 // largest row sum of their items, bound below), which caps the bound of
 // every block not yet looked at, and a block's bound is computed only
-// while that cap is at least the best bound already known. With scores
-// that follow row sums, the first few blocks settle the answer and the
-// rest are never looked at (at 20M events, 3 of 106 blocks instead of all).
-// Bounds are computed in two steps, each reading a stretch of every
-// history item's row of maxima: the first rankLead blocks, then, only
-// if the static bound of the next block still reaches the best bound
-// known, all the others.
+// while that cap is at least the best bound already known and the n-th
+// best score found. With scores that follow row sums, the first few
+// blocks settle the answer and the rest are never looked at. Bounds are
+// computed in two steps, each reading a stretch of every history item's
+// row of maxima: the first rankLead blocks, then, only if the next
+// block's static bound still reaches both, all the others.
 type rankIndex struct {
 	nItems int
 	order  []uint32 // position → item
@@ -292,8 +291,10 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	perBlock := 4*len(sc.hist) + full/max(1, nb)
 	spent := 0
 	for {
-		// Compute bounds while an unseen block may beat the best known.
-		for next < nb && (len(pending) == 0 || x.bound[next] >= pending[len(pending)-1].ub) {
+		// Compute bounds while an unseen block may beat the best known
+		// and the n-th best score found.
+		for next < nb && (len(pending) == 0 || x.bound[next] >= pending[len(pending)-1].ub) &&
+			!(q.full() && x.bound[next] < scores[q.h[0]]) {
 			to := nb
 			if next == 0 {
 				to = min(nb, rankLead)
@@ -304,12 +305,12 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 		if len(pending) == 0 {
 			break
 		}
-		// bb's bound is at least every other block's left: those pending,
-		// and those not looked at (x.bound[next] is below it).
+		// bb's bound is at least every other pending block's, and the
+		// blocks not looked at are below it or below the n-th best score.
 		bb := pending[len(pending)-1]
 		pending = pending[:len(pending)-1]
 		// An item of this block scores at most bb.ub: below the n-th best
-		// score found, it cannot enter, nor can any other block's.
+		// score found, it cannot enter, nor can any other block's left.
 		if q.full() && bb.ub < scores[q.h[0]] {
 			break
 		}
