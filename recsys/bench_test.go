@@ -138,6 +138,31 @@ func BenchmarkTopN_item(b *testing.B) {
 	}
 }
 
+// BenchmarkTopN_item20M is the ranked path of BenchmarkTopN_item at the
+// item count of `recsys scale`'s 20M-event database (27,000 items, so 106
+// blocks of 256): 20,000 users × 143 items drawn by the Zipf law, k = 200,
+// a top-10 request for each user in turn with its own items filtered.
+func BenchmarkTopN_item20M(b *testing.B) {
+	x := zipfMatrix(b, 45, 20000, 27000, 143)
+	pop := x.Popularity()
+	for _, name := range []string{"itemknn", "kunn-i"} {
+		m, _ := New(name)
+		if err := m.Fit(context.Background(), x, Params{K: 200}); err != nil {
+			b.Fatal(err)
+		}
+		scores := make([]float64, x.Items())
+		b.Run(name, func(b *testing.B) {
+			u := 0
+			for b.Loop() {
+				h := x.Row(u % x.Users())
+				skip := func(i uint32) bool { _, ok := slices.BinarySearch(h, i); return ok }
+				m.(TopRanker).RankTop(h, pop, skip, 10, scores)
+				u++
+			}
+		})
+	}
+}
+
 // zipfMatrix draws perUser distinct items for each of m users from a Zipf
 // law (exponent 1.1) over n items in shuffled order: popularity, no taste.
 func zipfMatrix(tb testing.TB, seed uint64, m, n, perUser int) *Matrix {

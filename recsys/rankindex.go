@@ -27,6 +27,7 @@ type TopRanker interface {
 const (
 	rankBlocks   = 128
 	rankMinBlock = 64
+	rankLead     = 8
 )
 
 // rankIndex holds the reversed lists of an item-item affinity A (row j:
@@ -45,6 +46,17 @@ const (
 // bound and stops at the first block whose bound is below the n-th best
 // score found, so it returns the same items and the same scores as
 // scoring every item.
+//
+// A block's bound costs a look-up per history item, so a query computes
+// them lazily: blocks are in decreasing order of their static bound (the
+// largest row sum of their items, bound below), which caps the bound of
+// every block not yet looked at, and a block's bound is computed only
+// while that cap is at least the best bound already known and the n-th
+// best score found. With scores that follow row sums, the first few
+// blocks settle the answer and the rest are never looked at. Bounds are
+// computed in two steps, each reading a stretch of every history item's
+// row of maxima: the first rankLead blocks, then, only if the next
+// block's static bound still reaches both, all the others.
 type rankIndex struct {
 	nItems int
 	order  []uint32 // position → item
@@ -58,7 +70,8 @@ type rankIndex struct {
 	bmax []float32
 	boff []uint32
 	// bound[b] caps the score of every item of block b: the largest row
-	// sum of its items, raised to cover rounding (see newRankIndex).
+	// sum of its items, raised to cover rounding (see newRankIndex). It
+	// does not increase with b, as items are placed by decreasing row sum.
 	bound []float64
 	pool  sync.Pool // *rankScratch
 }
@@ -71,11 +84,11 @@ type rankEntry struct {
 }
 
 type rankScratch struct {
-	rest   []bool // blocks left to the one pass
-	hist   []uint32
-	ub     []float64
-	blocks []blockBound
-	heap   []uint32
+	rest    []bool // blocks left to the one pass
+	hist    []uint32
+	ub      []float64
+	pending []blockBound // bounds computed, blocks not yet scored: ascending ub
+	heap    []uint32
 }
 
 type blockBound struct {
@@ -172,9 +185,7 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 		b := x.block(uint32(p))
 		x.bound[b] = max(x.bound[b], rowSum[i]*(1+1e-8))
 	}
-	x.pool.New = func() any {
-		return &rankScratch{ub: make([]float64, nb), blocks: make([]blockBound, nb), rest: make([]bool, nb)}
-	}
+	x.pool.New = func() any { return &rankScratch{rest: make([]bool, nb), ub: make([]float64, nb)} }
 	return x
 }
 
@@ -239,24 +250,13 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 			prev = int(j)
 		}
 	}
-	ub := sc.ub
-	clear(ub)
-	for _, j := range sc.hist {
-		m := x.bmax[int(j)*len(ub):][:len(ub)]
-		for b, v := range m {
-			ub[b] += float64(v)
-		}
-	}
-	blocks := sc.blocks[:0]
-	for b, u := range ub {
-		blocks = append(blocks, blockBound{ub: min(u, x.bound[b]), b: int32(b)})
-	}
+	nb := x.nBlocks()
 	// Items past the model's catalogue score 0: one more block, bound 0.
+	pending := sc.pending[:0]
 	if len(scores) > x.nItems {
-		blocks = append(blocks, blockBound{ub: 0, b: -1})
+		pending = append(pending, blockBound{ub: 0, b: -1})
 	}
-	slices.SortFunc(blocks, func(a, b blockBound) int { return cmp.Compare(b.ub, a.ub) })
-	sc.blocks = blocks
+	next := 0 // blocks next.. have no bound computed; x.bound[next] caps theirs
 
 	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: sc.heap[:0]}
 	push := func(item uint32) {
@@ -288,32 +288,80 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	for _, j := range sc.hist {
 		full += x.ptr[j+1] - x.ptr[j]
 	}
-	perBlock := 4*len(sc.hist) + full/max(1, len(ub))
+	perBlock := 4*len(sc.hist) + full/max(1, nb)
 	spent := 0
-	for k, bb := range blocks {
+	for {
+		// Compute bounds while an unseen block may beat the best known
+		// and the n-th best score found.
+		for next < nb && (len(pending) == 0 || x.bound[next] >= pending[len(pending)-1].ub) &&
+			!(q.full() && x.bound[next] < scores[q.h[0]]) {
+			to := nb
+			if next == 0 {
+				to = min(nb, rankLead)
+			}
+			pending = x.rangeBounds(sc, next, to, pending)
+			next = to
+		}
+		if len(pending) == 0 {
+			break
+		}
+		// bb's bound is at least every other pending block's, and the
+		// blocks not looked at are below it or below the n-th best score.
+		bb := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
 		// An item of this block scores at most bb.ub: below the n-th best
-		// score found, it cannot enter, nor can any later block's.
+		// score found, it cannot enter, nor can any other block's left.
 		if q.full() && bb.ub < scores[q.h[0]] {
 			break
 		}
 		if bb.b >= 0 {
 			if spent += perBlock; spent > full/8 {
-				x.scoreRest(sc, blocks[k:], scores)
-				for _, bb := range blocks[k:] {
+				// The rest in one pass: every block left, in decreasing
+				// order of bound.
+				if next < nb {
+					pending = x.rangeBounds(sc, next, nb, pending)
+					next = nb
+				}
+				rest := append(pending, bb)
+				slices.SortFunc(rest, func(a, b blockBound) int { return cmp.Compare(b.ub, a.ub) })
+				x.scoreRest(sc, rest, scores)
+				for _, bb := range rest {
 					if q.full() && bb.ub < scores[q.h[0]] {
 						break
 					}
 					pushBlock(bb.b)
 				}
+				pending = rest
 				break
 			}
 			x.scoreBlock(sc, int(bb.b), scores)
 		}
 		pushBlock(bb.b)
 	}
+	sc.pending = pending
 	top := q.sorted()
 	sc.heap = top
 	return slices.Clone(top)
+}
+
+// rangeBounds adds to pending the bounds of blocks from..to−1, each
+// Σ_{j∈hist} max_{i∈b} A(i, j) added in the order of hist as the scorer
+// adds an item's terms (capped by the block's static bound), and returns
+// it in ascending order of bound.
+func (x *rankIndex) rangeBounds(sc *rankScratch, from, to int, pending []blockBound) []blockBound {
+	nb := x.nBlocks()
+	ub := sc.ub[from:to]
+	clear(ub)
+	for _, j := range sc.hist {
+		for k, v := range x.bmax[int(j)*nb+from : int(j)*nb+to] {
+			ub[k] += float64(v)
+		}
+	}
+	for k, u := range ub {
+		pending = append(pending, blockBound{ub: min(u, x.bound[from+k]), b: int32(from + k)})
+	}
+	slices.SortFunc(pending, func(a, b blockBound) int { return cmp.Compare(a.ub, b.ub) })
+	return pending
 }
 
 // scoreBlock sets the exact scores of the items of block b: each item's

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+
+	"recsys/recsys/dataset"
 )
 
 // fullTopN is the reference RankTop must equal: score every item, filter,
@@ -114,7 +118,9 @@ func TestRankIndex_bound(t *testing.T) {
 	for u := 0; u < x.Users(); u += 5 {
 		h := x.Row(u)
 		m.Score(h, scores)
-		// the bound as topN computes it, checked item by item
+		// the bound of the exact maxima, and the bounds as topN computes
+		// them (rangeBounds, over all blocks and over two ranges), checked
+		// item by item
 		bounds := make([]float64, ri.nBlocks())
 		for _, j := range h {
 			best := make(map[uint32]float64)
@@ -125,11 +131,114 @@ func TestRankIndex_bound(t *testing.T) {
 				bounds[b] += v
 			}
 		}
+		sc := ri.pool.Get().(*rankScratch)
+		sc.hist = append(sc.hist[:0], h...)
+		computed := make([]float64, ri.nBlocks())
+		for _, bb := range ri.rangeBounds(sc, 0, ri.nBlocks(), nil) {
+			computed[bb.b] = bb.ub
+		}
+		from := u % ri.nBlocks()
+		split := ri.rangeBounds(sc, from, ri.nBlocks(), ri.rangeBounds(sc, 0, from, nil))
+		ri.pool.Put(sc)
+		if len(split) != ri.nBlocks() {
+			t.Fatalf("user %d: rangeBounds over two ranges gives %d blocks, want %d", u, len(split), ri.nBlocks())
+		}
+		for k, bb := range split {
+			if bb.ub != computed[bb.b] || (k > 0 && split[k-1].ub > bb.ub) {
+				t.Fatalf("user %d: rangeBounds split at %d gives block %d bound %v (position %d), %v in one range", u, from, bb.b, bb.ub, k, computed[bb.b])
+			}
+		}
 		for i, s := range scores {
 			b := ri.block(ri.pos[i])
 			if s > min(bounds[b], ri.bound[b]) {
 				t.Fatalf("user %d: item %d scores %v above its block's bound %v (row-sum bound %v)", u, i, s, bounds[b], ri.bound[b])
 			}
+			if s > computed[b] {
+				t.Fatalf("user %d: item %d scores %v above its block's computed bound %v", u, i, s, computed[b])
+			}
 		}
+		// the static bounds do not increase: the lazy order relies on it
+		for b := 1; b < len(ri.bound); b++ {
+			if ri.bound[b] > ri.bound[b-1] {
+				t.Fatalf("static bound of block %d (%v) above block %d's (%v)", b, ri.bound[b], b-1, ri.bound[b-1])
+			}
+		}
+	}
+}
+
+// TestRankTop_sameAsFullScoring_ml100k is TestRankTop_sameAsFullScoring on
+// the positives of MovieLens 100K (../shared/datasets/ml-100k), k = 50:
+// real co-occurrences, where bounds and row sums do not line up as in
+// generated data.
+func TestRankTop_sameAsFullScoring_ml100k(t *testing.T) {
+	path := filepath.Join("..", "..", "shared", "datasets", "ml-100k")
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("RECSYS_SKIP_REAL_DATA") == "1" {
+			t.Skipf("no data set at %s and RECSYS_SKIP_REAL_DATA=1", path)
+		}
+		t.Fatalf("this test reads %s (the shared data sets); put them there or set RECSYS_SKIP_REAL_DATA=1", path)
+	}
+	pos, err := dataset.Positives("movielens", path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := make([]Pair, len(pos.Users))
+	for n := range pairs {
+		pairs[n] = Pair{User: pos.Users[n], Item: pos.Items[n]}
+	}
+	x, err := NewMatrix(len(pos.UserIDs), len(pos.ItemIDs), pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"itemknn", "kunn-i", "slim"} {
+		m, _ := New(name)
+		if err := m.Fit(context.Background(), x, Params{K: 50}); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(name, func(t *testing.T) { checkRankTop(t, m, m.(TopRanker), x) })
+	}
+}
+
+// TestRankTop_lateBlock: the answer lies past the first rankLead blocks,
+// whose items have the largest row sums but almost none of it on the
+// history, so their bounds are small and the first of them sets a
+// threshold above the others; the next block's static bound must still
+// make topN compute the later bounds, and find the item there.
+func TestRankTop_lateBlock(t *testing.T) {
+	const n, eps = 700, 0.001
+	rows := make([][]Neighbour, n)
+	// Items 0..599 (blocks 0..9 by row sum ≈ 1) score 10ε on the history
+	// 690..699, item 0 11ε (the first threshold); item 650 scores 0.8, its
+	// whole row sum. The history's rows are long enough (6,008 entries)
+	// that the first block fits the one-pass budget.
+	for i := range 600 {
+		rows[i] = []Neighbour{{Index: uint32(600 + i%50), Value: 1}}
+		for j := 690; j < 700; j++ {
+			rows[i] = append(rows[i], Neighbour{Index: uint32(j), Value: eps})
+		}
+	}
+	rows[0][1].Value = 2 * eps
+	for j := 692; j < 700; j++ {
+		rows[650] = append(rows[650], Neighbour{Index: uint32(j), Value: 0.1})
+	}
+	for _, r := range rows {
+		slices.SortFunc(r, compareNeighbours)
+	}
+	m := &ItemP{name: "itemknn", side: newRankedItemSide(n, fromRows(rows))}
+	ri := m.side.rank
+	if b := ri.block(ri.pos[650]); b < rankLead {
+		t.Fatalf("item 650 is in block %d, want one past the first %d", b, rankLead)
+	}
+	history := []uint32{690, 691, 692, 693, 694, 695, 696, 697, 698, 699}
+	pop := make([]uint32, n)
+	skip := func(i uint32) bool { return false }
+	want := make([]float64, n)
+	wantTop := fullTopN(m, history, pop, skip, 1, want)
+	if !slices.Equal(wantTop, []uint32{650}) {
+		t.Fatalf("full scoring gives %v, want [650]", wantTop)
+	}
+	got := make([]float64, n)
+	if top := m.RankTop(history, pop, skip, 1, got); !slices.Equal(top, wantTop) || got[650] != want[650] {
+		t.Fatalf("RankTop gives %v (score %v), want %v (score %v)", top, got[top[0]], wantTop, want[650])
 	}
 }
