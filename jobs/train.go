@@ -148,6 +148,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		stage("tune "+name, frac(0))
 		start := time.Now()
 		tuning := opts.tuning()
+		scaleTuning(name, x.NNZ(), &tuning)
 		if v, ok := recsys.FEBRVariantOf(name); ok && v.Affinity == "slim" {
 			tuning.FEBR.SLIM = slimTuned
 		}
