@@ -3,7 +3,9 @@ package jobs
 import (
 	"maps"
 	"math"
+	"reflect"
 
+	"recsys/recsys"
 	"recsys/recsys/eval"
 )
 
@@ -11,6 +13,10 @@ import (
 // factorisations' work by the data (scaleTuning): 500,000 positives, five
 // times MovieLens 100K and Last.fm, which train as before.
 const ScalePositives = 500_000
+
+// scalePositives is ScalePositives, lowered by tests to exercise the rule
+// on small data.
+var scalePositives = ScalePositives
 
 // mfEpochs are the matrix factorisations' default epochs (recsys/mf: bpr
 // 100 epochs of |X| steps, wrmf 15 and ials 16 alternations, mfauc 30
@@ -35,10 +41,10 @@ var mfEpochs = map[string]struct{ def, floor int }{
 // GridEdge. Other models are untouched.
 func scaleTuning(name string, positives int, t *eval.Tuning) bool {
 	e, ok := mfEpochs[name]
-	if !ok || positives <= ScalePositives {
+	if !ok || positives <= scalePositives {
 		return false
 	}
-	epochs := max(e.floor, int(math.Ceil(float64(e.def)*ScalePositives/float64(positives))))
+	epochs := max(e.floor, int(math.Ceil(float64(e.def)*float64(scalePositives)/float64(positives))))
 	settings := t.Grid.Extra[name]
 	if len(settings) == 0 {
 		settings = []map[string]float64{nil}
@@ -61,4 +67,53 @@ func scaleTuning(name string, positives int, t *eval.Tuning) bool {
 	t.Grid.Extra = extra
 	t.Extend = -1
 	return true
+}
+
+// blendBase is a base of febr-blend as the job fitted it: the model chosen
+// on the validation split (kept above ScalePositives only) and its refit
+// on all the data, with their parameters.
+type blendBase struct {
+	tuned, full   recsys.Model
+	tunedP, fullP recsys.Params
+}
+
+// blendOptions are febr-blend's options for its search on the split's
+// training matrix: above ScalePositives the bases the job tuned on the
+// same split, validation users and criterion (validation ADG) are taken
+// as chosen (recsys.BlendOptions.Fitted) instead of the blend searching
+// their grids again; the others are searched as before.
+func blendOptions(bases map[string]blendBase, train *recsys.Matrix) *recsys.BlendOptions {
+	names := recsys.BlendBases()
+	bo := &recsys.BlendOptions{Bases: names, Params: make([]recsys.Params, len(names)), Fitted: make([]recsys.Model, len(names)), FittedOn: train}
+	for b, n := range names {
+		if bb, ok := bases[n]; ok && bb.tuned != nil {
+			bo.Params[b], bo.Fitted[b] = bareParams(bb.tunedP), bb.tuned
+		}
+	}
+	return bo
+}
+
+// reuseFull returns the blend's refit options o with the job's refits on x
+// of the bases whose chosen parameters are the job's: the same fit, so the
+// same model, without fitting it again.
+func reuseFull(bases map[string]blendBase, o *recsys.BlendOptions, x *recsys.Matrix) *recsys.BlendOptions {
+	out := *o
+	out.Fitted, out.FittedOn = make([]recsys.Model, len(o.Bases)), x
+	for b, n := range o.Bases {
+		if bb, ok := bases[n]; ok && b < len(o.Params) && sameParams(bareParams(bb.fullP), o.Params[b]) {
+			out.Fitted[b] = bb.full
+		}
+	}
+	return &out
+}
+
+// bareParams is p without the fit's context (cache, warm start, progress).
+func bareParams(p recsys.Params) recsys.Params {
+	p.Cache, p.Init, p.Progress = nil, nil, nil
+	return p
+}
+
+// sameParams reports whether two bases' parameters are the same fit.
+func sameParams(a, b recsys.Params) bool {
+	return reflect.DeepEqual(bareParams(a), bareParams(b))
 }
