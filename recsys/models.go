@@ -118,7 +118,7 @@ var registry = map[string]Kind{
 	"kunn-u":  {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates},
 	"slim":    {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid},
 	"ease":    {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid},
-	"rp3beta": {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates},
+	"rp3beta": {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid},
 }
 
 var order = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}
