@@ -294,15 +294,17 @@ func TestEASE_Fit_rejectsBadSettings(t *testing.T) {
 	}
 }
 
-// easeReferenceColumn is column j of the sparse variant computed the
-// direct way: G over S ∪ {j} counted by intersecting the items' user sets,
-// then (G_SS + λI) b = G_Sj by Cholesky, in a (k+1)-strided buffer as the
-// solver before the shared pair counter (issue 15).
-func easeReferenceColumn(t *testing.T, x *Matrix, j int, feats []Neighbour, lambda float64) []Neighbour {
+// easeReferenceColumns are column j of the sparse variant for every λ,
+// computed the direct way: G over S ∪ {j} counted by intersecting the
+// items' user sets (has[u][i]: X_ui = 1), then (G_SS + λI) b = G_Sj by
+// Cholesky, in a (k+1)-strided buffer as the solver before the shared
+// pair counter (issue 15).
+func easeReferenceColumns(t *testing.T, x *Matrix, has [][]bool, j int, feats []Neighbour, lambdas []float64) [][]Neighbour {
 	t.Helper()
 	k := len(feats)
+	out := make([][]Neighbour, len(lambdas))
 	if k == 0 {
-		return nil
+		return out
 	}
 	dim := k + 1
 	items := make([]int, 0, dim)
@@ -310,38 +312,35 @@ func easeReferenceColumn(t *testing.T, x *Matrix, j int, feats []Neighbour, lamb
 		items = append(items, int(f.Index))
 	}
 	items = append(items, j)
-	co := func(a, b int) float64 {
-		n := 0
-		for _, u := range x.Col(a) {
-			if slices.Contains(x.Col(b), u) {
-				n++
-			}
-		}
-		return float64(n)
-	}
-	g := make([]float64, dim*dim)
+	counts := make([]float64, dim*dim)
 	for a := range dim {
 		for b := a; b < dim; b++ {
-			g[a*dim+b] = co(items[a], items[b])
+			for _, u := range x.Col(items[a]) {
+				if has[u][items[b]] {
+					counts[a*dim+b]++
+				}
+			}
 		}
 	}
-	rhs := make([]float64, k)
-	for a := range k {
-		rhs[a] = g[a*dim+k]
-		g[a*dim+a] += lambda
-	}
-	tr, ok := lapack64.Potrf(blas64.Symmetric{N: k, Stride: dim, Data: g, Uplo: blas.Upper})
-	if !ok {
-		t.Fatalf("item %d: not positive definite", j)
-	}
-	lapack64.Potrs(tr, blas64.General{Rows: k, Cols: 1, Stride: 1, Data: rhs})
-	var out []Neighbour
-	for a, f := range feats {
-		if rhs[a] != 0 {
-			out = append(out, Neighbour{Index: f.Index, Value: rhs[a]})
+	for c, lambda := range lambdas {
+		g := slices.Clone(counts)
+		rhs := make([]float64, k)
+		for a := range k {
+			rhs[a] = g[a*dim+k]
+			g[a*dim+a] += lambda
 		}
+		tr, ok := lapack64.Potrf(blas64.Symmetric{N: k, Stride: dim, Data: g, Uplo: blas.Upper})
+		if !ok {
+			t.Fatalf("item %d: not positive definite", j)
+		}
+		lapack64.Potrs(tr, blas64.General{Rows: k, Cols: 1, Stride: 1, Data: rhs})
+		for a, f := range feats {
+			if rhs[a] != 0 {
+				out[c] = append(out[c], Neighbour{Index: f.Index, Value: rhs[a]})
+			}
+		}
+		slices.SortFunc(out[c], compareNeighbours)
 	}
-	slices.SortFunc(out, compareNeighbours)
 	return out
 }
 
@@ -381,20 +380,30 @@ func TestEASE_FitGrid_sameAsOneByOne(t *testing.T) {
 			if nb.MaxRow() <= 64 {
 				t.Fatalf("the longest list has %d items: the blocked Cholesky is not exercised", nb.MaxRow())
 			}
+			singles := make([]*EASE, len(cands))
 			for c, p := range cands {
-				one := fitEASE(t, x, p)
-				want, _ := one.MarshalBinary()
+				singles[c] = fitEASE(t, x, p)
+				want, _ := singles[c].MarshalBinary()
 				grid := fitted[c]()
 				if got, _ := grid.MarshalBinary(); string(got) != string(want) {
 					t.Fatalf("P=%d cached=%v λ=%g: the grid fit differs from the single fit", popular, cached, lambdas[c])
 				}
-				if popular != 5 || cached {
-					continue
+			}
+			if popular != 5 || cached {
+				continue
+			}
+			has := make([][]bool, x.Users())
+			for u := range has {
+				has[u] = make([]bool, x.Items())
+				for _, i := range x.Row(u) {
+					has[u][i] = true
 				}
-				for j := range x.Items() {
-					ref := easeReferenceColumn(t, x, j, nb.Row(j), lambdas[c])
-					if got := one.side.fwd.Row(j); !slices.Equal(got, ref) {
-						t.Fatalf("λ=%g item %d: %v, the direct computation %v", lambdas[c], j, got, ref)
+			}
+			for j := range x.Items() {
+				ref := easeReferenceColumns(t, x, has, j, nb.Row(j), lambdas)
+				for c := range cands {
+					if got := singles[c].side.fwd.Row(j); !slices.Equal(got, ref[c]) {
+						t.Fatalf("λ=%g item %d: %v, the direct computation %v", lambdas[c], j, got, ref[c])
 					}
 				}
 			}
