@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // RP3Beta is RP3β of Paudel et al. (2017), "Updatable, Accurate, Diverse,
@@ -109,6 +110,9 @@ func rp3FitGrid(ctx context.Context, x *Matrix, raw []Params) ([]func() Model, e
 		}
 		kmax = max(kmax, cands[c].K)
 	}
+	if int64(len(betas))*int64(x.Items())*int64(kmax)*int64(unsafe.Sizeof(Neighbour{})) > rp3GridMemory {
+		return nil, nil // one fit each: a grid past k_max's memory (an extension to a large k)
+	}
 	rows, err := rp3Rows(ctx, x, betas, kmax, cands[0].Progress)
 	if err != nil {
 		return nil, err
@@ -123,6 +127,12 @@ func rp3FitGrid(ctx context.Context, x *Matrix, raw []Params) ([]func() Model, e
 	}
 	return out, nil
 }
+
+// rp3GridMemory bounds the k_max rows rp3FitGrid holds for all β (β count
+// × items × k_max entries of 16 bytes): 512 MiB holds the service's grid
+// at 27,000 items (5 β × k_max = 200: 432 MB); a larger grid, such as an
+// edge extension to k = 400 or 800, is fitted one candidate at a time.
+var rp3GridMemory int64 = 512 << 20
 
 // rp3Rows walks from every item once and keeps, for each β, the k largest
 // W'(i, j) = W(i, j)·c(j)^−β of every row i, j ≠ i, in KNN order.

@@ -163,3 +163,21 @@ func TestRP3Beta_FitGrid_sameAsOneByOne(t *testing.T) {
 		}
 	}
 }
+
+// Past its memory bound the grid is fitted one candidate at a time (nil).
+func TestRP3Beta_FitGrid_memoryBound(t *testing.T) {
+	x := generated(t, 5, 300, 120, 20)
+	cands := rp3Candidates(Grid{K: []int{3, 40}}, Caps{Items: 1000})
+	defer func(m int64) { rp3GridMemory = m }(rp3GridMemory)
+	need := int64(len(DefaultRP3Betas)) * int64(x.Items()) * 40 * 16
+	for _, c := range []struct {
+		bound int64
+		grid  bool
+	}{{need, true}, {need - 1, false}} {
+		rp3GridMemory = c.bound
+		fitted, err := rp3FitGrid(context.Background(), x, cands)
+		if err != nil || (fitted != nil) != c.grid {
+			t.Fatalf("bound %d for %d bytes: %d models, %v; want the grid %v", c.bound, need, len(fitted), err, c.grid)
+		}
+	}
+}
