@@ -143,11 +143,19 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	// slim's choice on the split and its refit, which FEBRi-slim takes
 	// as its affinity instead of searching the same grid again.
 	var slimTuned, slimFull recsys.Model
+	// The job's own fits of febr-blend's bases, which the blend takes
+	// instead of fitting them again (blendReuse).
+	bases := map[string]blendBase{}
+	blend := slices.Contains(names, recsys.BlendModel)
 	for k, name := range names {
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
 		stage("tune "+name, frac(0))
 		start := time.Now()
 		tuning := opts.tuning()
+		scaleTuning(name, x.NNZ(), &tuning)
+		if name == recsys.BlendModel && x.NNZ() > scalePositives {
+			tuning.FEBR.Blend = blendOptions(bases, split.Train)
+		}
 		if v, ok := recsys.FEBRVariantOf(name); ok && v.Affinity == "slim" {
 			tuning.FEBR.SLIM = slimTuned
 		}
@@ -167,6 +175,11 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 			febr.SLIM = slimFull
 			p.FEBR = &febr
 		}
+		if name == recsys.BlendModel && p.FEBR != nil && p.FEBR.Blend != nil {
+			febr := *p.FEBR
+			febr.Blend = reuseFull(bases, p.FEBR.Blend, x)
+			p.FEBR = &febr
+		}
 		if err := m.Fit(ctx, x, p); err != nil {
 			return nil, fmt.Errorf("fitting %s: %w", name, err)
 		}
@@ -183,6 +196,13 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		out = append(out, trained{served: &serving.Served{Info: info, Model: m}, blob: blob})
 		if name == "slim" {
 			slimTuned, slimFull = t.Model, m
+		}
+		if blend && slices.Contains(recsys.DefaultBlendBases, name) {
+			b := blendBase{full: m, fullP: p}
+			if x.NNZ() > scalePositives {
+				b.tuned, b.tunedP = t.Model, t.Params
+			}
+			bases[name] = b
 		}
 	}
 	return out, nil

@@ -187,3 +187,42 @@ func zipfMatrix(tb testing.TB, seed uint64, m, n, perUser int) *Matrix {
 	}
 	return x
 }
+
+// BenchmarkFitGrid fits a grid at once (Kind.FitGrid) and one candidate at
+// a time: the sparse EASE's λ grid of the service (one Gram count per
+// item against one per item and λ) and RP3β's k × β grid (one walk per
+// item against one per item and candidate).
+func BenchmarkFitGrid(b *testing.B) {
+	x := benchMatrix(b)
+	var ease []Params
+	for _, l := range []float64{100, 300, 1000, 3000} {
+		ease = append(ease, Params{K: 100, Extra: map[string]float64{"lambda": l, "max_dense": 0}})
+	}
+	grids := []struct {
+		name  string
+		cands []Params
+	}{{"ease", ease}, {"rp3beta", rp3Candidates(Grid{K: []int{10, 20, 50, 100}}, Caps{Items: x.Items()})}}
+	for _, g := range grids {
+		kind, _ := KindOf(g.name)
+		b.Run(g.name+"/grid", func(b *testing.B) {
+			for b.Loop() {
+				fitted, err := kind.FitGrid(context.Background(), x, g.cands)
+				if err != nil || len(fitted) != len(g.cands) {
+					b.Fatal(err, len(fitted))
+				}
+				for _, f := range fitted {
+					f()
+				}
+			}
+		})
+		b.Run(g.name+"/one-by-one", func(b *testing.B) {
+			for b.Loop() {
+				for _, p := range g.cands {
+					if err := kind.New().Fit(context.Background(), x, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -40,7 +40,8 @@ import (
 //   - sparse, above the limit: the same ridge regression per column j with
 //     S = KNN(j), the k_max items most similar to j by cosine (Params.K,
 //     RECSYS_EASE_NEIGHBOURS, default DefaultEASENeighbours), so memory is
-//     O(n·k_max) and time O(n·k_max³). Items sharing no user with j are never
+//     O(n·k_max) and time O(n·k_max³) per λ, the Gram counts O(n·k_max²)
+//     once for a whole λ grid (easeFitGrid). Items sharing no user with j are never
 //     in KNN(j); when every other item is (k_max ≥ n−1 and every pair
 //     co-occurs) it is the dense solution.
 //
@@ -147,14 +148,14 @@ func (m *EASE) Fit(ctx context.Context, x *Matrix, p Params) error {
 	if err != nil {
 		return err
 	}
-	active := make([]uint32, 0, x.Items())
-	for i := range x.Items() {
-		if x.ItemCount(i) > 0 {
-			active = append(active, uint32(i))
-		}
-	}
 	*m = EASE{lambda: lambda, nItems: x.Items()}
-	if len(active) <= maxDense {
+	if activeItems(x) <= maxDense {
+		active := make([]uint32, 0, x.Items())
+		for i := range x.Items() {
+			if x.ItemCount(i) > 0 {
+				active = append(active, uint32(i))
+			}
+		}
 		return m.fitDense(ctx, x, active, p.Progress)
 	}
 	m.k = k
@@ -234,112 +235,170 @@ func (m *EASE) fitDense(ctx context.Context, x *Matrix, active []uint32, progres
 	return nil
 }
 
+// easeFitGrid is ease's Kind.FitGrid: above the dense limit the
+// candidates (a λ grid at one k_max) share one pass over the items, each
+// item's Gram matrix over KNN(j) counted once and factorised per λ
+// (fitSparseGrid), the same models byte for byte as one Fit per candidate.
+// Below the limit it returns nil, and Tune fits the dense closed form per
+// candidate (its m×m buffers are not held for a whole grid).
+func easeFitGrid(ctx context.Context, x *Matrix, cands []Params) ([]func() Model, error) {
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	lambdas := make([]float64, len(cands))
+	var maxDense, k int
+	for c, p := range cands {
+		l, md, kc, err := easeLimits(p)
+		if err != nil {
+			return nil, err
+		}
+		if c > 0 && (md != maxDense || kc != k) {
+			return nil, nil // not one λ grid: one fit each
+		}
+		lambdas[c], maxDense, k = l, md, kc
+	}
+	if activeItems(x) <= maxDense {
+		return nil, nil
+	}
+	sides, err := fitSparseGrid(ctx, x, k, lambdas, cands[0])
+	if err != nil {
+		return nil, err
+	}
+	out := make([]func() Model, len(cands))
+	for c := range cands {
+		out[c] = func() Model {
+			m := &EASE{lambda: lambdas[c], k: k, nItems: x.Items(), side: sides[c]}
+			sides[c] = nil // held by the model alone from here
+			return m
+		}
+	}
+	return out, nil
+}
+
+// activeItems counts the items with a training positive.
+func activeItems(x *Matrix) int {
+	n := 0
+	for i := range x.Items() {
+		if x.ItemCount(i) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // fitSparse solves every column's ridge regression over its cosine KNN.
 func (m *EASE) fitSparse(ctx context.Context, x *Matrix, p Params) error {
-	nb, err := itemNeighbours(ctx, x, simCosine, Params{K: m.k, Cache: p.Cache, Progress: p.Progress})
+	sides, err := fitSparseGrid(ctx, x, m.k, []float64{m.lambda}, p)
 	if err != nil {
 		return err
 	}
-	rows := make([][]Neighbour, x.Items())
+	m.side = sides[0]
+	return nil
+}
+
+// fitSparseGrid solves column j's ridge regression b = (G_SS + λI)⁻¹ G_Sj
+// over S = KNN(j) at k_max = k for every λ of lambdas: G_SS is counted once
+// per item from the pair counter fsSLIM uses (shared through p.Cache, so
+// the popular items' counts are one pass for slim and ease), G_Sj recovered
+// exactly from the cosine values, and each λ costs one k×k Cholesky
+// factorisation — O(n·k³) per λ, the counts O(n·k²) once.
+func fitSparseGrid(ctx context.Context, x *Matrix, k int, lambdas []float64, p Params) ([]*itemSide, error) {
+	nb, err := itemNeighbours(ctx, x, simCosine, Params{K: k, Cache: p.Cache, Progress: p.Progress})
+	if err != nil {
+		return nil, err
+	}
+	co, err := slimCounts(ctx, x, p)
+	if err != nil {
+		return nil, err
+	}
+	if co == nil {
+		if co, err = newCoCounter(ctx, x, slimPopularItems); err != nil {
+			return nil, err
+		}
+	}
+	rows := make([][][]Neighbour, len(lambdas))
+	for c := range rows {
+		rows[c] = make([][]Neighbour, x.Items())
+	}
 	var bad atomic.Int64
 	bad.Store(-1)
 	err = ParallelFor(ctx, x.Items(), 16, "ease", p.Progress, func() func(lo, hi int) {
-		s := newEASESolver(x)
+		s := &easeSolver{x: x, co: co, mark: make([]bool, x.Users())}
 		return func(lo, hi int) {
 			for j := lo; j < hi; j++ {
-				var ok bool
-				if rows[j], ok = s.solve(j, nb.Row(j), m.lambda); !ok {
-					bad.CompareAndSwap(-1, int64(j))
+				if !s.load(j, nb.Row(j)) {
+					continue
+				}
+				for c, l := range lambdas {
+					var ok bool
+					if rows[c][j], ok = s.solve(l); !ok {
+						bad.CompareAndSwap(-1, int64(j))
+					}
 				}
 			}
 		}
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if j := bad.Load(); j >= 0 {
-		return fmt.Errorf("recsys: ease: the Gram matrix of item %d's neighbours is not positive definite", j)
+		return nil, fmt.Errorf("recsys: ease: the Gram matrix of item %d's neighbours is not positive definite", j)
 	}
-	m.side = newItemSide(x.Items(), fromRows(rows))
-	return nil
+	out := make([]*itemSide, len(lambdas))
+	for c := range out {
+		out[c] = newItemSide(x.Items(), fromRows(rows[c]))
+		rows[c] = nil
+	}
+	return out, nil
 }
 
-// easeSolver is the per-goroutine scratch space of fitSparse.
+// easeSolver is the per-goroutine scratch space of fitSparseGrid.
 type easeSolver struct {
-	x       *Matrix
-	pos     []int32 // position of an item in S ∪ {j}, −1 when absent
-	mark    []bool  // users already gathered
-	touched []uint32
-	qs      []int32
-	g, rhs  []float64
+	x      *Matrix
+	co     *coCounter
+	mark   []bool // per user, for coCounter.gram
+	feats  []Neighbour
+	gram   []float64 // G_SS of the loaded column, row-major
+	gj     []float64 // G_Sj
+	g, rhs []float64 // G_SS + λI, factorised in place, and the solution
 }
 
-func newEASESolver(x *Matrix) *easeSolver {
-	s := &easeSolver{x: x, pos: make([]int32, x.Items()), mark: make([]bool, x.Users())}
-	for i := range s.pos {
-		s.pos[i] = -1
-	}
-	return s
-}
-
-// solve returns column j of B restricted to the features S = feats: the
-// solution b of (G_SS + λI) b = G_Sj as (i, B_ij) entries, largest first.
-// G over S ∪ {j} (j last) is accumulated from the users of those items.
-func (s *easeSolver) solve(j int, feats []Neighbour, lambda float64) ([]Neighbour, bool) {
+// load counts G_SS and G_Sj of column j over feats = KNN(j); it reports
+// false when there is nothing to solve (no features: B_·j = 0).
+func (s *easeSolver) load(j int, feats []Neighbour) bool {
 	k := len(feats)
+	s.feats = feats
 	if k == 0 {
-		return nil, true
+		return false
 	}
-	dim := k + 1
+	s.gram = grow(s.gram, k*k)
+	s.gj = grow(s.gj, k)
+	s.co.gram(feats, s.gram, s.mark)
+	cj := float64(s.x.ItemCount(j))
 	for q, f := range feats {
-		s.pos[f.Index] = int32(q)
+		// The cosine of two binary columns is co/√(c(j)·c(l)): recover
+		// the integer count exactly (as fsSLIM's load).
+		s.gj[q] = math.Round(f.Value * math.Sqrt(cj*float64(s.x.ItemCount(int(f.Index)))))
 	}
-	s.pos[j] = int32(k)
-	s.g = slices.Grow(s.g[:0], dim*dim)[:dim*dim]
-	clear(s.g)
-	s.touched = s.touched[:0]
-	gather := func(i int) {
-		for _, u := range s.x.Col(i) {
-			if !s.mark[u] {
-				s.mark[u] = true
-				s.touched = append(s.touched, u)
-			}
-		}
-	}
-	for _, f := range feats {
-		gather(int(f.Index))
-	}
-	gather(j)
-	for _, u := range s.touched {
-		s.mark[u] = false
-		s.qs = s.qs[:0]
-		for _, i := range s.x.Row(int(u)) {
-			if q := s.pos[i]; q >= 0 {
-				s.qs = append(s.qs, q)
-			}
-		}
-		for a, qa := range s.qs {
-			for _, qb := range s.qs[a:] {
-				s.g[int(min(qa, qb))*dim+int(max(qa, qb))]++
-			}
-		}
-	}
-	for _, f := range feats {
-		s.pos[f.Index] = -1
-	}
-	s.pos[j] = -1
-	s.rhs = slices.Grow(s.rhs[:0], k)[:k]
+	return true
+}
+
+// solve returns the loaded column of B for λ: the solution b of
+// (G_SS + λI) b = G_Sj as (i, B_ij) entries, largest first.
+func (s *easeSolver) solve(lambda float64) ([]Neighbour, bool) {
+	k := len(s.feats)
+	s.g = append(s.g[:0], s.gram...)
+	s.rhs = append(s.rhs[:0], s.gj...)
 	for a := range k {
-		s.rhs[a] = s.g[a*dim+k]
-		s.g[a*dim+a] += lambda
+		s.g[a*k+a] += lambda
 	}
-	t, ok := lapack64.Potrf(blas64.Symmetric{N: k, Stride: dim, Data: s.g, Uplo: blas.Upper})
+	t, ok := lapack64.Potrf(blas64.Symmetric{N: k, Stride: k, Data: s.g, Uplo: blas.Upper})
 	if !ok {
 		return nil, false
 	}
 	lapack64.Potrs(t, blas64.General{Rows: k, Cols: 1, Stride: 1, Data: s.rhs})
 	out := make([]Neighbour, 0, k)
-	for a, f := range feats {
+	for a, f := range s.feats {
 		if s.rhs[a] != 0 {
 			out = append(out, Neighbour{Index: f.Index, Value: s.rhs[a]})
 		}

@@ -5,6 +5,10 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
 // tinyX is the hand-computed example of the EASE and RP3β tests: users ×
@@ -287,5 +291,126 @@ func TestEASE_Fit_rejectsBadSettings(t *testing.T) {
 	t.Setenv(EnvEASEMaxDense, "2")
 	if m := fitEASE(t, x, Params{}); m.side == nil || m.k != DefaultEASENeighbours {
 		t.Errorf("%s=2 with 3 items did not fit sparse with k = %d", EnvEASEMaxDense, DefaultEASENeighbours)
+	}
+}
+
+// easeReferenceColumns are column j of the sparse variant for every λ,
+// computed the direct way: G over S ∪ {j} counted by intersecting the
+// items' user sets (has[u][i]: X_ui = 1), then (G_SS + λI) b = G_Sj by
+// Cholesky, in a (k+1)-strided buffer as the solver before the shared
+// pair counter (issue 15).
+func easeReferenceColumns(t *testing.T, x *Matrix, has [][]bool, j int, feats []Neighbour, lambdas []float64) [][]Neighbour {
+	t.Helper()
+	k := len(feats)
+	out := make([][]Neighbour, len(lambdas))
+	if k == 0 {
+		return out
+	}
+	dim := k + 1
+	items := make([]int, 0, dim)
+	for _, f := range feats {
+		items = append(items, int(f.Index))
+	}
+	items = append(items, j)
+	counts := make([]float64, dim*dim)
+	for a := range dim {
+		for b := a; b < dim; b++ {
+			for _, u := range x.Col(items[a]) {
+				if has[u][items[b]] {
+					counts[a*dim+b]++
+				}
+			}
+		}
+	}
+	for c, lambda := range lambdas {
+		g := slices.Clone(counts)
+		rhs := make([]float64, k)
+		for a := range k {
+			rhs[a] = g[a*dim+k]
+			g[a*dim+a] += lambda
+		}
+		tr, ok := lapack64.Potrf(blas64.Symmetric{N: k, Stride: dim, Data: g, Uplo: blas.Upper})
+		if !ok {
+			t.Fatalf("item %d: not positive definite", j)
+		}
+		lapack64.Potrs(tr, blas64.General{Rows: k, Cols: 1, Stride: 1, Data: rhs})
+		for a, f := range feats {
+			if rhs[a] != 0 {
+				out[c] = append(out[c], Neighbour{Index: f.Index, Value: rhs[a]})
+			}
+		}
+		slices.SortFunc(out[c], compareNeighbours)
+	}
+	return out
+}
+
+// The sparse variant's grid fit (one Gram count per item for every λ)
+// gives each λ the model of its own Fit byte for byte, and both give, to
+// the bit, the columns of the direct computation — with the pair counter's
+// popular block holding every item and almost none, and k_max past
+// LAPACK's block size so the blocked factorisation runs. Below the dense
+// limit the grid is fitted one by one (nil).
+func TestEASE_FitGrid_sameAsOneByOne(t *testing.T) {
+	ctx := context.Background()
+	x := generated(t, 7, 400, 150, 30)
+	lambdas := []float64{1, 30, 1000}
+	defer func(p int) { slimPopularItems = p }(slimPopularItems)
+	for _, popular := range []int{2048, 5} {
+		slimPopularItems = popular
+		for _, cached := range []bool{false, true} {
+			var cache *NeighbourCache
+			if cached {
+				cache = NewNeighbourCache(x, 100)
+			}
+			cands := make([]Params, len(lambdas))
+			for c, l := range lambdas {
+				cands[c] = Params{K: 100, Cache: cache, Extra: map[string]float64{"lambda": l, "max_dense": 0}}
+			}
+			fitted, err := easeFitGrid(ctx, x, cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fitted) != len(cands) {
+				t.Fatalf("%d models for %d candidates", len(fitted), len(cands))
+			}
+			nb, err := ItemCosineKNN(ctx, x, 100, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if nb.MaxRow() <= 64 {
+				t.Fatalf("the longest list has %d items: the blocked Cholesky is not exercised", nb.MaxRow())
+			}
+			singles := make([]*EASE, len(cands))
+			for c, p := range cands {
+				singles[c] = fitEASE(t, x, p)
+				want, _ := singles[c].MarshalBinary()
+				grid := fitted[c]()
+				if got, _ := grid.MarshalBinary(); string(got) != string(want) {
+					t.Fatalf("P=%d cached=%v λ=%g: the grid fit differs from the single fit", popular, cached, lambdas[c])
+				}
+			}
+			if popular != 5 || cached {
+				continue
+			}
+			has := make([][]bool, x.Users())
+			for u := range has {
+				has[u] = make([]bool, x.Items())
+				for _, i := range x.Row(u) {
+					has[u][i] = true
+				}
+			}
+			for j := range x.Items() {
+				ref := easeReferenceColumns(t, x, has, j, nb.Row(j), lambdas)
+				for c := range cands {
+					if got := singles[c].side.fwd.Row(j); !slices.Equal(got, ref[c]) {
+						t.Fatalf("λ=%g item %d: %v, the direct computation %v", lambdas[c], j, got, ref[c])
+					}
+				}
+			}
+		}
+	}
+	dense := []Params{{Extra: map[string]float64{"lambda": 1}}, {Extra: map[string]float64{"lambda": 30}}}
+	if fitted, err := easeFitGrid(ctx, x, dense); err != nil || fitted != nil {
+		t.Fatalf("below the dense limit: %d models, %v; want none (one fit each)", len(fitted), err)
 	}
 }

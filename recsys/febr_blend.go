@@ -47,6 +47,21 @@ type BlendOptions struct {
 	// Negatives is the size of the uniform sample of every user's
 	// negatives OPT-ADG draws from (0: DefaultBlendNegatives).
 	Negatives int
+	// Fitted, when FittedOn is the matrix being searched or fitted, holds
+	// bases already fitted on it with their Params, in Bases' order (a nil
+	// entry: not fitted): the search takes such a base as chosen instead
+	// of searching its grid, and Fit instead of fitting it again. A
+	// training job passes the bases it tuned and refitted itself.
+	Fitted   []Model
+	FittedOn *Matrix
+}
+
+// fitted is base b when it was fitted on x (BlendOptions.Fitted), else nil.
+func (o *BlendOptions) fitted(x *Matrix, b int) Model {
+	if o.FittedOn != x || b >= len(o.Fitted) || b >= len(o.Params) {
+		return nil
+	}
+	return o.Fitted[b]
 }
 
 func init() {
@@ -114,6 +129,13 @@ func (m *Blend) WithTheta(theta []float64) (*Blend, error) {
 // Bases returns the base model names, in the order of Theta.
 func (m *Blend) Bases() []string { return slices.Clone(m.names) }
 
+// Base is base b's fitted model and parameters.
+func (m *Blend) Base(b int) (Model, Params) { return m.bases[b], m.params[b] }
+
+// BlendBases are the base models febr-blend uses when its options name
+// none: the registered ones of DefaultBlendBases.
+func BlendBases() []string { return blendBases(nil) }
+
 func blendBases(o *BlendOptions) []string {
 	if o != nil && len(o.Bases) > 0 {
 		return o.Bases
@@ -128,12 +150,18 @@ func blendBases(o *BlendOptions) []string {
 }
 
 // fitBases fits every base on x with its parameters (cache, when not nil,
-// is x's neighbour cache).
-func fitBases(ctx context.Context, x *Matrix, names []string, params []Params, cache *NeighbourCache, progress ProgressFunc) ([]Model, error) {
+// is x's neighbour cache), taking those of bo fitted on x as they are (bo
+// nil: none).
+func fitBases(ctx context.Context, x *Matrix, names []string, params []Params, bo *BlendOptions, cache *NeighbourCache, progress ProgressFunc) ([]Model, error) {
 	out := make([]Model, len(names))
 	for b, name := range names {
 		if name == BlendModel || IsFEBR(name) {
 			return nil, fmt.Errorf("recsys: %s cannot be a base of %s", name, BlendModel)
+		}
+		if bo != nil {
+			if out[b] = bo.fitted(x, b); out[b] != nil {
+				continue
+			}
 		}
 		m, err := New(name)
 		if err != nil {
@@ -190,7 +218,7 @@ func (m *Blend) Fit(ctx context.Context, x *Matrix, p Params) error {
 			Pairs: st.pairs, StackSeconds: time.Since(start).Seconds()}
 	}
 	start := time.Now()
-	bases, err := fitBases(ctx, x, names, params, p.Cache, p.Progress)
+	bases, err := fitBases(ctx, x, names, params, &bo, p.Cache, p.Progress)
 	if err != nil {
 		return err
 	}
@@ -429,7 +457,7 @@ func newBlendStack(ctx context.Context, x *Matrix, names []string, params []Para
 	if err != nil {
 		return nil, err
 	}
-	bases, err := fitBases(ctx, ho.x, names, params, nil, nil)
+	bases, err := fitBases(ctx, ho.x, names, params, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -666,6 +694,10 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	params := make([]Params, len(names))
 	onX := make([]Model, len(names))
 	for b, name := range names {
+		if m := bo.fitted(x, b); m != nil {
+			onX[b], params[b] = m, bo.Params[b]
+			continue
+		}
 		m, bp, err := searchBase(ctx, x, val, name, g, c, p.Cache, onFit)
 		if err != nil {
 			return Choice{}, err

@@ -117,8 +117,8 @@ var registry = map[string]Kind{
 	"kunn-i":  {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates},
 	"kunn-u":  {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates},
 	"slim":    {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid},
-	"ease":    {New: func() Model { return &EASE{} }, Candidates: easeCandidates},
-	"rp3beta": {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates},
+	"ease":    {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid},
+	"rp3beta": {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid},
 }
 
 var order = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}

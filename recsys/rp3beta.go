@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // RP3Beta is RP3β of Paudel et al. (2017), "Updatable, Accurate, Diverse,
@@ -53,25 +54,102 @@ func rp3Candidates(g Grid, c Caps) []Params {
 
 func (m *RP3Beta) Name() string { return "rp3beta" }
 
-func (m *RP3Beta) Fit(ctx context.Context, x *Matrix, p Params) error {
-	p = p.withDefaults()
+// rp3Beta is β of p (DefaultRP3Beta when Extra has no "beta").
+func rp3Beta(p Params) (float64, error) {
 	beta := DefaultRP3Beta
 	if v, ok := p.Extra["beta"]; ok {
 		beta = v
 	}
 	if !(beta >= 0) || math.IsInf(beta, 0) {
-		return fmt.Errorf("recsys: rp3beta: beta %v must be finite and ≥ 0", beta)
+		return 0, fmt.Errorf("recsys: rp3beta: beta %v must be finite and ≥ 0", beta)
 	}
-	n := x.Items()
-	// scale[j] = c(j)^−β, for the destinations a walk can reach (c(j) ≥ 1).
-	scale := make([]float64, n)
-	for j := range scale {
-		if c := x.ItemCount(j); c > 0 {
-			scale[j] = math.Pow(float64(c), -beta)
+	return beta, nil
+}
+
+func (m *RP3Beta) Fit(ctx context.Context, x *Matrix, p Params) error {
+	p = p.withDefaults()
+	beta, err := rp3Beta(p)
+	if err != nil {
+		return err
+	}
+	rows, err := rp3Rows(ctx, x, []float64{beta}, p.K, p.Progress)
+	if err != nil {
+		return err
+	}
+	m.set(x.Items(), p.K, beta, rows[0])
+	return nil
+}
+
+func (m *RP3Beta) set(n, k int, beta float64, rows *Neighbours) {
+	m.k, m.beta = k, beta
+	m.side = &itemSide{nItems: n, fwd: rows.reverse(n), rev: rows}
+}
+
+// rp3FitGrid is rp3beta's Kind.FitGrid: one walk per item serves every
+// candidate, each β keeping the k_max best of the row, and a candidate's
+// rows at k are the prefixes (KNN order is total, so the k best are the
+// first k of the k_max best): the same models as one Fit per candidate,
+// at one walk pass (Σ_u |O⁺u|²) instead of one per grid point. The k_max
+// rows of every β are held until the last model is made.
+func rp3FitGrid(ctx context.Context, x *Matrix, raw []Params) ([]func() Model, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var betas []float64
+	at := make([]int, len(raw)) // the candidate's index in betas
+	kmax := 0
+	cands := make([]Params, len(raw))
+	for c, p := range raw {
+		cands[c] = p.withDefaults()
+		b, err := rp3Beta(cands[c])
+		if err != nil {
+			return nil, err
+		}
+		if at[c] = slices.Index(betas, b); at[c] < 0 {
+			at[c], betas = len(betas), append(betas, b)
+		}
+		kmax = max(kmax, cands[c].K)
+	}
+	if int64(len(betas))*int64(x.Items())*int64(kmax)*int64(unsafe.Sizeof(Neighbour{})) > rp3GridMemory {
+		return nil, nil // one fit each: a grid past k_max's memory (an extension to a large k)
+	}
+	rows, err := rp3Rows(ctx, x, betas, kmax, cands[0].Progress)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]func() Model, len(cands))
+	for c, p := range cands {
+		out[c] = func() Model {
+			m := &RP3Beta{}
+			m.set(x.Items(), p.K, betas[at[c]], rows[at[c]].Truncate(p.K))
+			return m
 		}
 	}
-	rows := make([][]Neighbour, n)
-	err := ParallelFor(ctx, n, 64, "rp3beta", p.Progress, func() func(lo, hi int) {
+	return out, nil
+}
+
+// rp3GridMemory bounds the k_max rows rp3FitGrid holds for all β (β count
+// × items × k_max entries of 16 bytes): 512 MiB holds the service's grid
+// at 27,000 items (5 β × k_max = 200: 432 MB); a larger grid, such as an
+// edge extension to k = 400 or 800, is fitted one candidate at a time.
+var rp3GridMemory int64 = 512 << 20
+
+// rp3Rows walks from every item once and keeps, for each β, the k largest
+// W'(i, j) = W(i, j)·c(j)^−β of every row i, j ≠ i, in KNN order.
+func rp3Rows(ctx context.Context, x *Matrix, betas []float64, k int, progress ProgressFunc) ([]*Neighbours, error) {
+	n := x.Items()
+	// scale[b][j] = c(j)^−β, for the destinations a walk can reach (c(j) ≥ 1).
+	scale := make([][]float64, len(betas))
+	rows := make([][][]Neighbour, len(betas))
+	for b, beta := range betas {
+		scale[b], rows[b] = make([]float64, n), make([][]Neighbour, n)
+		for j := range n {
+			if c := x.ItemCount(j); c > 0 {
+				scale[b][j] = math.Pow(float64(c), -beta)
+			}
+		}
+	}
+	err := ParallelFor(ctx, n, 64, "rp3beta", progress, func() func(lo, hi int) {
 		acc := make([]float64, n)
 		var (
 			touched []uint32
@@ -80,24 +158,30 @@ func (m *RP3Beta) Fit(ctx context.Context, x *Matrix, p Params) error {
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				touched = rp3Walk(x, i, acc, touched[:0])
-				best.reset(p.K)
-				for _, j := range touched {
-					if int(j) != i {
-						best.push(Neighbour{Index: j, Value: acc[j] * scale[j]})
+				for b := range betas {
+					best.reset(k)
+					for _, j := range touched {
+						if int(j) != i {
+							best.push(Neighbour{Index: j, Value: acc[j] * scale[b][j]})
+						}
 					}
+					rows[b][i] = slices.Clone(best.sorted())
+				}
+				for _, j := range touched {
 					acc[j] = 0
 				}
-				rows[i] = slices.Clone(best.sorted())
 			}
 		}
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out := fromRows(rows)
-	m.k, m.beta = p.K, beta
-	m.side = &itemSide{nItems: n, fwd: out.reverse(n), rev: out}
-	return nil
+	out := make([]*Neighbours, len(betas))
+	for b := range out {
+		out[b] = fromRows(rows[b])
+		rows[b] = nil
+	}
+	return out, nil
 }
 
 // rp3Walk adds to acc[j] the probability W(i, j) that the walk i → u → j

@@ -130,3 +130,54 @@ func TestEASE_RP3Beta_candidates(t *testing.T) {
 		t.Fatalf("rp3beta candidates %v", c)
 	}
 }
+
+// The grid fit (one walk per item for every k and β) gives every candidate
+// the model of its own Fit byte for byte, k below the longest row included
+// (where the prefix of the k_max best must be the k best).
+func TestRP3Beta_FitGrid_sameAsOneByOne(t *testing.T) {
+	ctx := context.Background()
+	x := generated(t, 5, 300, 120, 20)
+	cands := rp3Candidates(Grid{K: []int{3, 10, 40, 500}}, Caps{Items: 1000})
+	if len(cands) != 4*len(DefaultRP3Betas) {
+		t.Fatalf("%d candidates", len(cands))
+	}
+	fitted, err := rp3FitGrid(ctx, x, cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fitted) != len(cands) {
+		t.Fatalf("%d models for %d candidates", len(fitted), len(cands))
+	}
+	for c, p := range cands {
+		one := &RP3Beta{}
+		if err := one.Fit(ctx, x, p); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := one.MarshalBinary()
+		grid := fitted[c]()
+		if got, _ := grid.MarshalBinary(); string(got) != string(want) {
+			t.Fatalf("candidate %+v: the grid fit differs from the single fit", p)
+		}
+		if p.K < 40 && one.side.rev.MaxRow() != p.K {
+			t.Fatalf("k %d: the longest row has %d items, the test needs truncated rows", p.K, one.side.rev.MaxRow())
+		}
+	}
+}
+
+// Past its memory bound the grid is fitted one candidate at a time (nil).
+func TestRP3Beta_FitGrid_memoryBound(t *testing.T) {
+	x := generated(t, 5, 300, 120, 20)
+	cands := rp3Candidates(Grid{K: []int{3, 40}}, Caps{Items: 1000})
+	defer func(m int64) { rp3GridMemory = m }(rp3GridMemory)
+	need := int64(len(DefaultRP3Betas)) * int64(x.Items()) * 40 * 16
+	for _, c := range []struct {
+		bound int64
+		grid  bool
+	}{{need, true}, {need - 1, false}} {
+		rp3GridMemory = c.bound
+		fitted, err := rp3FitGrid(context.Background(), x, cands)
+		if err != nil || (fitted != nil) != c.grid {
+			t.Fatalf("bound %d for %d bytes: %d models, %v; want the grid %v", c.bound, need, len(fitted), err, c.grid)
+		}
+	}
+}
