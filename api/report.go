@@ -30,6 +30,23 @@ type ReportRow struct {
 	Settings     map[string]string      `json:"settings,omitempty"`
 	TrainSeconds float64                `json:"train_seconds"`
 	Metrics      map[string]MetricValue `json:"metrics"`
+	// Folds are the per-fold values Metrics summarise (recommendation
+	// reports), from which the auto row is drawn.
+	Folds []FoldValues `json:"folds,omitempty"`
+}
+
+// FoldValues are one fold of a report row: the chosen setting's
+// validation ADG, its test measures and, for a protocol with a single
+// split, their standard errors over the test users.
+type FoldValues struct {
+	// Model names the row the fold was drawn from (the auto row's
+	// choice; the row's own name otherwise).
+	Model         string             `json:"model"`
+	Params        map[string]float64 `json:"params"`
+	ValidationADG float64            `json:"validation_adg"`
+	Test          map[string]float64 `json:"test"`
+	TestUserSE    map[string]float64 `json:"test_user_se,omitempty"`
+	TrainSeconds  float64            `json:"train_seconds"`
 }
 
 // MetricValue is the mean of a measure over folds with its standard error.
