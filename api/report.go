@@ -19,6 +19,10 @@ type Report struct {
 	Rows     []ReportRow `json:"rows"`
 }
 
+// AutoReportRow is the Model of a recommendation report's auto row: in
+// every fold, the row auto mode would activate (the best validation ADG).
+const AutoReportRow = "auto"
+
 // ReportRow is one model (or retrieval method) in a report.
 type ReportRow struct {
 	Model   string `json:"model,omitempty"`

@@ -10,7 +10,7 @@ import (
 )
 
 // AutoRow is the Model of the report row of auto mode's choice.
-const AutoRow = "auto"
+const AutoRow = api.AutoReportRow
 
 // AutoChoice is the index of the candidate auto mode activates: the one
 // with the highest validation ADG, the first of equals (dissertation
