@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"recsys/api"
 	"recsys/recsys"
 	"recsys/recsys/dataset"
 	"recsys/recsys/eval"
@@ -48,10 +50,17 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		extra    = fs.String("extra", "", "secondary grids, model.key=v1,v2;model.key=v3 (every combination per model named; e.g. ials.lambda=0.01,0.1;ials.alpha0=0.1)")
 		valUsers = fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
 		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
+		merge    = fs.String("merge", "", "comma-separated JSON reports (--json) of runs on the same data set, protocol, folds and seed: print them as one report with the auto row over all their rows, evaluating nothing")
 		extend   = fs.Int("extend-grid", eval.DefaultExtend, "geometric steps (×2 at most) searched past each end of a grid dimension the choice sits at; a choice still at an end is flagged \"(grid edge)\" (0: none, only flag)")
 	)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *merge != "" {
+		if fs.NArg() > 0 {
+			return fmt.Errorf("eval: unexpected arguments %q", fs.Args())
+		}
+		return mergeReports(stdout, *merge, *jsonOut)
 	}
 	if *data == "" || *format == "" {
 		fs.Usage()
@@ -178,4 +187,26 @@ func evalProgress(stderr io.Writer) (recsys.ProgressFunc, func()) {
 	return func(stage string, done, total int) {
 		fmt.Fprintf(stderr, "eval: %s %d/%d\n", stage, done, total)
 	}, func() {}
+}
+
+// mergeReports implements `eval --merge`: the reports of the files in the
+// comma-separated list, as one with its auto row (eval.MergeReports).
+func mergeReports(stdout io.Writer, files, jsonOut string) error {
+	var reps []*api.Report
+	for _, name := range strings.Split(files, ",") {
+		b, err := os.ReadFile(strings.TrimSpace(name))
+		if err != nil {
+			return fmt.Errorf("eval: --merge: %w", err)
+		}
+		var r api.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("eval: --merge: %s: %w", name, err)
+		}
+		reps = append(reps, &r)
+	}
+	rep, err := eval.MergeReports(reps)
+	if err != nil {
+		return err
+	}
+	return printReport("eval", stdout, rep, eval.WriteTable, jsonOut)
 }

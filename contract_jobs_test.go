@@ -262,8 +262,9 @@ func testContractLifecycle(t *testing.T) {
 		}
 		var rep api.Report
 		s.do(t, contractCase{method: "GET", path: "/evaluations/" + reportID, want: 200}).decode(t, &rep)
-		if rep.ID != reportID || rep.Folds != 1 || len(rep.Rows) != 2 || len(rep.Rows[1].Metrics) == 0 {
-			t.Errorf("report %+v, want one fold, two rows with metrics", rep)
+		if rep.ID != reportID || rep.Folds != 1 || len(rep.Rows) != 3 || len(rep.Rows[1].Metrics) == 0 ||
+			rep.Rows[2].Model != "auto" || len(rep.Rows[2].Folds) != 1 || !slices.Contains([]string{"popular", "itemknn"}, rep.Rows[2].Folds[0].Model) {
+			t.Errorf("report %+v, want one fold, two rows with metrics and the auto row choosing one of them", rep)
 		}
 	})
 
@@ -283,7 +284,7 @@ func testContractLifecycle(t *testing.T) {
 			}
 			var rep api.Report
 			s.do(t, contractCase{method: "GET", path: "/evaluations/" + j.ReportID, want: 200}).decode(t, &rep)
-			if rep.Protocol != tc.protocol || rep.Folds != tc.folds || len(rep.Rows) != 2 || rep.Rows[1].Metrics["adg"].Mean <= 0 {
+			if rep.Protocol != tc.protocol || rep.Folds != tc.folds || len(rep.Rows) != 3 || rep.Rows[1].Metrics["adg"].Mean <= 0 || rep.Rows[2].Model != "auto" {
 				t.Errorf("%s report %+v", tc.protocol, rep)
 			}
 		}

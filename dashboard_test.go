@@ -581,8 +581,8 @@ func TestDashboard_endToEnd(t *testing.T) {
 	d.wait("the report opens", `location.hash.startsWith('#/evaluations/') && document.querySelector('#report-table tbody tr')`, 100*time.Second)
 	first := strings.TrimPrefix(evalJS[string](d, "report id", `location.hash`), "#/evaluations/")
 	rows := evalJS[int](d, "report rows", `document.querySelectorAll('#report-table tbody tr').length`)
-	if rows != 2 {
-		t.Errorf("the report table has %d rows, want 2 (popular, itemknn)", rows)
+	if rows != 3 {
+		t.Errorf("the report table has %d rows, want 3 (popular, itemknn and the auto row)", rows)
 	}
 	d.step("evaluated from the page")
 	keyed := func(p string, out any) int {

@@ -19,6 +19,10 @@ type Report struct {
 	Rows     []ReportRow `json:"rows"`
 }
 
+// AutoReportRow is the Model of a recommendation report's auto row: in
+// every fold, the row auto mode would activate (the best validation ADG).
+const AutoReportRow = "auto"
+
 // ReportRow is one model (or retrieval method) in a report.
 type ReportRow struct {
 	Model   string `json:"model,omitempty"`
@@ -30,6 +34,23 @@ type ReportRow struct {
 	Settings     map[string]string      `json:"settings,omitempty"`
 	TrainSeconds float64                `json:"train_seconds"`
 	Metrics      map[string]MetricValue `json:"metrics"`
+	// Folds are the per-fold values Metrics summarise (recommendation
+	// reports), from which the auto row is drawn.
+	Folds []FoldValues `json:"folds,omitempty"`
+}
+
+// FoldValues are one fold of a report row: the chosen setting's
+// validation ADG, its test measures and, for a protocol with a single
+// split, their standard errors over the test users.
+type FoldValues struct {
+	// Model names the row the fold was drawn from (the auto row's
+	// choice; the row's own name otherwise).
+	Model         string             `json:"model"`
+	Params        map[string]float64 `json:"params"`
+	ValidationADG float64            `json:"validation_adg"`
+	Test          map[string]float64 `json:"test"`
+	TestUserSE    map[string]float64 `json:"test_user_se,omitempty"`
+	TrainSeconds  float64            `json:"train_seconds"`
 }
 
 // MetricValue is the mean of a measure over folds with its standard error.

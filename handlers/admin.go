@@ -153,6 +153,9 @@ func (h *handler) handleEvaluationList(w http.ResponseWriter, r *http.Request) (
 		s := api.ReportSummary{ID: rep.ID, CreatedAt: rep.CreatedAt, Kind: rep.Kind, Dataset: rep.Dataset,
 			Protocol: rep.Protocol, Folds: rep.Folds, Models: []string{}}
 		for _, row := range rep.Rows {
+			if rep.Kind == "recommendation" && row.Model == api.AutoReportRow {
+				continue // auto mode's choice among the rows, no model of its own
+			}
 			name := row.Model + row.Method
 			if row.Variant != "" {
 				name = row.Variant

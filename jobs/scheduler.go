@@ -678,16 +678,18 @@ func (s *Scheduler) chooseActive(models []trained, auto bool) string {
 	if cur := s.eng.Active(); cur != nil && !auto {
 		return ""
 	}
-	best, bestADG := "", -1.0
+	var names []string
+	var adg []float64
 	for _, t := range models {
-		if !Recommender(t.served.Info.Name) {
-			continue
-		}
-		if adg := t.served.Info.Validation["adg"]; adg > bestADG {
-			best, bestADG = t.served.Info.Name, adg
+		if Recommender(t.served.Info.Name) {
+			names = append(names, t.served.Info.Name)
+			adg = append(adg, t.served.Info.Validation["adg"])
 		}
 	}
-	return best
+	if k := eval.AutoChoice(adg); k >= 0 {
+		return names[k]
+	}
+	return ""
 }
 
 func (s *Scheduler) runEvaluation(ctx context.Context, j *api.Job, rec *recorder) error {

@@ -106,7 +106,8 @@ var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", 
 // (issues 5, 6 and 17): the popularity baseline, the neighbourhood models,
 // EASE and RP3β, every FEBR variant ("febr" is FEBRi-slim, so febr-i-slim
 // is left out), the matrix factorisations (bpr, wrmf, ials, mfauc) and
-// febr-blend, the learnt blend of kunn, slim, ease, rp3beta and wrmf.
+// febr-blend, the learnt blend of popular, kunn, slim, ease, rp3beta, wrmf
+// and ials.
 var AutoModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta",
 	"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn",
 	"bpr", "wrmf", "ials", "mfauc", "febr-blend"}

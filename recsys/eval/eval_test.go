@@ -227,8 +227,35 @@ func TestRun_personalisedBeatPopular(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.Rows) != 7 || rep.Rows[0].Model != "popular" {
+		if len(rep.Rows) != 8 || rep.Rows[0].Model != "popular" || rep.Rows[7].Model != AutoRow {
 			t.Fatalf("rows: %+v", rep.Rows)
+		}
+		// Every row's measures summarise its folds; the auto row's fold f
+		// is the fold of the row with the best validation ADG there.
+		for _, row := range rep.Rows {
+			if len(row.Folds) != opt.Folds {
+				t.Fatalf("%s has %d folds", row.Model, len(row.Folds))
+			}
+			for _, key := range metrics.Names {
+				sum := 0.0
+				for _, f := range row.Folds {
+					sum += f.Test[key]
+				}
+				if got := row.Metrics[key].Mean; math.Abs(got-sum/float64(len(row.Folds))) > 1e-12 {
+					t.Errorf("%s %s: mean %g, folds %+v", row.Model, key, got, row.Folds)
+				}
+			}
+		}
+		for f := range opt.Folds {
+			best := rep.Rows[0]
+			for _, row := range rep.Rows[1:7] {
+				if row.Folds[f].ValidationADG > best.Folds[f].ValidationADG {
+					best = row
+				}
+			}
+			if got := rep.Rows[7].Folds[f]; got.Model != best.Model || got.Test["adg"] != best.Folds[f].Test["adg"] {
+				t.Errorf("%s fold %d: auto chose %s (test ADG %g), want %s (%g)", protocol, f+1, got.Model, got.Test["adg"], best.Model, best.Folds[f].Test["adg"])
+			}
 		}
 		pop := rep.Rows[0].Metrics
 		for _, row := range rep.Rows[1:] {
@@ -242,7 +269,7 @@ func TestRun_personalisedBeatPopular(t *testing.T) {
 			if len(row.Metrics) != metrics.NumMeasures {
 				t.Fatalf("%s has %d measures", row.Model, len(row.Metrics))
 			}
-			if row.Model != "popular" && row.Params["k"] == 0 {
+			if row.Model != "popular" && row.Model != AutoRow && row.Params["k"] == 0 {
 				t.Errorf("%s: no k in params %v", row.Model, row.Params)
 			}
 		}
@@ -289,7 +316,11 @@ func TestRun_dumpIsConsistent(t *testing.T) {
 	for _, row := range rep.Rows {
 		ranks := map[string]int{}
 		byUser := map[string][]int{}
-		for _, r := range readCSV(t, filepath.Join(fold, row.Model+".ranks.csv")) {
+		file := row.Model
+		if row.Model == AutoRow { // the auto row's measures are its choice's
+			file = row.Folds[0].Model
+		}
+		for _, r := range readCSV(t, filepath.Join(fold, file+".ranks.csv")) {
 			k, _ := strconv.Atoi(r[2])
 			ranks[r[0]+"|"+r[1]] = k
 			if test[r[0]+"|"+r[1]] {
@@ -304,7 +335,7 @@ func TestRun_dumpIsConsistent(t *testing.T) {
 			t.Errorf("%s: ADG from the dump %.6f, report %.6f", row.Model, got, want)
 		}
 		checked := 0
-		for _, r := range readCSV(t, filepath.Join(fold, row.Model+".top100.csv")) {
+		for _, r := range readCSV(t, filepath.Join(fold, file+".top100.csv")) {
 			if k, ok := ranks[r[0]+"|"+r[1]]; ok {
 				checked++
 				if strconv.Itoa(k) != r[2] {

@@ -29,14 +29,14 @@ func TestRun_febrVariantRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"FEBRi-cosine", "FEBRu-cosine", "FEBRiu-cosine", "FEBRi-kunn", "FEBRu-kunn", "FEBRiu-kunn", "FEBRi-slim"}
-	if len(rep.Rows) != 1+len(want) || rep.Rows[0].Model != "slim" || rep.Rows[0].Variant != "" {
+	if len(rep.Rows) != 2+len(want) || rep.Rows[0].Model != "slim" || rep.Rows[0].Variant != "" || rep.Rows[len(rep.Rows)-1].Model != AutoRow {
 		t.Fatalf("%d rows: %+v", len(rep.Rows), rep.Rows)
 	}
 	var table strings.Builder
 	if err := WriteTable(&table, rep); err != nil {
 		t.Fatal(err)
 	}
-	for k, row := range rep.Rows[1:] {
+	for k, row := range rep.Rows[1 : 1+len(want)] {
 		if row.Model != "febr" || row.Variant != want[k] {
 			t.Fatalf("row %d: model %q variant %q, want febr %q", k+1, row.Model, row.Variant, want[k])
 		}
@@ -59,7 +59,7 @@ func TestRun_febrVariantRows(t *testing.T) {
 	// FEBRi-slim starts every OPT-ADG run from the SLIM predictor with
 	// SLIM's own (ℓ1, ℓ2) choice per k and keeps its best θ: it is no
 	// worse than SLIM on validation.
-	slimRow, febrSlim := rep.Rows[0], rep.Rows[len(rep.Rows)-1]
+	slimRow, febrSlim := rep.Rows[0], rep.Rows[len(want)]
 	if p := febrSlim.Params; p["l1"] == 0 || p["l2"] == 0 {
 		t.Errorf("FEBRi-slim reports no fsSLIM constants: %v", p)
 	}

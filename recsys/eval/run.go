@@ -12,7 +12,6 @@ import (
 	"recsys/api"
 	"recsys/recsys"
 	"recsys/recsys/eval/table"
-	"recsys/recsys/metrics"
 )
 
 // Options configure Run. Zero values take the defaults of docs/design.md#evaluation.
@@ -140,6 +139,13 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 		labelRow(&row, name)
 		rep.Rows = append(rep.Rows, row)
 	}
+	// With two models or more, the row of auto mode's choice among them
+	// (docs/design.md#evaluation). Every row here has every fold and a
+	// validation ADG in [0, 1], so AddAutoRow cannot refuse; were it to,
+	// the report keeps its rows rather than being lost.
+	if len(rep.Rows) >= 2 {
+		_ = AddAutoRow(rep)
+	}
 	return rep, nil
 }
 
@@ -162,20 +168,13 @@ func CheckProtocol(protocol string, folds int) error {
 func reportRow(name string, folds []*foldResult, overUsers bool) api.ReportRow {
 	row := api.ReportRow{
 		Model:    name,
-		Metrics:  map[string]api.MetricValue{},
 		Settings: map[string]string{"selection": "validation adg"},
 	}
-	for m, key := range metrics.Names {
-		xs := make([]float64, len(folds))
-		for f, r := range folds {
-			xs[f] = r.test[m]
-		}
-		mean, se := meanSE(xs)
-		if overUsers && len(folds) == 1 {
-			se = folds[0].userSE[m]
-		}
-		row.Metrics[key] = api.MetricValue{Mean: mean, SE: se}
+	model, variant := rowName(name)
+	for _, r := range folds {
+		row.Folds = append(row.Folds, foldValues(displayName(api.ReportRow{Model: model, Variant: variant}), r, overUsers && len(folds) == 1))
 	}
+	row.Metrics = foldMetrics(row.Folds, overUsers)
 	if overUsers && len(folds) == 1 {
 		row.Settings["se"] = "over the test users (one split)"
 	}
@@ -186,7 +185,7 @@ func reportRow(name string, folds []*foldResult, overUsers bool) api.ReportRow {
 		row.TrainSeconds += r.trainSeconds / float64(len(folds))
 		key := formatParams(r.params)
 		per = append(per, key)
-		vals = append(vals, strconv.FormatFloat(r.valADG, 'f', 4, 64))
+		vals = append(vals, formatADG(r.valADG))
 		count[key]++
 		if bestKey == "" || count[key] > count[bestKey] {
 			bestKey = key
@@ -217,6 +216,9 @@ func reportRow(name string, folds []*foldResult, overUsers bool) api.ReportRow {
 	row.Settings["validation_adg_by_fold"] = strings.Join(vals, "; ")
 	return row
 }
+
+// formatADG renders a validation ADG in the report's settings.
+func formatADG(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 
 // meanSE is the mean and the standard error of the mean (sample standard
 // deviation over √n; 0 for one value).

@@ -20,6 +20,10 @@ func WriteTable(w io.Writer, r *api.Report) error {
 	params := table.Params("-")
 	cell := params.Cell
 	params.Cell = func(r api.ReportRow) string {
+		// The auto row names its choice per fold.
+		if by := r.Settings["chosen_by_fold"]; by != "" {
+			return "chosen: " + by
+		}
 		// A choice at the edge of the (extended) grid says so.
 		fields := strings.Fields(cell(r))
 		for k, f := range fields {
