@@ -364,7 +364,7 @@ func TestRetrain_autoActivatesBest(t *testing.T) {
 	if status != http.StatusAccepted || json.Unmarshal(body, &acc) != nil {
 		t.Fatalf("auto retrain without models: %d %s", status, body)
 	}
-	j = waitJob(t, a.getter(t), acc.JobID, 5*time.Minute, api.Job.Done)
+	j = waitJob(t, a.getter(t), acc.JobID, 10*time.Minute, api.Job.Done) // every auto candidate, under -race
 	if j.State != api.JobSucceeded || fmt.Sprint(j.Models) != fmt.Sprint(append(slices.Clone(jobs.AutoModels), "content")) {
 		t.Fatalf("auto job without models: state %s, models %v, want %v", j.State, j.Models, jobs.AutoModels)
 	}
