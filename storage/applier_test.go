@@ -66,6 +66,35 @@ func TestStore_applyMergesGenerations(t *testing.T) {
 	}
 }
 
+// TestStore_applyBoundsTransactions: a backlog above applyTxEvents is
+// applied in several transactions, oldest generations first, each taking
+// whole generations up to the bound (at least one), and the file equals the
+// direct path's.
+func TestStore_applyBoundsTransactions(t *testing.T) {
+	defer func(n int64) { applyTxEvents = n }(applyTxEvents)
+	applyTxEvents = 1500
+	s := genBulkStream(11, 3000)
+	dir := t.TempDir()
+	lg, direct := openLogStore(t, filepath.Join(dir, "log.db")), openDirectStore(t, filepath.Join(dir, "direct.db"))
+	// Generations of 1000, 800, 600 and 600 events: {1000}, {800, 600}, {600}.
+	freezeGens(t, lg, direct, s.events[:1000], s.events[1000:1800], s.events[1800:2400], s.events[2400:])
+	before := txID(t, lg)
+	if err := lg.applyTail(); err != nil {
+		t.Fatal(err)
+	}
+	if got := txID(t, lg) - before; got != 3 {
+		t.Fatalf("the tail of 4 generations was applied in %d transactions, want 3", got)
+	}
+	if n := lg.TailEvents(); n != 0 {
+		t.Fatalf("%d events left in the tail", n)
+	}
+	users := streamUsers(s.events)
+	compareReads(t, "applied vs direct", tailReads(t, lg, users), tailReads(t, direct, users))
+	for _, d := range bolttest.Diff(dumpDB(t, lg), dumpDB(t, direct), nil) {
+		t.Error(d)
+	}
+}
+
 // TestStore_replayAfterMergedApply: a crash after a transaction that
 // applied several generations but before they left memory replays from
 // the position that transaction stored: nothing applied twice, nothing
