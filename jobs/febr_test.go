@@ -14,26 +14,7 @@ import (
 // models: parameters chosen on the validation split, refitted on all the
 // data with the iteration count found there, ready to score.
 func TestTrainModels_febr(t *testing.T) {
-	st := mustStore(t)
-	rng := rand.New(rand.NewPCG(1, 1))
-	var evs []api.Interaction
-	for u := range 60 {
-		c := u % 3
-		for range 12 {
-			i := 10*c + rng.IntN(10)
-			if rng.Float64() < 0.2 {
-				i = rng.IntN(30)
-			}
-			evs = append(evs, api.Interaction{UserID: fmt.Sprint("u", u), ItemID: fmt.Sprint("i", i), Type: "view"})
-		}
-	}
-	if _, err := st.AddInteractions(context.Background(), evs); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := st.Snapshot(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := clusteredSnapshot(t, 1, 60, 12, 10)
 	opts := DefaultTrainOptions
 	opts.Grid = []int{5, 10, 20}
 	out, err := trainModels(context.Background(), snap, []string{"febr"}, opts, func(string, float64) {})
@@ -72,4 +53,32 @@ func TestTrainModels_febr(t *testing.T) {
 	if p := both[0].served.Info.Params; p["k"] != info.Params["k"] || p["l1"] != info.Params["l1"] || p["l2"] != info.Params["l2"] {
 		t.Fatalf("slim chose %v, febr %v", p, info.Params)
 	}
+}
+
+// clusteredSnapshot stores users users of perUser views each, user u mostly
+// within the block of block items of cluster u mod 3 (a fifth at random
+// over all 3·block items), and returns the store's snapshot.
+func clusteredSnapshot(t *testing.T, seed uint64, users, perUser, block int) *api.Snapshot {
+	t.Helper()
+	st := mustStore(t)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var evs []api.Interaction
+	for u := range users {
+		c := u % 3
+		for range perUser {
+			i := block*c + rng.IntN(block)
+			if rng.Float64() < 0.2 {
+				i = rng.IntN(3 * block)
+			}
+			evs = append(evs, api.Interaction{UserID: fmt.Sprint("u", u), ItemID: fmt.Sprint("i", i), Type: "view"})
+		}
+	}
+	if _, err := st.AddInteractions(context.Background(), evs); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := st.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
 }

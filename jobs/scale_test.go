@@ -2,13 +2,10 @@ package jobs
 
 import (
 	"context"
-	"fmt"
 	"maps"
-	"math/rand/v2"
 	"reflect"
 	"testing"
 
-	"recsys/api"
 	"recsys/recsys"
 )
 
@@ -82,26 +79,7 @@ func TestScaleTuning(t *testing.T) {
 // clustered data set.
 func blendJob(t *testing.T) (map[string]trained, *recsys.Matrix) {
 	t.Helper()
-	st := mustStore(t)
-	rng := rand.New(rand.NewPCG(3, 1))
-	var evs []api.Interaction
-	for u := range 80 {
-		c := u % 3
-		for range 14 {
-			i := 12*c + rng.IntN(12)
-			if rng.Float64() < 0.2 {
-				i = rng.IntN(36)
-			}
-			evs = append(evs, api.Interaction{UserID: fmt.Sprint("u", u), ItemID: fmt.Sprint("i", i), Type: "view"})
-		}
-	}
-	if _, err := st.AddInteractions(context.Background(), evs); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := st.Snapshot(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := clusteredSnapshot(t, 3, 80, 14, 12)
 	opts := DefaultTrainOptions
 	opts.Grid = []int{5, 10, 20}
 	opts.Factors = []int{4, 8}
