@@ -39,27 +39,12 @@ func freezeGens(tb testing.TB, lg, direct *Store, parts ...[]api.Interaction) {
 	}
 }
 
-// TestStore_applyMergesGenerations: the applier folds a backlog of four
-// generations (within applyTxEvents) into bbolt in one transaction (so that
-// a page several of them change is written once), and the file it leaves
-// equals the direct path's key by key, users created in one generation and
-// continued in the next included.
-func TestStore_applyMergesGenerations(t *testing.T) { checkApplyTransactions(t, 1) }
-
-// TestStore_applyBoundsTransactions: a backlog above applyTxEvents is
-// applied in several transactions, oldest generations first, each taking
-// whole generations up to the bound (at least one), and the file equals the
-// direct path's.
-func TestStore_applyBoundsTransactions(t *testing.T) {
-	defer func(n int64) { applyTxEvents = n }(applyTxEvents)
-	applyTxEvents = 1500
-	checkApplyTransactions(t, 3) // generations of 1000, 800, 600 and 600 events: {1000}, {800, 600}, {600}
-}
-
-// checkApplyTransactions applies a tail of four frozen generations and
-// checks the number of transactions it took and the result.
-func checkApplyTransactions(t *testing.T, want uint64) {
-	t.Helper()
+// TestStore_applyMergesGenerations: the applier folds every generation of
+// the tail into bbolt in one transaction (so that a page several of them
+// change is written once), and the file it leaves equals the direct
+// path's key by key, users created in one generation and continued in the
+// next included.
+func TestStore_applyMergesGenerations(t *testing.T) {
 	s := genBulkStream(11, 3000)
 	dir := t.TempDir()
 	lg, direct := openLogStore(t, filepath.Join(dir, "log.db")), openDirectStore(t, filepath.Join(dir, "direct.db"))
@@ -68,8 +53,8 @@ func checkApplyTransactions(t *testing.T, want uint64) {
 	if err := lg.applyTail(); err != nil {
 		t.Fatal(err)
 	}
-	if got := txID(t, lg) - before; uint64(got) != want {
-		t.Fatalf("the tail of 4 generations was applied in %d transactions, want %d", got, want)
+	if got := txID(t, lg) - before; got != 1 {
+		t.Fatalf("the tail of 4 generations was applied in %d transactions, want 1", got)
 	}
 	if n := lg.TailEvents(); n != 0 {
 		t.Fatalf("%d events left in the tail", n)
