@@ -145,9 +145,9 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	// as its affinity instead of searching the same grid again.
 	var slimTuned, slimFull recsys.Model
 	// The job's own fits of febr-blend's bases, which the blend takes
-	// instead of fitting them again (blendReuse).
+	// instead of fitting them again (blendOptions, reuseFull).
 	bases := map[string]blendBase{}
-	blend := slices.Contains(names, recsys.BlendModel)
+	blend, blendNames := slices.Contains(names, recsys.BlendModel), recsys.BlendBases()
 	for k, name := range names {
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
 		stage("tune "+name, frac(0))
@@ -198,7 +198,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		if name == "slim" {
 			slimTuned, slimFull = t.Model, m
 		}
-		if blend && slices.Contains(recsys.DefaultBlendBases, name) {
+		if blend && slices.Contains(blendNames, name) {
 			b := blendBase{full: m, fullP: p}
 			if x.NNZ() > scalePositives {
 				b.tuned, b.tunedP = t.Model, t.Params
