@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"recsys/api"
@@ -52,6 +53,32 @@ func TestTrainModels_febr(t *testing.T) {
 	}
 	if p := both[0].served.Info.Params; p["k"] != info.Params["k"] || p["l1"] != info.Params["l1"] || p["l2"] != info.Params["l2"] {
 		t.Fatalf("slim chose %v, febr %v", p, info.Params)
+	}
+}
+
+// Trained after the neighbourhood model that ranks as its aggsum
+// predictor, a FEBR variant takes that model's k instead of comparing the
+// baselines of every k again: the same choice, so the same model byte for
+// byte as when it is trained alone.
+func TestTrainModels_febrTakesTheBaselinesK(t *testing.T) {
+	snap := clusteredSnapshot(t, 2, 60, 12, 10)
+	opts := DefaultTrainOptions
+	opts.Grid = []int{2, 5, 10, 20}
+	for variant, base := range map[string]string{"febr-i-cosine": "itemknn", "febr-u-cosine": "userknn", "febr-i-kunn": "kunn-i", "febr-u-kunn": "kunn-u"} {
+		alone, err := trainModels(context.Background(), snap, []string{variant}, opts, func(string, float64) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		both, err := trainModels(context.Background(), snap, []string{base, variant}, opts, func(string, float64) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(both[1].blob) != string(alone[0].blob) {
+			t.Fatalf("%s after %s: %v, alone: %v", variant, base, both[1].served.Info.Params, alone[0].served.Info.Params)
+		}
+		if bk, vk := both[0].served.Info.Params["k"], both[1].served.Info.Params["k"]; bk != vk && !slices.Contains(both[1].served.Info.GridExtended, fmt.Sprintf("k=%g", vk)) {
+			t.Fatalf("%s chose k=%g, %s k=%g", base, bk, variant, vk)
+		}
 	}
 }
 

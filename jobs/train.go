@@ -144,6 +144,17 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	// slim's choice on the split and its refit, which FEBRi-slim takes
 	// as its affinity instead of searching the same grid again.
 	var slimTuned, slimFull recsys.Model
+	// The choices of the neighbourhood models on the split, which the
+	// FEBR variants whose aggsum predictor they are take their k from.
+	// Only those are kept: every tuned model held to the end of the job
+	// would add gigabytes at 20M events.
+	tunedByName := map[string]recsys.Model{}
+	baselines := map[string]bool{}
+	for _, n := range names {
+		if v, ok := recsys.FEBRVariantOf(n); ok && v.Baseline != "" {
+			baselines[v.Baseline] = true
+		}
+	}
 	// The job's own fits of febr-blend's bases, which the blend takes
 	// instead of fitting them again (blendOptions, reuseFull).
 	bases := map[string]blendBase{}
@@ -157,8 +168,11 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		if name == recsys.BlendModel && x.NNZ() > scalePositives {
 			tuning.FEBR.Blend = blendOptions(bases, split.Train)
 		}
-		if v, ok := recsys.FEBRVariantOf(name); ok && v.Affinity == "slim" {
-			tuning.FEBR.SLIM = slimTuned
+		if v, ok := recsys.FEBRVariantOf(name); ok {
+			if v.Affinity == "slim" {
+				tuning.FEBR.SLIM = slimTuned
+			}
+			tuning.FEBR.Baseline = tunedByName[v.Baseline]
 		}
 		t, err := eval.Tune(ctx, name, split, valCache, tuning)
 		if err != nil {
@@ -197,6 +211,9 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		out = append(out, trained{served: &serving.Served{Info: info, Model: m}, blob: blob})
 		if name == "slim" {
 			slimTuned, slimFull = t.Model, m
+		}
+		if baselines[name] {
+			tunedByName[name] = t.Model
 		}
 		if blend && slices.Contains(blendNames, name) {
 			b := blendBase{full: m, fullP: p}

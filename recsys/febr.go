@@ -68,6 +68,25 @@ func febrVariantOf(name string) (febrVariant, bool) {
 	return febrVariant{}, false
 }
 
+// baseline is the registry name of the neighbourhood model that ranks as
+// the variant's aggsum predictor (initialTheta), or "" (the two-sided
+// variants z-score each side's aggsum apart; SLIM has FEBROptions.SLIM).
+func (v febrVariant) baseline() string {
+	switch {
+	case v.item && v.user:
+		return ""
+	case v.affinity == simCosine && v.item:
+		return "itemknn"
+	case v.affinity == simCosine:
+		return "userknn"
+	case v.affinity == simKUNN && v.item:
+		return "kunn-i"
+	case v.affinity == simKUNN:
+		return "kunn-u"
+	}
+	return ""
+}
+
 // IsFEBR reports whether a registry name is FEBR or one of its variants.
 func IsFEBR(name string) bool {
 	_, ok := febrVariantOf(name)
@@ -82,13 +101,16 @@ type FEBRVariantInfo struct {
 	Item, User bool
 	// Affinity is "cosine", "kunn" or "slim".
 	Affinity string
+	// Baseline is the neighbourhood model that ranks as the variant's
+	// aggsum predictor, whose choice FEBROptions.Baseline may pass, or "".
+	Baseline string
 }
 
 // FEBRVariantOf describes a FEBR registry name; ok is false for the
 // other models.
 func FEBRVariantOf(name string) (info FEBRVariantInfo, ok bool) {
 	v, ok := febrVariantOf(name)
-	return FEBRVariantInfo{Label: v.label, Item: v.item, User: v.user, Affinity: v.affinity}, ok
+	return FEBRVariantInfo{Label: v.label, Item: v.item, User: v.user, Affinity: v.affinity, Baseline: v.baseline()}, ok
 }
 
 // Variant is one report row a model name stands for: the registry name to
@@ -156,6 +178,14 @@ type FEBROptions struct {
 	// search on the same matrix, grid and validation items (eval.Tune's),
 	// whose k and (ℓ1, ℓ2) the search then takes.
 	SLIM Model
+	// Baseline, in a search with FEBRGrid.KByBaseline of a variant whose
+	// aggsum predictor is a neighbourhood model (febr-i-cosine itemknn,
+	// febr-u-cosine userknn, febr-i-kunn kunn-i, febr-u-kunn kunn-u:
+	// initialTheta), may be the choice of that model's search on the same
+	// matrix, grid and validation items (eval.Tune's): the same criterion
+	// over the same k, so the search takes its k instead of building the
+	// features of every k to compare their baselines again.
+	Baseline Model
 	// Blend configures febr-blend (febr_blend.go); nil takes its
 	// defaults.
 	Blend *BlendOptions

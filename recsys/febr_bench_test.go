@@ -64,3 +64,46 @@ func BenchmarkFEBRScore(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFEBRValidation is one validation pass of a streaming FEBR
+// search (febrTrainSet.validationADG without the training memo, as at 10⁶
+// events and more), on a catalogue of MovieLens-20M's width (27k items)
+// with k = 200: "extract" extracts and ranks every validation user's
+// block, as every pass did before the memo of validation blocks; "memo"
+// ranks the blocks the first pass kept, as OPT-ADG's later evaluations do.
+func BenchmarkFEBRValidation(b *testing.B) {
+	x := generated(b, 7, 4000, 27000, 140)
+	train, val := holdOut(b, x, 0.1, 1)
+	for _, name := range []string{"febr-i-cosine", "febr-iu-cosine"} {
+		v, _ := febrVariantOf(name)
+		p := Params{K: 200, Cache: NewNeighbourCache(train, 200)}.withDefaults()
+		for _, memo := range []bool{false, true} {
+			label := name + "/extract"
+			if memo {
+				label = name + "/memo"
+			}
+			b.Run(label, func(b *testing.B) {
+				old := febrValidationMemo
+				defer func() { febrValidationMemo = old }()
+				if !memo {
+					febrValidationMemo = 0
+				}
+				data, err := prepareFEBR(context.Background(), train, v, p, FEBROptions{MemoryBudget: -1}, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				theta := data.full.ext.initialTheta()
+				if _, err := data.full.validationADG(context.Background(), theta, val, true); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := data.full.validationADG(context.Background(), theta, val, true); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(data.full.valBytes)/(1<<20), "memo-MiB")
+			})
+		}
+	}
+}

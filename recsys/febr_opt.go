@@ -35,7 +35,19 @@ type febrTrainSet struct {
 	// memoBytes the size of the memo (or what it would have taken).
 	candidates int64
 	memoBytes  int64
+	// valMemo keeps, when streaming, the blocks of the validation users
+	// from one validation pass to the next (OPT-ADG evaluates every λ's θ
+	// on the same users several times), up to febrValidationMemo bytes
+	// in all; valBytes is what it holds.
+	valMemo  []*febrBlock
+	valBytes int64
 }
+
+// febrValidationMemo bounds a streaming training set's memo of validation
+// blocks (febrTrainSet.valMemo): at MovieLens-20M's shape, extracting the
+// 5,000 validation users' blocks again at every evaluation was two thirds
+// of a FEBR search. A variable so that tests can exercise the bound.
+var febrValidationMemo int64 = 1 << 30
 
 func (ts *febrTrainSet) positives(u int) []uint32 {
 	if ts.pos != nil {
@@ -371,7 +383,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 			return false, nil
 		}
 		theta := current()
-		adg, err := val.validationADG(ctx, theta, cfg.validation)
+		adg, err := val.validationADG(ctx, theta, cfg.validation, true)
 		if err != nil {
 			return true, err
 		}
@@ -439,8 +451,10 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 // items of the ranking by θ·z, among the items not in the user's training
 // row, ties broken by training popularity: what the offline evaluation
 // computes for the model with this θ (val[u] sorted and disjoint from the
-// training row). It works on the candidates alone (see blockRanks).
-func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val [][]uint32) (float64, error) {
+// training row). It works on the candidates alone (see blockRanks). With
+// memo, a streaming set keeps the blocks it extracts for the next pass
+// (valMemo); OPT-ADG's evaluations do, a single pass need not.
+func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val [][]uint32, memo bool) (float64, error) {
 	var users []int
 	for u := range min(len(val), ts.x.Users()) {
 		if len(val[u]) > 0 {
@@ -452,24 +466,44 @@ func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val 
 	}
 	sMiss := dot(theta, ts.zMiss)
 	per := make([]float64, len(users))
+	if memo && ts.blocks == nil && ts.valMemo == nil {
+		ts.valMemo = make([]*febrBlock, ts.x.Users())
+	}
+	var kept atomic.Int64
+	room := febrValidationMemo - ts.valBytes
 	err := ParallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
 		var (
-			own febrBlock
+			own = &febrBlock{}
 			rk  blockRanker
 		)
 		return func(lo, hi int) {
 			for k := lo; k < hi; k++ {
 				u := users[k]
-				b := &own
-				if ts.blocks != nil {
+				var b *febrBlock
+				switch {
+				case ts.blocks != nil:
 					b = &ts.blocks[u]
-				} else {
+				case ts.valMemo != nil && ts.valMemo[u] != nil:
+					b = ts.valMemo[u]
+				default:
+					b = own
 					ts.ext.block(u, ts.x.Row(u), b)
+					if ts.valMemo == nil {
+						break
+					}
+					// Each user is one worker's, and the next pass reads
+					// the memo after this one's workers are done.
+					if n := int64(len(b.items))*4 + int64(len(b.feat))*8; kept.Add(n) <= room {
+						ts.valMemo[u] = &febrBlock{items: slices.Clone(b.items), feat: slices.Clone(b.feat)}
+					} else {
+						kept.Add(-n)
+					}
 				}
 				per[k] = metrics.ADG(rk.ranks(b, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
 			}
 		}
 	})
+	ts.valBytes += kept.Load()
 	if err != nil {
 		return 0, err
 	}

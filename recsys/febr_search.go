@@ -3,6 +3,7 @@ package recsys
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"recsys/recsys/metrics"
@@ -93,6 +94,9 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 	if searched != nil {
 		g.K = []int{searched.k}
 	}
+	if k, ok := baselineK(o, g, v); ok {
+		g.K = []int{k}
+	}
 	// choose picks the fsSLIM pair of one k (SLIM affinity); build makes
 	// the features.
 	choose := func(k int) (*prepared, *Neighbours, error) {
@@ -167,7 +171,7 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 			if err := build(pr, nil); err != nil {
 				return nil, nil, err
 			}
-			if adg, err = pr.data.full.validationADG(ctx, pr.data.full.ext.initialTheta(), o.Validation); err != nil {
+			if adg, err = pr.data.full.validationADG(ctx, pr.data.full.ext.initialTheta(), o.Validation, false); err != nil {
 				return nil, nil, err
 			}
 			if g.OnTrial != nil {
@@ -206,6 +210,28 @@ func searchedSLIM(o FEBROptions, x *Matrix, g FEBRGrid, v febrVariant) *ItemP {
 		return nil
 	}
 	return s
+}
+
+// baselineK is the k a KByBaseline search of variant v on grid g takes
+// from o.Baseline (FEBROptions.Baseline): the baseline's k when it is in
+// the grid; when the baseline's search went past an end of the grid
+// (eval's grid extension), the grid's best was that end, the value of the
+// grid nearest to it, and the extension is the caller's to repeat.
+func baselineK(o FEBROptions, g FEBRGrid, v febrVariant) (int, bool) {
+	if !g.KByBaseline || o.Baseline == nil || len(g.K) == 0 || v.baseline() == "" || o.Baseline.Name() != v.baseline() {
+		return 0, false
+	}
+	k, ok := ParamsOf(o.Baseline)["k"]
+	if !ok {
+		return 0, false
+	}
+	nearest := g.K[0]
+	for _, c := range g.K {
+		if math.Abs(float64(c)-k) < math.Abs(float64(nearest)-k) {
+			nearest = c
+		}
+	}
+	return nearest, true
 }
 
 // capK is the grid of k of a variant, capped like the models whose sides

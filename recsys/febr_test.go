@@ -60,7 +60,7 @@ func TestFEBR_validationADG_matchesDenseRanking(t *testing.T) {
 				thetas = append(thetas, th)
 			}
 			for _, th := range thetas {
-				got, err := data.full.validationADG(ctx, th, val)
+				got, err := data.full.validationADG(ctx, th, val, true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -75,6 +75,65 @@ func TestFEBR_validationADG_matchesDenseRanking(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFEBR_validationMemo_bounded checks the memo of validation blocks of
+// a streaming training set: within its bound it keeps the blocks of some
+// users and not the others, and a pass over the memo gives the ADG of a
+// pass that extracts every block again, for any θ.
+func TestFEBR_validationMemo_bounded(t *testing.T) {
+	x := generated(t, 9, 120, 90, 10)
+	train, val := holdOut(t, x, 0.25, 1)
+	ctx := context.Background()
+	v, _ := febrVariantOf("febr-iu-cosine")
+	p := Params{K: 4}.withDefaults()
+	fresh := func() *febrTrainSet {
+		data, err := prepareFEBR(ctx, train, v, p, FEBROptions{MemoryBudget: -1}, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data.full
+	}
+	// The bytes of every validation user's block, for the bound.
+	all := fresh()
+	theta := all.ext.initialTheta()
+	if _, err := all.validationADG(ctx, theta, val, true); err != nil {
+		t.Fatal(err)
+	}
+	old := febrValidationMemo
+	t.Cleanup(func() { febrValidationMemo = old })
+	febrValidationMemo = all.valBytes / 2
+	ts := fresh()
+	rng := rand.New(rand.NewPCG(5, 5))
+	for pass := range 4 {
+		th := make([]float64, ts.ext.dim)
+		for f := range th {
+			th[f] = rng.NormFloat64()
+		}
+		got, err := ts.validationADG(ctx, th, val, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := fresh().validationADG(ctx, th, val, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("pass %d: validation ADG %v with the memo, %v extracting every block", pass, got, want)
+		}
+	}
+	kept, users := 0, 0
+	for u := range val {
+		if len(val[u]) > 0 {
+			users++
+			if ts.valMemo[u] != nil {
+				kept++
+			}
+		}
+	}
+	if ts.valBytes > febrValidationMemo || kept == 0 || kept == users {
+		t.Fatalf("memo holds %d bytes (bound %d) for %d of %d users; want within the bound, some users but not all", ts.valBytes, febrValidationMemo, kept, users)
 	}
 }
 
@@ -597,6 +656,30 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 		}
 		if qk := ParamsOf(quick)["k"]; int(qk) != kb || quick.Info().ValidationADG < base[kb] {
 			t.Fatalf("%s KByBaseline: k=%v ADG %.5f, baselines %v", name, qk, quick.Info().ValidationADG, base)
+		}
+		if name == "febr-u-kunn" {
+			// Given kunn-u's choice by validation ADG over the same grid
+			// (its ranking is the aggsum predictor's), the search takes
+			// its k and compares no other baseline: the same model.
+			var chosen Model
+			top := -1.0
+			for _, k := range g.K {
+				m := fitted(t, "kunn-u", train, Params{K: k})
+				if adg, _ := modelValidationADG(ctx, m, train, val); adg > top {
+					chosen, top = m, adg
+				}
+			}
+			clear(base)
+			o := *opts
+			o.Baseline = chosen
+			taken, _, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: &o})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(base) != 1 || ParamsOf(taken)["k"] != ParamsOf(quick)["k"] || !slices.Equal(taken.theta, quick.theta) {
+				t.Fatalf("given kunn-u k=%v: %d baselines compared, k=%v θ %v; without it k=%v θ %v",
+					ParamsOf(chosen)["k"], len(base), ParamsOf(taken)["k"], taken.theta, ParamsOf(quick)["k"], quick.theta)
+			}
 		}
 		dense, err := modelValidationADG(ctx, best, train, val)
 		if err != nil {
