@@ -36,17 +36,20 @@ type febrTrainSet struct {
 	candidates int64
 	memoBytes  int64
 	// valMemo keeps, when streaming, the blocks of the validation users
-	// from one validation pass to the next (OPT-ADG evaluates every λ's θ
-	// on the same users several times), up to febrValidationMemo bytes
-	// in all; valBytes is what it holds.
-	valMemo  []*febrBlock
-	valBytes int64
+	// that the first pass of OPT-ADG found room for, up to
+	// febrValidationMemo bytes in all (valBytes); valFilled is set once
+	// that pass is done. OPT-ADG's early stopping then ranks those users
+	// alone (validationPass).
+	valMemo   []*febrBlock
+	valBytes  int64
+	valFilled bool
 }
 
 // febrValidationMemo bounds a streaming training set's memo of validation
 // blocks (febrTrainSet.valMemo): at MovieLens-20M's shape, extracting the
 // 5,000 validation users' blocks again at every evaluation was two thirds
-// of a FEBR search. A variable so that tests can exercise the bound.
+// of a FEBR search, and all their blocks would take ~4 GB. A variable so
+// that tests can exercise the bound.
 var febrValidationMemo int64 = 1 << 30
 
 func (ts *febrTrainSet) positives(u int) []uint32 {
@@ -383,7 +386,10 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 			return false, nil
 		}
 		theta := current()
-		adg, err := val.validationADG(ctx, theta, cfg.validation, true)
+		// Early stopping compares θs on the users the memo keeps (all of
+		// them unless streaming past febrValidationMemo); the first pass
+		// fills it.
+		_, adg, err := val.validationPass(ctx, theta, cfg.validation, !val.valFilled, val.valFilled)
 		if err != nil {
 			return true, err
 		}
@@ -443,6 +449,13 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 	}
 	if !validate {
 		res.theta, res.iterations, res.updates = slices.Clone(current()), it, updates
+	} else if val.valMemo != nil && !val.valMemoAll(cfg.validation) {
+		// Early stopping saw a sample of the users: the ADG that the search
+		// compares across λ and k is over them all.
+		var err error
+		if res.validationADG, _, err = val.validationPass(ctx, res.theta, cfg.validation, false, false); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
@@ -451,27 +464,35 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 // items of the ranking by θ·z, among the items not in the user's training
 // row, ties broken by training popularity: what the offline evaluation
 // computes for the model with this θ (val[u] sorted and disjoint from the
-// training row). It works on the candidates alone (see blockRanks). With
-// memo, a streaming set keeps the blocks it extracts for the next pass
-// (valMemo); OPT-ADG's evaluations do, a single pass need not.
-func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val [][]uint32, memo bool) (float64, error) {
+// training row). It works on the candidates alone (see blockRanks).
+func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val [][]uint32) (float64, error) {
+	all, _, err := ts.validationPass(ctx, theta, val, false, false)
+	return all, err
+}
+
+// validationPass is validationADG over every user with validation items
+// (all), and over those whose blocks the memo keeps (kept; all of them
+// without streaming). With fill, a streaming set keeps the blocks it
+// extracts while they fit in febrValidationMemo and marks the memo
+// filled; with memoOnly it ranks the kept users alone (all is then kept).
+func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val [][]uint32, fill, memoOnly bool) (all, kept float64, err error) {
 	var users []int
 	for u := range min(len(val), ts.x.Users()) {
-		if len(val[u]) > 0 {
+		if len(val[u]) > 0 && (!memoOnly || ts.blocks != nil || (ts.valMemo != nil && ts.valMemo[u] != nil)) {
 			users = append(users, u)
 		}
 	}
 	if len(users) == 0 {
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
 	sMiss := dot(theta, ts.zMiss)
 	per := make([]float64, len(users))
-	if memo && ts.blocks == nil && ts.valMemo == nil {
+	if fill && ts.blocks == nil && ts.valMemo == nil {
 		ts.valMemo = make([]*febrBlock, ts.x.Users())
 	}
-	var kept atomic.Int64
+	var used atomic.Int64
 	room := febrValidationMemo - ts.valBytes
-	err := ParallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
+	err = ParallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
 		var (
 			own = &febrBlock{}
 			rk  blockRanker
@@ -488,30 +509,53 @@ func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val 
 				default:
 					b = own
 					ts.ext.block(u, ts.x.Row(u), b)
-					if ts.valMemo == nil {
+					if !fill || ts.valMemo == nil {
 						break
 					}
-					// Each user is one worker's, and the next pass reads
+					// Each user is one worker's, and later passes read
 					// the memo after this one's workers are done.
-					if n := int64(len(b.items))*4 + int64(len(b.feat))*8; kept.Add(n) <= room {
+					if n := int64(len(b.items))*4 + int64(len(b.feat))*8; used.Add(n) <= room {
 						ts.valMemo[u] = &febrBlock{items: slices.Clone(b.items), feat: slices.Clone(b.feat)}
 					} else {
-						kept.Add(-n)
+						used.Add(-n)
 					}
 				}
 				per[k] = metrics.ADG(rk.ranks(b, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
 			}
 		}
 	})
-	ts.valBytes += kept.Load()
+	ts.valBytes += used.Load()
+	if fill && ts.valMemo != nil {
+		ts.valFilled = true
+	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	sum := 0.0
-	for _, v := range per {
+	sum, sumKept, nKept := 0.0, 0.0, 0
+	for k, v := range per {
 		sum += v
+		if ts.blocks != nil || (ts.valMemo != nil && ts.valMemo[users[k]] != nil) {
+			sumKept += v
+			nKept++
+		}
 	}
-	return sum / float64(len(users)), nil
+	all = sum / float64(len(users))
+	if nKept == 0 {
+		// Not one block fits: early stopping ranks every user.
+		return all, all, nil
+	}
+	return all, sumKept / float64(nKept), nil
+}
+
+// valMemoAll reports whether the memo keeps every user with validation
+// items in val.
+func (ts *febrTrainSet) valMemoAll(val [][]uint32) bool {
+	for u := range min(len(val), ts.x.Users()) {
+		if len(val[u]) > 0 && ts.valMemo[u] == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // blockRanker computes ranks from a feature block without scoring the

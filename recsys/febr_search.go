@@ -171,7 +171,7 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 			if err := build(pr, nil); err != nil {
 				return nil, nil, err
 			}
-			if adg, err = pr.data.full.validationADG(ctx, pr.data.full.ext.initialTheta(), o.Validation, false); err != nil {
+			if adg, err = pr.data.full.validationADG(ctx, pr.data.full.ext.initialTheta(), o.Validation); err != nil {
 				return nil, nil, err
 			}
 			if g.OnTrial != nil {

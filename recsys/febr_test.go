@@ -60,7 +60,7 @@ func TestFEBR_validationADG_matchesDenseRanking(t *testing.T) {
 				thetas = append(thetas, th)
 			}
 			for _, th := range thetas {
-				got, err := data.full.validationADG(ctx, th, val, true)
+				got, err := data.full.validationADG(ctx, th, val)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -79,9 +79,10 @@ func TestFEBR_validationADG_matchesDenseRanking(t *testing.T) {
 }
 
 // TestFEBR_validationMemo_bounded checks the memo of validation blocks of
-// a streaming training set: within its bound it keeps the blocks of some
-// users and not the others, and a pass over the memo gives the ADG of a
-// pass that extracts every block again, for any θ.
+// a streaming training set: the first pass fills it within its bound, with
+// the blocks of some users and not the others, and ranks every user; the
+// later passes rank the kept users alone, as a pass over their validation
+// items alone extracting every block again does, for any θ.
 func TestFEBR_validationMemo_bounded(t *testing.T) {
 	x := generated(t, 9, 120, 90, 10)
 	train, val := holdOut(t, x, 0.25, 1)
@@ -96,44 +97,62 @@ func TestFEBR_validationMemo_bounded(t *testing.T) {
 		return data.full
 	}
 	// The bytes of every validation user's block, for the bound.
-	all := fresh()
-	theta := all.ext.initialTheta()
-	if _, err := all.validationADG(ctx, theta, val, true); err != nil {
+	whole := fresh()
+	theta := whole.ext.initialTheta()
+	if _, _, err := whole.validationPass(ctx, theta, val, true, false); err != nil {
 		t.Fatal(err)
+	}
+	if !whole.valMemoAll(val) {
+		t.Fatal("an unbounded memo keeps every validation user")
 	}
 	old := febrValidationMemo
 	t.Cleanup(func() { febrValidationMemo = old })
-	febrValidationMemo = all.valBytes / 2
+	febrValidationMemo = whole.valBytes / 2
 	ts := fresh()
-	rng := rand.New(rand.NewPCG(5, 5))
-	for pass := range 4 {
-		th := make([]float64, ts.ext.dim)
-		for f := range th {
-			th[f] = rng.NormFloat64()
-		}
-		got, err := ts.validationADG(ctx, th, val, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := fresh().validationADG(ctx, th, val, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Fatalf("pass %d: validation ADG %v with the memo, %v extracting every block", pass, got, want)
-		}
+	all, kept, err := ts.validationPass(ctx, theta, val, true, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	kept, users := 0, 0
+	if want, _ := fresh().validationADG(ctx, theta, val); all != want {
+		t.Fatalf("filling pass: validation ADG %v, %v extracting every block", all, want)
+	}
+	keptVal := make([][]uint32, len(val))
+	n, users := 0, 0
 	for u := range val {
 		if len(val[u]) > 0 {
 			users++
 			if ts.valMemo[u] != nil {
-				kept++
+				keptVal[u] = val[u]
+				n++
 			}
 		}
 	}
-	if ts.valBytes > febrValidationMemo || kept == 0 || kept == users {
-		t.Fatalf("memo holds %d bytes (bound %d) for %d of %d users; want within the bound, some users but not all", ts.valBytes, febrValidationMemo, kept, users)
+	if ts.valBytes > febrValidationMemo || n == 0 || n == users {
+		t.Fatalf("memo holds %d bytes (bound %d) for %d of %d users; want within the bound, some users but not all", ts.valBytes, febrValidationMemo, n, users)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for pass := range 4 {
+		th := theta
+		if pass > 0 {
+			th = make([]float64, ts.ext.dim)
+			for f := range th {
+				th[f] = rng.NormFloat64()
+			}
+		}
+		want, err := fresh().validationADG(ctx, th, keptVal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pass == 0 && kept != want {
+			t.Fatalf("filling pass: kept users' ADG %v, %v over their items alone", kept, want)
+		}
+		a, k, err := ts.validationPass(ctx, th, val, false, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != want || k != want {
+			t.Fatalf("pass %d over the memo: ADG %v / %v, %v over the kept users' items alone", pass, a, k, want)
+		}
 	}
 }
 
