@@ -38,10 +38,21 @@ var mfEpochs = map[string]struct{ def, floor int }{
 // comparable fit. mfauc's iterations get the same rule. Its grid is not
 // extended past its ends (Tuning.Extend < 0: a factor count past 50 costs
 // O(d²) per row at every epoch); a choice at an end is reported as
-// GridEdge. Other models are untouched.
+// GridEdge. The FEBR variants' grids are not extended either: past the
+// top of the grid (k = 200) each extension is one more search (the
+// neighbour lists at the new k, the feature statistics, a validation pass
+// and OPT-ADG for every λ), ~70 CPU s per variant at 20M events. Other
+// models are untouched.
 func scaleTuning(name string, positives int, t *eval.Tuning) bool {
+	if positives <= scalePositives {
+		return false
+	}
+	if recsys.IsFEBR(name) && name != recsys.BlendModel {
+		t.Extend = -1
+		return true
+	}
 	e, ok := mfEpochs[name]
-	if !ok || positives <= scalePositives {
+	if !ok {
 		return false
 	}
 	epochs := max(e.floor, int(math.Ceil(float64(e.def)*float64(scalePositives)/float64(positives))))

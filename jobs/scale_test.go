@@ -55,6 +55,18 @@ func TestScaleTuning(t *testing.T) {
 			}
 		}
 	}
+	// Above it the FEBR variants are not extended either; the blend is
+	// untouched (its bases' searches follow their own rules).
+	for _, name := range []string{"febr", "febr-iu-kunn"} {
+		tuning, want := DefaultTrainOptions.tuning(), DefaultTrainOptions.tuning()
+		want.Extend = -1
+		if !scaleTuning(name, ScalePositives+1, &tuning) || !reflect.DeepEqual(tuning, want) {
+			t.Fatalf("%s above the threshold: %+v", name, tuning)
+		}
+	}
+	if tuning := DefaultTrainOptions.tuning(); scaleTuning(recsys.BlendModel, 20_000_000, &tuning) {
+		t.Fatal("the rule applied to febr-blend")
+	}
 	// The defaults are not mutated, and an epochs set in the grid is kept.
 	for name, settings := range DefaultTrainOptions.MF {
 		for _, s := range settings {

@@ -164,6 +164,8 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 				return nil, nil, err
 			}
 			continue
+		case len(g.K) == 1:
+			// Nothing to compare: OPT-ADG runs at this k.
 		case v.affinity == affSLIM:
 			// The aggsum predictor of FEBRi-SLIM is SLIM itself.
 			adg = pr.slimADG

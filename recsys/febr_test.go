@@ -695,7 +695,7 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(base) != 1 || ParamsOf(taken)["k"] != ParamsOf(quick)["k"] || !slices.Equal(taken.theta, quick.theta) {
+			if len(base) != 0 || ParamsOf(taken)["k"] != ParamsOf(quick)["k"] || !slices.Equal(taken.theta, quick.theta) {
 				t.Fatalf("given kunn-u k=%v: %d baselines compared, k=%v θ %v; without it k=%v θ %v",
 					ParamsOf(chosen)["k"], len(base), ParamsOf(taken)["k"], taken.theta, ParamsOf(quick)["k"], quick.theta)
 			}
