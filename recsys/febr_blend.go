@@ -56,7 +56,18 @@ type BlendOptions struct {
 	// training job passes the bases it tuned and refitted itself.
 	Fitted   []Model
 	FittedOn *Matrix
+	// Search, when not nil, chooses a base's parameters on the matrix
+	// searched instead of its grid alone (searchBase): recsys/eval passes
+	// its Tune, which extends a grid dimension past the end the choice sits
+	// at, so that each base is searched as the model alone is (issue 17).
+	Search BaseSearch
 }
+
+// BaseSearch chooses the parameters of base name on x by the validation
+// ADG of val (the users' rows of x as histories), on the grid g capped by
+// c, and returns the chosen base fitted on x. onFit, when not nil, is
+// called after every fit.
+type BaseSearch func(ctx context.Context, x *Matrix, val [][]uint32, name string, g Grid, c Caps, cache *NeighbourCache, onFit func()) (Model, Params, error)
 
 // fitted is base b when it was fitted on x (BlendOptions.Fitted), else nil.
 func (o *BlendOptions) fitted(x *Matrix, b int) Model {
@@ -700,7 +711,11 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 			onX[b], params[b] = m, bo.Params[b]
 			continue
 		}
-		m, bp, err := searchBase(ctx, x, val, name, g, c, p.Cache, onFit)
+		search := searchBase
+		if bo.Search != nil {
+			search = bo.Search
+		}
+		m, bp, err := search(ctx, x, val, name, g, c, p.Cache, onFit)
 		if err != nil {
 			return Choice{}, err
 		}
