@@ -241,4 +241,11 @@ func TestTune_blendBasesExtendGridEdge(t *testing.T) {
 	if _, p := none.Model.(*recsys.Blend).Base(1); p.K != 2 || !slices.Equal(none.AtEdge, []string{"itemknn.k=2"}) {
 		t.Errorf("without extension: k = %d, at edge %v; want 2, itemknn.k=2", p.K, none.AtEdge)
 	}
+	// A model with its own search is no base, as in recsys's base search:
+	// refused before its search fits anything.
+	fits := 0
+	if _, err := Tune(context.Background(), recsys.BlendModel, s, cache, Tuning{Grid: grid, ValidationUsers: -1, OnFit: func() { fits++ },
+		FEBR: recsys.FEBROptions{Seed: 1, Blend: &recsys.BlendOptions{Bases: []string{"febr-i-kunn", "itemknn"}}}}); err == nil || !strings.Contains(err.Error(), "febr-i-kunn cannot be a base") || fits != 0 {
+		t.Errorf("febr-i-kunn as a base: error %v after %d fits", err, fits)
+	}
 }

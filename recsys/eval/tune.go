@@ -286,6 +286,11 @@ func blendBaseSearch(o *recsys.BlendOptions, t Tuning) (*recsys.BlendOptions, *b
 	edges := &baseEdges{}
 	bo.Search = func(ctx context.Context, x *recsys.Matrix, val [][]uint32, name string, g recsys.Grid, _ recsys.Caps,
 		cache *recsys.NeighbourCache, onFit func()) (recsys.Model, recsys.Params, error) {
+		if kind, err := recsys.KindOf(name); err != nil || kind.Search != nil {
+			// As recsys's own base search: a model with its own search
+			// (FEBR, the blend) is no base.
+			return nil, recsys.Params{}, fmt.Errorf("eval: %s cannot be a base of %s", name, recsys.BlendModel)
+		}
 		tb := t
 		// val is the blend's validation sample already; x's rows are the
 		// histories (Split.Live nil), as the blend's own validation has it.
