@@ -56,7 +56,18 @@ type BlendOptions struct {
 	// training job passes the bases it tuned and refitted itself.
 	Fitted   []Model
 	FittedOn *Matrix
+	// Search, when not nil, chooses a base's parameters on the matrix
+	// searched instead of its grid alone (searchBase): recsys/eval passes
+	// its Tune, which extends a grid dimension past the end the choice sits
+	// at, so that each base is searched as the model alone is (issue 17).
+	Search BaseSearch
 }
+
+// BaseSearch chooses the parameters of base name on x by the validation
+// ADG of val (the users' rows of x as histories), on the grid g capped by
+// c, and returns the chosen base fitted on x. onFit, when not nil, is
+// called after every fit.
+type BaseSearch func(ctx context.Context, x *Matrix, val [][]uint32, name string, g Grid, c Caps, cache *NeighbourCache, onFit func()) (Model, Params, error)
 
 // fitted is base b when it was fitted on x (BlendOptions.Fitted), else nil.
 func (o *BlendOptions) fitted(x *Matrix, b int) Model {
@@ -107,6 +118,10 @@ type BlendTrial struct {
 	Label                     string
 	Theta                     []float64
 	HeldOutADG, ValidationADG float64
+	// CrossFitADG is the held-out ADG the choice counts (the learnt θ's
+	// cross-fitted, crossFitADG; a base alone's HeldOutADG) and PooledADG
+	// the criterion of the choice (pooledADG); 0 for the OPT-ADG θ.
+	CrossFitADG, PooledADG float64
 }
 
 func (m *Blend) Name() string { return BlendModel }
@@ -574,6 +589,15 @@ func (st *blendStack) bestSingle(ctx context.Context) ([]float64, error) {
 // estimate of each positive's rank). Per user the negatives' scores are
 // sorted once and every positive counts those above it by binary search.
 func (st *blendStack) adg(ctx context.Context, theta []float64) (float64, error) {
+	sum, n, err := st.adgSum(ctx, theta)
+	if n == 0 {
+		return 0, err
+	}
+	return sum / float64(n), err
+}
+
+// adgSum is adg's sum over the held-out positives and their number.
+func (st *blendStack) adgSum(ctx context.Context, theta []float64) (float64, int, error) {
 	ts := st.ts
 	dim := ts.ext.dim
 	sums := make([]float64, len(ts.eligible))
@@ -607,17 +631,24 @@ func (st *blendStack) adg(ctx context.Context, theta []float64) (float64, error)
 		}
 	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	sum, n := 0.0, 0
 	for k := range sums {
 		sum += sums[k]
 		n += counts[k]
 	}
-	if n == 0 {
-		return 0, nil
-	}
-	return sum / float64(n), nil
+	return sum, n, nil
+}
+
+// on is the stack restricted to the users given (a subset of eligible,
+// ascending): OPT-ADG samples and adg averages over them only.
+func (st *blendStack) on(users []int32) *blendStack {
+	ts := *st.ts
+	ts.eligible = users
+	out := *st
+	out.ts = &ts
+	return &out
 }
 
 // ascend maximises the held-out ADG estimate (adg) over θ directly by
@@ -681,13 +712,14 @@ func blendLambdas(g Grid) []float64 {
 }
 
 // searchBlend is febr-blend's search on x: (1) every base's grid, each
-// chosen by its validation ADG as recsys/eval's Tune chooses; (2) the
-// chosen bases refitted on x less a held-out share of every user's
-// positives, θ learnt on the held-out items: OPT-ADG for every λ of the
-// grid, then the direct search (ascend) from those θ and from the best
-// base alone, keeping the highest held-out ADG; (3) between that θ and the
-// one-hot θ of every base alone, the one with the highest validation ADG,
-// so that on the validation items the blend is never below its best base.
+// chosen by its validation ADG as recsys/eval's Tune chooses (bo.Search);
+// (2) the chosen bases refitted on x less a held-out share of every
+// user's positives, θ learnt on the held-out items (learnDirect); (3)
+// between that θ and the one-hot θ of every base alone, the one with the
+// highest ADG over all the held-out evidence (pooledADG): the held-out
+// positives, the learnt θ's estimate there cross-fitted (crossFitADG) so
+// that it is not scored on the items it was fitted on, and the validation
+// positives.
 func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps, p Params, onFit func()) (Choice, error) {
 	o, bo, names, err := blendSetup(p)
 	if err != nil {
@@ -700,7 +732,11 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 			onX[b], params[b] = m, bo.Params[b]
 			continue
 		}
-		m, bp, err := searchBase(ctx, x, val, name, g, c, p.Cache, onFit)
+		search := searchBase
+		if bo.Search != nil {
+			search = bo.Search
+		}
+		m, bp, err := search(ctx, x, val, name, g, c, p.Cache, onFit)
 		if err != nil {
 			return Choice{}, err
 		}
@@ -710,22 +746,89 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	if err != nil {
 		return Choice{}, err
 	}
-	// OPT-ADG per λ, then the direct search from each of its θ and from
-	// the best single base; the learnt θ is the direct one with the
-	// highest held-out ADG (OPT-ADG's own θ rank below it there and on
-	// test items: README "febr-blend").
-	start, err := st.bestSingle(ctx)
+	lambdas := blendLambdas(g)
+	learnt, trials, err := st.learnDirect(ctx, o, lambdas, onFit)
 	if err != nil {
 		return Choice{}, err
 	}
+	cross, err := st.crossFitADG(ctx, o, lambdas)
+	if err != nil {
+		return Choice{}, err
+	}
+	_, nHeld, err := st.adgSum(ctx, learnt.Theta)
+	if err != nil {
+		return Choice{}, err
+	}
+	nVal := 0
+	for u := range min(len(val), x.Users()) {
+		nVal += len(val[u])
+	}
+	// The choice: the learnt θ or a base alone.
+	chosen := []BlendTrial{learnt}
+	for b, name := range names {
+		t := make([]float64, len(names))
+		t[b] = 1
+		adg, err := st.adg(ctx, t)
+		if err != nil {
+			return Choice{}, err
+		}
+		chosen = append(chosen, BlendTrial{Label: name, Theta: t, HeldOutADG: adg, CrossFitADG: adg})
+	}
+	chosen[0].CrossFitADG = cross
+	var (
+		best    *Blend
+		bestADG = math.Inf(-1)
+		bestVal float64
+	)
+	for k := range chosen {
+		tr := &chosen[k]
+		m := &Blend{}
+		m.set(names, onX, params, tr.Theta, x.Items())
+		if tr.ValidationADG, err = modelValidationADG(ctx, m, x, val); err != nil {
+			return Choice{}, err
+		}
+		tr.PooledADG = pooledADG(tr.CrossFitADG, nHeld, tr.ValidationADG, nVal)
+		if tr.PooledADG > bestADG {
+			best, bestADG, bestVal = m, tr.PooledADG, tr.ValidationADG
+		}
+	}
+	trials = append(trials, chosen...)
+	best.info.Trials = trials
+	fixed := o
+	fixed.Validation, fixed.SLIM = nil, nil
+	fixed.Blend = &BlendOptions{Bases: names, Params: best.params, Theta: best.theta}
+	refit := Params{FEBR: &fixed}
+	return Choice{Model: best, Params: refit, Refit: refit, ValidationADG: bestVal}, nil
+}
+
+// pooledADG is the mean ADG over nHeld held-out and nVal validation
+// positives whose means are held and val: the estimate of a θ's ADG on
+// all the items the search holds out, weighted by their number.
+func pooledADG(held float64, nHeld int, val float64, nVal int) float64 {
+	if nHeld+nVal == 0 {
+		return 0
+	}
+	return (held*float64(nHeld) + val*float64(nVal)) / float64(nHeld+nVal)
+}
+
+// learnDirect learns θ on the stack: OPT-ADG per λ of lambdas, then the
+// direct search (ascend) from each of its θ and from the best single base;
+// the learnt θ is the direct one with the highest held-out ADG (OPT-ADG's
+// own θ rank below it there and on test items: README "febr-blend"). It
+// returns it and the OPT-ADG trials.
+func (st *blendStack) learnDirect(ctx context.Context, o FEBROptions, lambdas []float64, onFit func()) (BlendTrial, []BlendTrial, error) {
+	start, err := st.bestSingle(ctx)
+	if err != nil {
+		return BlendTrial{}, nil, err
+	}
 	starts := [][]float64{start}
 	var trials []BlendTrial
-	for _, lambda := range blendLambdas(g) {
+	for _, lambda := range lambdas {
 		ol := o
 		ol.Lambda = lambda
 		res, err := st.learn(ctx, ol)
 		if err != nil {
-			return Choice{}, err
+			return BlendTrial{}, nil, err
 		}
 		trials = append(trials, BlendTrial{Label: "opt-adg λ=" + strconv.FormatFloat(lambda, 'g', -1, 64), Theta: res.theta})
 		starts = append(starts, res.theta)
@@ -737,7 +840,7 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	for _, t0 := range starts {
 		theta, adg, err := st.ascend(ctx, t0)
 		if err != nil {
-			return Choice{}, err
+			return BlendTrial{}, nil, err
 		}
 		if adg > learnt.HeldOutADG {
 			learnt.Theta, learnt.HeldOutADG = theta, adg
@@ -745,42 +848,48 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	}
 	for k := range trials {
 		if trials[k].HeldOutADG, err = st.adg(ctx, trials[k].Theta); err != nil {
-			return Choice{}, err
+			return BlendTrial{}, nil, err
 		}
 	}
-	// The choice, by validation ADG: the learnt θ or a base alone.
-	chosen := []BlendTrial{learnt}
-	for b, name := range names {
-		t := make([]float64, len(names))
-		t[b] = 1
-		adg, err := st.adg(ctx, t)
+	return learnt, trials, nil
+}
+
+// crossFitADG is the held-out ADG of learnDirect's θ scored on users it
+// was not learnt on: the eligible users split in two halves by a shuffle
+// seeded with o.Seed, θ learnt on each half (learnDirect) and scored on
+// the other, the mean over all their positives. The learnt θ's own
+// held-out ADG is measured on the items it was fitted on, so it is biased
+// up against a base alone's, which learns nothing there; this estimate is
+// not (and, learnt on half the users, if anything biased down). With
+// fewer than two users, the learnt θ's held-out ADG is all there is.
+func (st *blendStack) crossFitADG(ctx context.Context, o FEBROptions, lambdas []float64) (float64, error) {
+	users := slices.Clone(st.ts.eligible)
+	if len(users) < 2 {
+		learnt, _, err := st.learnDirect(ctx, o, lambdas, nil)
+		return learnt.HeldOutADG, err
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0xc2055))
+	rng.Shuffle(len(users), func(a, b int) { users[a], users[b] = users[b], users[a] })
+	halves := [2][]int32{users[:len(users)/2], users[len(users)/2:]}
+	for _, h := range halves {
+		slices.Sort(h)
+	}
+	sum, n := 0.0, 0
+	for h := range halves {
+		fit, _, err := st.on(halves[h]).learnDirect(ctx, o, lambdas, nil)
 		if err != nil {
-			return Choice{}, err
+			return 0, err
 		}
-		chosen = append(chosen, BlendTrial{Label: name, Theta: t, HeldOutADG: adg})
+		s, c, err := st.on(halves[1-h]).adgSum(ctx, fit.Theta)
+		if err != nil {
+			return 0, err
+		}
+		sum, n = sum+s, n+c
 	}
-	var (
-		best    *Blend
-		bestADG = -1.0
-	)
-	for k := range chosen {
-		tr := &chosen[k]
-		m := &Blend{}
-		m.set(names, onX, params, tr.Theta, x.Items())
-		if tr.ValidationADG, err = modelValidationADG(ctx, m, x, val); err != nil {
-			return Choice{}, err
-		}
-		if tr.ValidationADG > bestADG {
-			best, bestADG = m, tr.ValidationADG
-		}
+	if n == 0 {
+		return 0, nil
 	}
-	trials = append(trials, chosen...)
-	best.info.Trials = trials
-	fixed := o
-	fixed.Validation, fixed.SLIM = nil, nil
-	fixed.Blend = &BlendOptions{Bases: names, Params: best.params, Theta: best.theta}
-	refit := Params{FEBR: &fixed}
-	return Choice{Model: best, Params: refit, Refit: refit, ValidationADG: bestADG}, nil
+	return sum / float64(n), nil
 }
 
 // searchBase chooses one base's parameters among its kind's candidates by

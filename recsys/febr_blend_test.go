@@ -12,7 +12,10 @@ import (
 
 // noiseModel scores every item with uniform noise drawn from a hash of the
 // history: a base model that carries no signal.
-type noiseModel struct{ n int }
+type noiseModel struct {
+	n      int
+	stream uint64 // another stream: another noise
+}
 
 func (m *noiseModel) Name() string                               { return "noise" }
 func (m *noiseModel) Fit(context.Context, *Matrix, Params) error { return nil }
@@ -23,7 +26,7 @@ func (m *noiseModel) Score(history []uint32, scores []float64) {
 	for _, i := range history {
 		h.Write([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
 	}
-	rng := rand.New(rand.NewPCG(h.Sum64(), 5))
+	rng := rand.New(rand.NewPCG(h.Sum64(), 5+m.stream))
 	clear(scores)
 	for i := range min(m.n, len(scores)) {
 		scores[i] = rng.Float64()
@@ -203,10 +206,13 @@ func TestBlend_persistenceAndFit(t *testing.T) {
 	}
 }
 
-// The search chooses among the learnt θ and every base alone by the
-// validation ADG, so its choice is at least as good there as each base's
-// own best, and its parameters refit the same model.
-func TestSearchBlend_noWorseThanBasesOnValidation(t *testing.T) {
+// The search chooses among the learnt θ and every base alone by their ADG
+// over the held-out and validation positives pooled (pooledADG): every
+// base alone is that base as its own search chose it (its validation ADG
+// the best of its grid), its held-out ADG counts as it is, the learnt θ's
+// cross-fitted, and the choice has the highest pooled ADG; its
+// parameters refit the same model.
+func TestSearchBlend_choiceByPooledADG(t *testing.T) {
 	all := generated(t, 30, 200, 120, 14)
 	x, val := holdOut(t, all, 0.2, 9)
 	ctx := context.Background()
@@ -221,16 +227,53 @@ func TestSearchBlend_noWorseThanBasesOnValidation(t *testing.T) {
 	if fits != 5 {
 		t.Errorf("%d fits reported, want 2 + 2 base candidates and 1 λ", fits)
 	}
+	trials := ch.Model.(*Blend).Info().Trials
+	byLabel := map[string]BlendTrial{}
+	for _, tr := range trials {
+		byLabel[tr.Label] = tr
+	}
 	for _, name := range []string{"itemknn", "userknn"} {
+		top := -1.0
 		for _, k := range g.K {
 			adg, err := modelValidationADG(ctx, fitted(t, name, x, Params{K: k}), x, val)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ch.ValidationADG < adg {
-				t.Errorf("blend validation ADG %.4f below %s k=%d's %.4f", ch.ValidationADG, name, k, adg)
-			}
+			top = max(top, adg)
 		}
+		tr, ok := byLabel[name]
+		if !ok || math.Abs(tr.ValidationADG-top) > 1e-12 || tr.CrossFitADG != tr.HeldOutADG {
+			t.Errorf("%s alone: trial %+v, want validation ADG %.6f (its grid's best) and its held-out ADG counted as it is", name, tr, top)
+		}
+	}
+	direct := byLabel["direct"]
+	if direct.CrossFitADG <= 0 || direct.CrossFitADG == direct.HeldOutADG {
+		t.Errorf("learnt θ: cross-fitted ADG %.6f, held-out %.6f: not cross-fitted", direct.CrossFitADG, direct.HeldOutADG)
+	}
+	theta := ch.Model.(*Blend).Theta()
+	var chosen *BlendTrial
+	for k := range trials {
+		tr := &trials[k]
+		if tr.ValidationADG == 0 {
+			continue // an OPT-ADG θ, not a candidate
+		}
+		if tr.PooledADG > 0 && (tr.PooledADG < min(tr.CrossFitADG, tr.ValidationADG)-1e-12 || tr.PooledADG > max(tr.CrossFitADG, tr.ValidationADG)+1e-12) {
+			t.Errorf("%s: pooled ADG %.6f outside [held-out, validation] = %.6f, %.6f", tr.Label, tr.PooledADG, tr.CrossFitADG, tr.ValidationADG)
+		}
+		if slices.Equal(tr.Theta, theta) && (chosen == nil || tr.PooledADG > chosen.PooledADG) {
+			chosen = tr
+		}
+	}
+	if chosen == nil {
+		t.Fatalf("the chosen θ %v is none of the candidates %+v", theta, trials)
+	}
+	for _, tr := range trials {
+		if tr.PooledADG > chosen.PooledADG {
+			t.Errorf("%s has pooled ADG %.6f above the chosen %s's %.6f", tr.Label, tr.PooledADG, chosen.Label, chosen.PooledADG)
+		}
+	}
+	if ch.ValidationADG != chosen.ValidationADG {
+		t.Errorf("choice validation ADG %.6f, its trial's %.6f", ch.ValidationADG, chosen.ValidationADG)
 	}
 	m := &Blend{}
 	if err := m.Fit(ctx, x, ch.Params); err != nil {
@@ -243,5 +286,64 @@ func TestSearchBlend_noWorseThanBasesOnValidation(t *testing.T) {
 		if !slices.Equal(a, b) {
 			t.Fatalf("user %d: the refit scores differently from the chosen model", u)
 		}
+	}
+}
+
+// pooledADG weighs each mean by its number of positives, by hand.
+func TestPooledADG_byHand(t *testing.T) {
+	for _, c := range []struct {
+		held  float64
+		nHeld int
+		val   float64
+		nVal  int
+		want  float64
+	}{
+		{0.3, 3, 0.1, 1, 0.25}, // (0.9 + 0.1) / 4
+		{0.2, 5, 0.4, 0, 0.2},
+		{0.2, 0, 0.4, 2, 0.4},
+		{0.2, 0, 0.4, 0, 0},
+	} {
+		if got := pooledADG(c.held, c.nHeld, c.val, c.nVal); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("pooledADG(%g, %d, %g, %d) = %g, want %g", c.held, c.nHeld, c.val, c.nVal, got, c.want)
+		}
+	}
+}
+
+// With two bases of pure noise, the direct search fits the noise of its
+// held-out sample: the learnt θ's held-out ADG is above either base
+// alone's. The cross-fitted estimate scores θ on users it was not learnt
+// on, so it has no such optimism: it is below the in-sample one and
+// within noise of a base alone.
+func TestBlendStack_crossFitRemovesOptimism(t *testing.T) {
+	x := generated(t, 21, 300, 150, 15)
+	ctx := context.Background()
+	ho, err := newFEBRHoldout(x, 0.2, 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := blendStackOf(ctx, ho, []Model{&noiseModel{n: x.Items()}, &noiseModel{n: x.Items(), stream: 1}}, 100, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Params{FEBR: &FEBROptions{Iterations: 2000, Seed: 1}}.febrOptions()
+	learnt, _, err := st.learnDirect(ctx, o, []float64{1e-2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := st.adg(ctx, []float64{1, 0})
+	b, _ := st.adg(ctx, []float64{0, 1})
+	cross, err := st.crossFitADG(ctx, o, []float64{1e-2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("noise alone %.4f, %.4f; learnt θ %v in sample %.4f, cross-fitted %.4f", a, b, learnt.Theta, learnt.HeldOutADG, cross)
+	if learnt.HeldOutADG <= max(a, b) {
+		t.Fatalf("the learnt θ's in-sample ADG %.4f is not above the bases' %.4f, %.4f: nothing to correct", learnt.HeldOutADG, a, b)
+	}
+	if cross >= learnt.HeldOutADG {
+		t.Errorf("cross-fitted %.4f not below the in-sample %.4f", cross, learnt.HeldOutADG)
+	}
+	if cross > max(a, b)+0.005 {
+		t.Errorf("cross-fitted %.4f above the noise bases' %.4f, %.4f by more than 0.005", cross, a, b)
 	}
 }

@@ -193,3 +193,59 @@ func TestTune_febrExtendsGridEdge(t *testing.T) {
 		t.Errorf("choice %+v", tuned.Choice)
 	}
 }
+
+// febr-blend searches each base as Tune searches the model alone, grid
+// extension included: on the data of TestTune_extendsGridEdge, where
+// itemknn alone extends k ∈ {1, 2} to 4 and 8 and chooses 8, the blend's
+// itemknn base is fitted with k = 8, not the grid's 2, and the blend's
+// report names the base's extensions.
+func TestTune_blendBasesExtendGridEdge(t *testing.T) {
+	d := clustered(5, 150, 90, 3, 16)
+	s, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := recsys.NewNeighbourCache(s.Train, 2)
+	grid := recsys.Grid{K: []int{1, 2}, Lambda: []float64{1e-2}}
+	alone, err := Tune(context.Background(), "itemknn", s, cache, Tuning{Grid: grid, ValidationUsers: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone.Params.K != 8 {
+		t.Fatalf("itemknn alone chose k = %d, want 8 (the fixture of TestTune_extendsGridEdge)", alone.Params.K)
+	}
+	tuned, err := Tune(context.Background(), recsys.BlendModel, s, cache, Tuning{Grid: grid, ValidationUsers: -1,
+		FEBR: recsys.FEBROptions{Seed: 1, Blend: &recsys.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blend, ok := tuned.Model.(*recsys.Blend)
+	if !ok {
+		t.Fatalf("model %T", tuned.Model)
+	}
+	if _, p := blend.Base(1); p.K != alone.Params.K {
+		t.Errorf("the blend's itemknn base has k = %d, itemknn alone %d", p.K, alone.Params.K)
+	}
+	if got := tuned.Params.FEBR.Blend.Params[1].K; got != 8 {
+		t.Errorf("the refit's itemknn base has k = %d, want 8", got)
+	}
+	if !slices.Equal(tuned.Extended, []string{"itemknn.k=4", "itemknn.k=8"}) || !slices.Equal(tuned.AtEdge, []string{"itemknn.k=8"}) {
+		t.Errorf("extended %v, at edge %v; want itemknn.k=4 itemknn.k=8, itemknn.k=8", tuned.Extended, tuned.AtEdge)
+	}
+	// Told not to extend, the base stays on the grid, at its edge.
+	none, err := Tune(context.Background(), recsys.BlendModel, s, cache, Tuning{Grid: grid, ValidationUsers: -1, Extend: -1,
+		FEBR: recsys.FEBROptions{Seed: 1, Blend: &recsys.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, p := none.Model.(*recsys.Blend).Base(1); p.K != 2 || !slices.Equal(none.AtEdge, []string{"itemknn.k=2"}) {
+		t.Errorf("without extension: k = %d, at edge %v; want 2, itemknn.k=2", p.K, none.AtEdge)
+	}
+	// A model with its own search is no base, as in recsys's base search:
+	// refused before its search fits anything.
+	fits := 0
+	if _, err := Tune(context.Background(), recsys.BlendModel, s, cache, Tuning{Grid: grid, ValidationUsers: -1, OnFit: func() { fits++ },
+		FEBR: recsys.FEBROptions{Seed: 1, Blend: &recsys.BlendOptions{Bases: []string{"febr-i-kunn", "itemknn"}}}}); err == nil || !strings.Contains(err.Error(), "febr-i-kunn cannot be a base") || fits != 0 {
+		t.Errorf("febr-i-kunn as a base: error %v after %d fits", err, fits)
+	}
+}

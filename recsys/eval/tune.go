@@ -199,6 +199,10 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 		}
 	}
 	febr := t.FEBR
+	var bases *baseEdges
+	if name == recsys.BlendModel {
+		febr.Blend, bases = blendBaseSearch(febr.Blend, t)
+	}
 	p := recsys.Params{Cache: cache, FEBR: &febr}
 	c, err := kind.Search(ctx, x, val, t.Grid, caps, p, t.OnFit)
 	if err != nil {
@@ -240,7 +244,65 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	if err != nil {
 		return nil, err
 	}
+	if bases != nil {
+		extended, edges = append(extended, bases.extended...), append(edges, bases.edges...)
+	}
 	return &Tuned{Choice: c, Validation: v, Candidates: cands, Train: x, Extended: extended, AtEdge: edges}, nil
+}
+
+// baseEdges collects the grid extensions of a blend's base searches,
+// prefixed with the base's name ("ials.factors=128").
+type baseEdges struct{ extended, edges []string }
+
+// add records one base search's extensions, each once (the blend's own
+// extension searches its bases again).
+func (b *baseEdges) add(name string, extended, edges []string) {
+	for _, e := range extended {
+		if e = name + "." + e; !slices.Contains(b.extended, e) {
+			b.extended = append(b.extended, e)
+		}
+	}
+	for _, e := range edges {
+		if e = name + "." + e; !slices.Contains(b.edges, e) {
+			b.edges = append(b.edges, e)
+		}
+	}
+}
+
+// blendBaseSearch is the blend options o (nil: the defaults) with every
+// base searched by Tune on the blend's matrix and validation users, so
+// with t's grid extension, as each base alone is (the blend searched
+// its bases on the grid as given before, so its ials base had at most 64
+// factors where ials alone took 128: README, issue 17). The extensions
+// are collected in the returned baseEdges for the blend's report.
+func blendBaseSearch(o *recsys.BlendOptions, t Tuning) (*recsys.BlendOptions, *baseEdges) {
+	var bo recsys.BlendOptions
+	if o != nil {
+		bo = *o
+	}
+	if bo.Search != nil {
+		return &bo, nil
+	}
+	edges := &baseEdges{}
+	bo.Search = func(ctx context.Context, x *recsys.Matrix, val [][]uint32, name string, g recsys.Grid, _ recsys.Caps,
+		cache *recsys.NeighbourCache, onFit func()) (recsys.Model, recsys.Params, error) {
+		if kind, err := recsys.KindOf(name); err != nil || kind.Search != nil {
+			// As recsys's own base search: a model with its own search
+			// (FEBR, the blend) is no base.
+			return nil, recsys.Params{}, fmt.Errorf("eval: %s cannot be a base of %s", name, recsys.BlendModel)
+		}
+		tb := t
+		// val is the blend's validation sample already; x's rows are the
+		// histories (Split.Live nil), as the blend's own validation has it.
+		tb.Grid, tb.ValidationUsers, tb.OnFit = g, -1, onFit
+		tuned, err := Tune(ctx, name, &Split{Train: x, Validation: val}, cache, tb)
+		if err != nil {
+			return nil, recsys.Params{}, err
+		}
+		edges.add(name, tuned.Extended, tuned.AtEdge)
+		return tuned.Model, tuned.Params, nil
+	}
+	return &bo, edges
 }
 
 // withLiveRows is train with the live histories of the users with
