@@ -47,7 +47,7 @@ func scaleTuning(name string, positives int, t *eval.Tuning) bool {
 	if positives <= scalePositives {
 		return false
 	}
-	if recsys.IsFEBR(name) && name != recsys.BlendModel {
+	if recsys.IsFEBR(name) { // the seven variants; febr-blend is not one
 		t.Extend = -1
 		return true
 	}

@@ -121,17 +121,13 @@ func BenchmarkTopN_item(b *testing.B) {
 			scores := make([]float64, x.Items())
 			for _, how := range []string{"full", "ranked"} {
 				b.Run(data.name+"/"+name+"/"+how, func(b *testing.B) {
-					u := 0
-					for b.Loop() {
-						h := x.Row(u % x.Users())
-						skip := func(i uint32) bool { _, ok := slices.BinarySearch(h, i); return ok }
+					topNEachUser(b, x, func(h []uint32, skip func(uint32) bool) {
 						if how == "full" {
 							fullTopN(m, h, pop, skip, 10, scores)
 						} else {
 							m.(TopRanker).RankTop(h, pop, skip, 10, scores)
 						}
-						u++
-					}
+					})
 				})
 			}
 		}
@@ -152,13 +148,9 @@ func BenchmarkTopN_item20M(b *testing.B) {
 		}
 		scores := make([]float64, x.Items())
 		b.Run(name, func(b *testing.B) {
-			u := 0
-			for b.Loop() {
-				h := x.Row(u % x.Users())
-				skip := func(i uint32) bool { _, ok := slices.BinarySearch(h, i); return ok }
+			topNEachUser(b, x, func(h []uint32, skip func(uint32) bool) {
 				m.(TopRanker).RankTop(h, pop, skip, 10, scores)
-				u++
-			}
+			})
 		})
 	}
 }
@@ -224,5 +216,16 @@ func BenchmarkFitGrid(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// topNEachUser runs query for each user of x in turn, its row as the
+// history and its items filtered, until the benchmark stops.
+func topNEachUser(b *testing.B, x *Matrix, query func(h []uint32, skip func(uint32) bool)) {
+	u := 0
+	for b.Loop() {
+		h := x.Row(u % x.Users())
+		query(h, func(i uint32) bool { _, ok := slices.BinarySearch(h, i); return ok })
+		u++
 	}
 }

@@ -641,6 +641,15 @@ func (st *blendStack) adgSum(ctx context.Context, theta []float64) (float64, int
 	return sum, n, nil
 }
 
+// heldOut is the number of held-out positives adg averages over.
+func (st *blendStack) heldOut() int {
+	n := 0
+	for _, u := range st.ts.eligible {
+		n += len(st.posRows[u])
+	}
+	return n
+}
+
 // on is the stack restricted to the users given (a subset of eligible,
 // ascending): OPT-ADG samples and adg averages over them only.
 func (st *blendStack) on(users []int32) *blendStack {
@@ -755,10 +764,7 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	if err != nil {
 		return Choice{}, err
 	}
-	_, nHeld, err := st.adgSum(ctx, learnt.Theta)
-	if err != nil {
-		return Choice{}, err
-	}
+	nHeld := st.heldOut()
 	nVal := 0
 	for u := range min(len(val), x.Users()) {
 		nVal += len(val[u])

@@ -48,8 +48,8 @@ type febrTrainSet struct {
 // febrValidationMemo bounds a streaming training set's memo of validation
 // blocks (febrTrainSet.valMemo): at MovieLens-20M's shape, extracting the
 // 5,000 validation users' blocks again at every evaluation was two thirds
-// of a FEBR search, and all their blocks would take ~4 GB. A variable so
-// that tests can exercise the bound.
+// of a FEBR search, and their blocks did not all fit in this bound. A
+// variable so that tests can exercise the bound.
 var febrValidationMemo int64 = 1 << 30
 
 func (ts *febrTrainSet) positives(u int) []uint32 {
@@ -478,7 +478,7 @@ func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val 
 func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val [][]uint32, fill, memoOnly bool) (all, kept float64, err error) {
 	var users []int
 	for u := range min(len(val), ts.x.Users()) {
-		if len(val[u]) > 0 && (!memoOnly || ts.blocks != nil || (ts.valMemo != nil && ts.valMemo[u] != nil)) {
+		if len(val[u]) > 0 && (!memoOnly || ts.keeps(u)) {
 			users = append(users, u)
 		}
 	}
@@ -534,7 +534,7 @@ func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val
 	sum, sumKept, nKept := 0.0, 0.0, 0
 	for k, v := range per {
 		sum += v
-		if ts.blocks != nil || (ts.valMemo != nil && ts.valMemo[users[k]] != nil) {
+		if ts.keeps(users[k]) {
 			sumKept += v
 			nKept++
 		}
@@ -547,11 +547,17 @@ func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val
 	return all, sumKept / float64(nKept), nil
 }
 
+// keeps reports whether user u's block is at hand without extracting it:
+// in the training memo or in the memo of validation blocks.
+func (ts *febrTrainSet) keeps(u int) bool {
+	return ts.blocks != nil || (ts.valMemo != nil && ts.valMemo[u] != nil)
+}
+
 // valMemoAll reports whether the memo keeps every user with validation
 // items in val.
 func (ts *febrTrainSet) valMemoAll(val [][]uint32) bool {
 	for u := range min(len(val), ts.x.Users()) {
-		if len(val[u]) > 0 && ts.valMemo[u] == nil {
+		if len(val[u]) > 0 && !ts.keeps(u) {
 			return false
 		}
 	}
