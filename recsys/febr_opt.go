@@ -67,24 +67,39 @@ func (ts *febrTrainSet) positives(u int) []uint32 {
 // pass over all 142k users costs as much as OPT-ADG itself.
 var febrStatsUsers = 5000
 
+// febrDrawUsers bounds the users OPT-ADG draws from without the memo: a
+// fixed-seed uniform sample of that many when there are more (userSample,
+// a superset of the statistics' sample; a variable so that tests can
+// exercise it). Drawing u uniformly from a uniform sample of U instead of
+// from U (Algorithm 4.2) trains on those users' pairs alone: at
+// MovieLens-20M's shape, 10,000 users hold ~1.4·10⁶ positives for the 14
+// weights of a FEBRiu θ, and the user side searches KNN(u) (~3·10⁶
+// operations each) for 10,000 users instead of for every one of the 142k
+// that 10⁵–10⁶ draws reach.
+var febrDrawUsers = 10_000
+
 // statsSample returns the users the statistics of a matrix of nu users are
 // computed over, ascending: all of them, or febrStatsUsers drawn uniformly
 // by a fixed-seed generator.
-func statsSample(nu int) []int {
+func statsSample(nu int) []int { return userSample(nu, febrStatsUsers) }
+
+// userSample returns n of nu users drawn uniformly by a fixed-seed
+// generator, ascending (all of them when nu ≤ n). A partial Fisher–Yates
+// shuffle draws them, so a smaller sample is a subset of a larger one.
+func userSample(nu, n int) []int {
 	all := make([]int, nu)
 	for u := range all {
 		all[u] = u
 	}
-	if nu <= febrStatsUsers {
+	if nu <= n {
 		return all
 	}
 	rng := rand.New(rand.NewPCG(1, 0x57a75))
-	// A partial Fisher–Yates shuffle draws the first febrStatsUsers.
-	for k := range febrStatsUsers {
+	for k := range n {
 		j := k + rng.IntN(nu-k)
 		all[k], all[j] = all[j], all[k]
 	}
-	return slices.Sorted(slices.Values(all[:febrStatsUsers]))
+	return slices.Sorted(slices.Values(all[:n]))
 }
 
 // newFEBRTrainSet computes the z-score statistics of ext over x from the
@@ -194,6 +209,7 @@ func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][
 	ts.zMiss = make([]float64, ext.dim)
 	ext.zscore(ext.missingRaw(), ts.zMiss)
 	if blocks == nil || over.Load() {
+		ts.eligible = drawable(ts.eligible, nu)
 		return ts, nil
 	}
 	err := ParallelFor(ctx, nu, 64, "", nil, func() func(lo, hi int) {
@@ -212,6 +228,20 @@ func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][
 	ts.blocks = blocks
 	ts.memoBytes = used.Load()
 	return ts, nil
+}
+
+// drawable keeps, of the eligible users of a matrix of nu users, those
+// of userSample(nu, febrDrawUsers): the users OPT-ADG draws from without
+// the memo.
+func drawable(eligible []int32, nu int) []int32 {
+	if nu <= febrDrawUsers {
+		return eligible
+	}
+	in := make([]bool, nu)
+	for _, u := range userSample(nu, febrDrawUsers) {
+		in[u] = true
+	}
+	return slices.DeleteFunc(eligible, func(u int32) bool { return !in[u] })
 }
 
 // lossC is C(k) = 1 − 1/log₂(k + 2), dissertation Eq. (4.8): the 1 − ADG
@@ -487,46 +517,67 @@ func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val
 	}
 	sMiss := dot(theta, ts.zMiss)
 	per := make([]float64, len(users))
-	if fill && ts.blocks == nil && ts.valMemo == nil {
-		ts.valMemo = make([]*febrBlock, ts.x.Users())
-	}
-	var used atomic.Int64
-	room := febrValidationMemo - ts.valBytes
-	err = ParallelFor(ctx, len(users), 32, "", nil, func() func(lo, hi int) {
-		var (
-			own = &febrBlock{}
-			rk  blockRanker
-		)
-		return func(lo, hi int) {
-			for k := lo; k < hi; k++ {
-				u := users[k]
-				var b *febrBlock
-				switch {
-				case ts.blocks != nil:
-					b = &ts.blocks[u]
-				case ts.valMemo != nil && ts.valMemo[u] != nil:
-					b = ts.valMemo[u]
-				default:
-					b = own
-					ts.ext.block(u, ts.x.Row(u), b)
-					if !fill || ts.valMemo == nil {
-						break
+	// rank ranks users[lo:hi], taking each block from the memo or, when
+	// extracted, passing it to keep (or dropping it when keep is nil).
+	rank := func(lo, hi int, keep func(k int, b *febrBlock)) error {
+		return ParallelFor(ctx, hi-lo, 4, "", nil, func() func(a, b int) {
+			var (
+				own = &febrBlock{}
+				rk  blockRanker
+			)
+			return func(a, b int) {
+				for k := lo + a; k < lo+b; k++ {
+					u := users[k]
+					var bl *febrBlock
+					switch {
+					case ts.blocks != nil:
+						bl = &ts.blocks[u]
+					case ts.valMemo != nil && ts.valMemo[u] != nil:
+						bl = ts.valMemo[u]
+					default:
+						bl = own
+						if keep != nil {
+							bl = &febrBlock{}
+						}
+						ts.ext.block(u, ts.x.Row(u), bl)
+						if keep != nil {
+							keep(k, bl)
+						}
 					}
-					// Each user is one worker's, and later passes read
-					// the memo after this one's workers are done.
-					if n := int64(len(b.items))*4 + int64(len(b.feat))*8; used.Add(n) <= room {
-						ts.valMemo[u] = &febrBlock{items: slices.Clone(b.items), feat: slices.Clone(b.feat)}
-					} else {
-						used.Add(-n)
-					}
+					per[k] = metrics.ADG(rk.ranks(bl, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
 				}
-				per[k] = metrics.ADG(rk.ranks(b, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
+			}
+		})
+	}
+	if !fill || ts.blocks != nil {
+		err = rank(0, len(users), nil)
+	} else {
+		// Filling: the users are ranked a window at a time, and the blocks
+		// of each window kept in user order while they fit, so that which
+		// users the memo keeps does not depend on the schedule (nor, then,
+		// early stopping's choice of θ).
+		if ts.valMemo == nil {
+			ts.valMemo = make([]*febrBlock, ts.x.Users())
+		}
+		const window = 256
+		fresh := make([]*febrBlock, window)
+		for lo := 0; lo < len(users) && err == nil; lo += window {
+			hi := min(lo+window, len(users))
+			clear(fresh)
+			if err = rank(lo, hi, func(k int, b *febrBlock) { fresh[k-lo] = b }); err != nil {
+				break
+			}
+			for k, b := range fresh[:hi-lo] {
+				if b == nil {
+					continue
+				}
+				if n := int64(len(b.items))*4 + int64(len(b.feat))*8; ts.valBytes+n <= febrValidationMemo {
+					ts.valMemo[users[lo+k]] = &febrBlock{items: slices.Clone(b.items), feat: slices.Clone(b.feat)}
+					ts.valBytes += n
+				}
 			}
 		}
-	})
-	ts.valBytes += used.Load()
-	if fill && ts.valMemo != nil {
-		ts.valFilled = true
+		ts.valFilled = err == nil
 	}
 	if err != nil {
 		return 0, 0, err

@@ -2,9 +2,13 @@ package recsys
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"recsys/recsys/metrics"
 )
@@ -121,13 +125,15 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 		return err
 	}
 	trainLambdas := func(pr *prepared) error {
-		for _, lambda := range lambdas {
-			ol := o
-			ol.Lambda = lambda
+		models, err := trainEach(ctx, pr.data, lambdas, o, p.Progress, func(ol FEBROptions, progress ProgressFunc) (*FEBR, error) {
 			m := &FEBR{v: v}
-			if err := m.train(ctx, pr.data, pr.k, pr.l1, pr.l2, ol, p.Progress); err != nil {
-				return err
-			}
+			return m, m.train(ctx, pr.data, pr.k, pr.l1, pr.l2, ol, progress)
+		})
+		if err != nil {
+			return err
+		}
+		for c, lambda := range lambdas {
+			m := models[c]
 			tr := FEBRTrial{
 				K: pr.k, Lambda: lambda, L1: m.l1, L2: m.l2,
 				ValidationADG: m.info.ValidationADG, Iterations: m.info.Iterations,
@@ -200,6 +206,47 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 		return nil, nil, fmt.Errorf("recsys: empty FEBR grid")
 	}
 	return best, trials, nil
+}
+
+// trainEach runs train once per λ, concurrently on up to GOMAXPROCS
+// goroutines, and returns the models in λ order. OPT-ADG's steps are
+// serial and the runs independent (each from the aggsum predictor with
+// o.Seed), so the models are those of one run after another; the runs
+// share data's validation memo, which is filled first (by the ranking of
+// θ0 that every run starts with), and progress reports are serialised.
+func trainEach(ctx context.Context, data *febrData, lambdas []float64, o FEBROptions, progress ProgressFunc, train func(FEBROptions, ProgressFunc) (*FEBR, error)) ([]*FEBR, error) {
+	workers := min(runtime.GOMAXPROCS(0), len(lambdas))
+	if workers > 1 {
+		if val := data.full; val.blocks == nil && !val.valFilled && len(o.Validation) > 0 {
+			if _, _, err := val.validationPass(ctx, val.ext.initialTheta(), o.Validation, true, false); err != nil {
+				return nil, err
+			}
+		}
+		if progress != nil {
+			var mu sync.Mutex
+			inner := progress
+			progress = func(stage string, done, total int) {
+				mu.Lock()
+				defer mu.Unlock()
+				inner(stage, done, total)
+			}
+		}
+	}
+	models := make([]*FEBR, len(lambdas))
+	errs := make([]error, len(lambdas))
+	next := atomic.Int32{}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c := int(next.Add(1)) - 1; c < len(lambdas); c = int(next.Add(1)) - 1 {
+				ol := o
+				ol.Lambda = lambdas[c]
+				models[c], errs[c] = train(ol, progress)
+			}
+		})
+	}
+	wg.Wait()
+	return models, errors.Join(errs...)
 }
 
 // searchedSLIM is o.SLIM when it can stand for the fsSLIM part of a

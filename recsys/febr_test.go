@@ -917,3 +917,104 @@ func TestFEBR_Fit_userNeighboursMemo(t *testing.T) {
 		}
 	}
 }
+
+// Without the memo, OPT-ADG draws its users from userSample(nu,
+// febrDrawUsers), a superset of the statistics' sample, and computes the
+// pairs it looks at on demand (the user side from the view's dense
+// accumulation): the same steps as the memo restricted to those users.
+func TestFEBR_streamingDrawsFromSample(t *testing.T) {
+	x := generated(t, 41, 150, 80, 10)
+	ctx := context.Background()
+	defer func(d, s int) { febrDrawUsers, febrStatsUsers = d, s }(febrDrawUsers, febrStatsUsers)
+	febrDrawUsers, febrStatsUsers = 40, 15
+	draw := userSample(x.Users(), febrDrawUsers)
+	if len(draw) != 40 || !slices.IsSorted(draw) {
+		t.Fatalf("draw sample %v: want 40 users ascending", draw)
+	}
+	for _, u := range statsSample(x.Users()) {
+		if _, ok := slices.BinarySearch(draw, u); !ok {
+			t.Fatalf("statistics user %d is not in the draw sample %v", u, draw)
+		}
+	}
+	v, _ := febrVariantOf("febr-iu-kunn")
+	data, err := prepareFEBR(ctx, x, v, Params{K: 6}.withDefaults(), FEBROptions{MemoryBudget: 1 << 30}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo := data.train
+	if memo.blocks == nil || len(memo.eligible) != x.Users() {
+		t.Fatalf("memo: %d eligible of %d users (blocks %v): the memo draws from everyone", len(memo.eligible), x.Users(), memo.blocks != nil)
+	}
+	stream, err := newFEBRTrainSet(ctx, x, memo.ext, nil, -1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int32
+	for _, u := range draw {
+		want = append(want, int32(u))
+	}
+	if !slices.Equal(stream.eligible, want) {
+		t.Fatalf("streaming draws from %v, want the sample %v", stream.eligible, want)
+	}
+	restricted := *memo
+	restricted.eligible = want
+	cfg := optConfig{lambda: 1e-3, eta: 0.01, gamma: 20, maxIter: 6_000, evalEvery: 2000, patience: 5, seed: 9}
+	theta0 := memo.ext.initialTheta()
+	a, err := restricted.optADG(ctx, theta0, cfg, memo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := stream.optADG(ctx, theta0, cfg, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.updates == 0 || slices.Equal(a.theta, theta0) {
+		t.Fatalf("%d updates: the test does not bite", a.updates)
+	}
+	if !slices.Equal(a.theta, b.theta) || a.updates != b.updates {
+		t.Fatalf("streaming θ %v (%d updates), memo on the sample %v (%d)", b.theta, b.updates, a.theta, a.updates)
+	}
+}
+
+// A search runs its λs concurrently (trainEach) and gets the trials and
+// model of running them one after another, streaming with a validation
+// memo that keeps only some users (filled once, before the runs).
+func TestSearchFEBR_lambdasConcurrently(t *testing.T) {
+	x := generated(t, 45, 220, 100, 12)
+	train, val := holdOut(t, x, 0.2, 4)
+	ctx := context.Background()
+	defer func(n int64) { febrValidationMemo = n }(febrValidationMemo)
+	febrValidationMemo = 20_000 // bytes: a share of the validation users' blocks
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	search := func(procs int) (*FEBR, []FEBRTrial, int) {
+		runtime.GOMAXPROCS(procs)
+		g := FEBRGrid{K: []int{8}, Lambda: []float64{1e-4, 1e-2, 1e-1}}
+		calls := 0
+		p := Params{Cache: NewNeighbourCache(train, 8), Progress: func(string, int, int) { calls++ },
+			FEBR: &FEBROptions{Validation: val, EvalEvery: 1000, Patience: 2, MemoryBudget: -1}}
+		best, trials, err := SearchFEBR(ctx, "febr-iu-cosine", train, g, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return best, trials, calls
+	}
+	one, trials1, calls1 := search(1)
+	two, trials2, calls2 := search(2)
+	if !one.Info().Streaming || len(trials1) != 3 {
+		t.Fatalf("streaming %v, %d trials: the test does not exercise the memo's runs", one.Info().Streaming, len(trials1))
+	}
+	distinct := map[float64]bool{}
+	for c := range trials1 {
+		a, b := trials1[c], trials2[c]
+		distinct[a.ValidationADG] = true
+		if a.Lambda != b.Lambda || a.ValidationADG != b.ValidationADG || a.Iterations != b.Iterations {
+			t.Fatalf("trial %d: one worker λ=%g ADG %.6f at %d iterations, two λ=%g ADG %.6f at %d", c, a.Lambda, a.ValidationADG, a.Iterations, b.Lambda, b.ValidationADG, b.Iterations)
+		}
+	}
+	if len(distinct) < 2 {
+		t.Fatalf("every λ scored %v: the test does not bite", distinct)
+	}
+	if !slices.Equal(one.Theta(), two.Theta()) || calls1 == 0 || calls2 == 0 {
+		t.Fatalf("θ %v against %v; progress calls %d, %d", one.Theta(), two.Theta(), calls1, calls2)
+	}
+}
