@@ -517,9 +517,10 @@ func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val
 	}
 	sMiss := dot(theta, ts.zMiss)
 	per := make([]float64, len(users))
-	// rank ranks users[lo:hi], taking each block from the memo or, when
-	// extracted, passing it to keep (or dropping it when keep is nil).
-	rank := func(lo, hi int, keep func(k int, b *febrBlock)) error {
+	// rank ranks users[lo:hi], taking each block from the memo or
+	// extracting it: into slot(k) when slot is not nil, else into a
+	// worker's scratch block.
+	rank := func(lo, hi int, slot func(k int) *febrBlock) error {
 		return ParallelFor(ctx, hi-lo, 4, "", nil, func() func(a, b int) {
 			var (
 				own = &febrBlock{}
@@ -536,13 +537,10 @@ func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val
 						bl = ts.valMemo[u]
 					default:
 						bl = own
-						if keep != nil {
-							bl = &febrBlock{}
+						if slot != nil {
+							bl = slot(k)
 						}
 						ts.ext.block(u, ts.x.Row(u), bl)
-						if keep != nil {
-							keep(k, bl)
-						}
 					}
 					per[k] = metrics.ADG(rk.ranks(bl, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
 				}
@@ -552,27 +550,34 @@ func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val
 	if !fill || ts.blocks != nil {
 		err = rank(0, len(users), nil)
 	} else {
-		// Filling: the users are ranked a window at a time, and the blocks
-		// of each window kept in user order while they fit, so that which
-		// users the memo keeps does not depend on the schedule (nor, then,
-		// early stopping's choice of θ).
+		// Filling: the users are ranked a window at a time into the
+		// window's blocks (reused from window to window), and those blocks
+		// kept in user order while they fit, so that which users the memo
+		// keeps does not depend on the schedule (nor, then, early
+		// stopping's choice of θ).
 		if ts.valMemo == nil {
 			ts.valMemo = make([]*febrBlock, ts.x.Users())
 		}
-		const window = 256
-		fresh := make([]*febrBlock, window)
+		const window = 64
+		fresh := make([]febrBlock, window)
+		extracted := make([]bool, window) // not from the memo
 		for lo := 0; lo < len(users) && err == nil; lo += window {
 			hi := min(lo+window, len(users))
-			clear(fresh)
-			if err = rank(lo, hi, func(k int, b *febrBlock) { fresh[k-lo] = b }); err != nil {
+			clear(extracted)
+			err = rank(lo, hi, func(k int) *febrBlock {
+				extracted[k-lo] = true
+				return &fresh[k-lo]
+			})
+			if err != nil {
 				break
 			}
-			for k, b := range fresh[:hi-lo] {
-				if b == nil {
+			for k := lo; k < hi; k++ {
+				b := &fresh[k-lo]
+				if !extracted[k-lo] {
 					continue
 				}
 				if n := int64(len(b.items))*4 + int64(len(b.feat))*8; ts.valBytes+n <= febrValidationMemo {
-					ts.valMemo[users[lo+k]] = &febrBlock{items: slices.Clone(b.items), feat: slices.Clone(b.feat)}
+					ts.valMemo[users[k]] = &febrBlock{items: slices.Clone(b.items), feat: slices.Clone(b.feat)}
 					ts.valBytes += n
 				}
 			}
