@@ -1,6 +1,7 @@
 package recsys
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -124,7 +125,6 @@ type febrView struct {
 	hist    []uint64 // the history, a bit per item
 	ex      []uint64 // the items OPT-ADG does not draw as negatives: hist and the held-out positives
 	nbs     []Neighbour
-	match   []Neighbour
 	users   []aggOf  // per item, O⁺i ∩ KNN(u) accumulated; zero outside touched
 	touched []uint32 // the items with a non-zero entry in users
 }
@@ -173,21 +173,17 @@ func (e *febrExtractor) view(v *febrView, self int, history, extra []uint32, fea
 // pair writes the raw features φ(u, i) of the view's user into raw and
 // reports whether any is not missing: what extract gives for i, to the
 // bit (the item side accumulates O⁺u ∩ KNN(i) in item order as the
-// reversed lists do, the user side KNN(u) in its order).
-func (e *febrExtractor) pair(v *febrView, i uint32, raw []float64) bool {
+// reversed lists do, the user side KNN(u) in its order). byIndex is
+// e.pairRows(): KNN(i) in item order.
+func (e *febrExtractor) pair(v *febrView, byIndex *Neighbours, i uint32, raw []float64) bool {
 	found := false
 	off := 0
 	if e.items != nil {
-		v.match = v.match[:0]
-		for _, nb := range e.items.fwd.Row(int(i)) {
-			if hasBit(v.hist, nb.Index) {
-				v.match = append(v.match, nb)
-			}
-		}
-		slices.SortFunc(v.match, func(a, b Neighbour) int { return int(a.Index) - int(b.Index) })
 		var a aggOf
-		for _, nb := range v.match {
-			a.add(nb.Value)
+		for _, nb := range byIndex.Row(int(i)) {
+			if hasBit(v.hist, nb.Index) {
+				a.add(nb.Value)
+			}
 		}
 		a.write(e.k, raw[:featuresPerSide])
 		found = a.n > 0
@@ -199,6 +195,21 @@ func (e *febrExtractor) pair(v *febrView, i uint32, raw []float64) bool {
 		found = found || a.n > 0
 	}
 	return found
+}
+
+// pairRows returns the item side's KNN(i) lists with each row in item
+// order (nil for FEBRu), for pair: the entries of O⁺u ∩ KNN(i) then come
+// in the order extract accumulates them, without a sort per pair.
+func (e *febrExtractor) pairRows() *Neighbours {
+	if e.items == nil {
+		return nil
+	}
+	fwd := e.items.fwd
+	out := &Neighbours{ptr: fwd.ptr, ent: slices.Clone(fwd.ent)}
+	for r := range out.Rows() {
+		slices.SortFunc(out.ent[out.ptr[r]:out.ptr[r+1]], func(a, b Neighbour) int { return cmp.Compare(a.Index, b.Index) })
+	}
+	return out
 }
 
 // febrExtractor computes the FEBR feature vectors φ(u, i) of one variant

@@ -43,6 +43,8 @@ type febrTrainSet struct {
 	valMemo   []*febrBlock
 	valBytes  int64
 	valFilled bool
+	// pairRows are ext.pairRows() when streaming (OPT-ADG's pairs).
+	pairRows *Neighbours
 }
 
 // febrValidationMemo bounds a streaming training set's memo of validation
@@ -210,6 +212,7 @@ func newFEBRTrainSet(ctx context.Context, x *Matrix, ext *febrExtractor, pos [][
 	ext.zscore(ext.missingRaw(), ts.zMiss)
 	if blocks == nil || over.Load() {
 		ts.eligible = drawable(ts.eligible, nu)
+		ts.pairRows = ext.pairRows()
 		return ts, nil
 	}
 	err := ParallelFor(ctx, nu, 64, "", nil, func() func(lo, hi int) {
@@ -340,7 +343,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 			}
 			return nil
 		}
-		if !ts.ext.pair(v, i, raw) {
+		if !ts.ext.pair(v, ts.pairRows, i, raw) {
 			return nil
 		}
 		ts.ext.zscore(raw, buf)

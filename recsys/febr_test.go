@@ -798,13 +798,14 @@ func TestFEBR_pair_matchesBlock(t *testing.T) {
 			view     febrView
 			raw, z   = make([]float64, ext.dim), make([]float64, ext.dim)
 			rows, on int
+			byIndex  = ext.pairRows()
 		)
 		for u := range x.Users() {
 			ext.block(u, x.Row(u), &b)
 			ext.view(&view, u, x.Row(u), nil, true)
 			for i := range x.Items() {
 				q, inBlock := slices.BinarySearch(b.items, uint32(i))
-				found := ext.pair(&view, uint32(i), raw)
+				found := ext.pair(&view, byIndex, uint32(i), raw)
 				if found != inBlock {
 					t.Fatalf("%s user %d item %d: pair found %v, block %v", name, u, i, found, inBlock)
 				}
