@@ -426,7 +426,7 @@ func (m *FEBR) Fit(ctx context.Context, x *Matrix, p Params) error {
 	var ho *febrHoldout
 	if o.Holdout > 0 {
 		var err error
-		if ho, err = newFEBRHoldout(x, o.Holdout, o.Seed, nil); err != nil {
+		if ho, err = newFEBRHoldout(x, o.Holdout, o.Seed, nil, nil); err != nil {
 			return err
 		}
 	}
@@ -456,9 +456,10 @@ type febrHoldout struct {
 }
 
 // newFEBRHoldout holds out round(share·|O⁺u|) uniformly drawn items of
-// every user with at least two positives, keeping one at least. cache,
-// when not nil, is made for the rest with the given k_max.
-func newFEBRHoldout(x *Matrix, share float64, seed uint64, kmax []int) (*febrHoldout, error) {
+// every user with at least two positives, keeping one at least; of those
+// in users alone when users (ascending) is not nil. cache, when not nil,
+// is made for the rest with the given k_max.
+func newFEBRHoldout(x *Matrix, share float64, seed uint64, kmax []int, users []int) (*febrHoldout, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x401d))
 	ho := &febrHoldout{pos: make([][]uint32, x.Users())}
 	var rest []Pair
@@ -467,7 +468,7 @@ func newFEBRHoldout(x *Matrix, share float64, seed uint64, kmax []int) (*febrHol
 		items = append(items[:0], x.Row(u)...)
 		n := len(items)
 		h := 0
-		if n >= 2 {
+		if _, in := slices.BinarySearch(users, u); n >= 2 && (users == nil || in) {
 			h = min(n-1, max(1, int(math.Round(share*float64(n)))))
 		}
 		for k := 0; k < h; k++ {

@@ -41,7 +41,7 @@ func (m *noiseModel) Score(history []uint32, scores []float64) {
 func TestBlend_noiseBaseGetsNoWeight(t *testing.T) {
 	x := generated(t, 21, 300, 150, 15)
 	ctx := context.Background()
-	ho, err := newFEBRHoldout(x, 0.2, 3, nil)
+	ho, err := newFEBRHoldout(x, 0.2, 3, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +317,7 @@ func TestPooledADG_byHand(t *testing.T) {
 func TestBlendStack_crossFitRemovesOptimism(t *testing.T) {
 	x := generated(t, 21, 300, 150, 15)
 	ctx := context.Background()
-	ho, err := newFEBRHoldout(x, 0.2, 3, nil)
+	ho, err := newFEBRHoldout(x, 0.2, 3, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,5 +345,41 @@ func TestBlendStack_crossFitRemovesOptimism(t *testing.T) {
 	}
 	if cross > max(a, b)+0.005 {
 		t.Errorf("cross-fitted %.4f above the noise bases' %.4f, %.4f by more than 0.005", cross, a, b)
+	}
+}
+
+// Above blendStackUsers the stack holds out positives of userSample's
+// users alone: the others' rows train the bases whole, and only the
+// sample is stacked and drawn by OPT-ADG.
+func TestBlendStack_sampledUsers(t *testing.T) {
+	x := generated(t, 23, 120, 60, 8)
+	defer func(n int) { blendStackUsers = n }(blendStackUsers)
+	blendStackUsers = 30
+	bo := BlendOptions{Bases: []string{"popular", "itemknn"}, Params: []Params{{}, {K: 10}}}
+	st, err := newBlendStack(context.Background(), x, bo.Bases, bo.Params, bo, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := userSample(x.Users(), 30)
+	in := map[int]bool{}
+	for _, u := range sample {
+		in[u] = true
+	}
+	held, stacked := 0, 0
+	for u := range x.Users() {
+		h := len(st.ts.pos[u])
+		if !in[u] && (h > 0 || len(st.ts.blocks[u].items) > 0 || st.ts.x.UserCount(u) != x.UserCount(u)) {
+			t.Fatalf("user %d outside the sample: %d held out, %d stacked, %d of %d positives in the bases' rows", u, h, len(st.ts.blocks[u].items), st.ts.x.UserCount(u), x.UserCount(u))
+		}
+		if in[u] {
+			if h == 0 || st.ts.x.UserCount(u)+h != x.UserCount(u) {
+				t.Fatalf("sampled user %d: %d held out, %d + %d of %d positives", u, h, st.ts.x.UserCount(u), h, x.UserCount(u))
+			}
+			held += h
+			stacked++
+		}
+	}
+	if len(st.ts.eligible) != stacked || stacked != 30 || held != st.heldOut() {
+		t.Fatalf("%d eligible, %d stacked users, %d held out (stack: %d)", len(st.ts.eligible), stacked, held, st.heldOut())
 	}
 }

@@ -79,7 +79,7 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 	var ho *febrHoldout
 	if o.Holdout > 0 {
 		var err error
-		if ho, err = newFEBRHoldout(x, o.Holdout, o.Seed, g.K); err != nil {
+		if ho, err = newFEBRHoldout(x, o.Holdout, o.Seed, g.K, nil); err != nil {
 			return nil, nil, err
 		}
 	}

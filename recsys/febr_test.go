@@ -754,7 +754,7 @@ func TestFEBR_Similar_slimAsSLIM(t *testing.T) {
 // it is, like any, no worse on validation than its starting predictor.
 func TestFEBR_Fit_holdout(t *testing.T) {
 	x := generated(t, 47, 150, 100, 12)
-	ho, err := newFEBRHoldout(x, 0.3, 1, nil)
+	ho, err := newFEBRHoldout(x, 0.3, 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
