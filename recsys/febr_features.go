@@ -119,8 +119,8 @@ func (a *aggOf) write(k int, out []float64) { aggFeatures(a.n, a.sum, a.sq, a.lo
 // views are prepared in parallel, while OPT-ADG's steps look at up to
 // ⌈(|I|−1)/γ⌉ negatives each, serially, and a pair's user side looked up
 // there costs one read instead of a binary search in each of the k
-// neighbours' rows (at MovieLens-20M's shape, a third of a
-// febr-iu-cosine search).
+// neighbours' rows (at MovieLens-20M's shape, ~200 of febr-iu-cosine's
+// 1,118 CPU s before).
 type febrView struct {
 	hist    []uint64 // the history, a bit per item
 	ex      []uint64 // the items OPT-ADG does not draw as negatives: hist and the held-out positives
