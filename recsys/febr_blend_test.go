@@ -383,3 +383,56 @@ func TestBlendStack_sampledUsers(t *testing.T) {
 		t.Fatalf("%d eligible, %d stacked users, %d held out (stack: %d)", len(st.ts.eligible), stacked, held, st.heldOut())
 	}
 }
+
+// adgSum counts, for every held-out positive, the sampled negatives
+// strictly above it; against the definition (every pair compared) on a
+// stack whose popular base ties many scores, for several θ, bit for bit
+// (the same sums in the same order).
+func TestBlendStack_adgSumMatchesPairwise(t *testing.T) {
+	x := generated(t, 29, 200, 120, 12)
+	ctx := context.Background()
+	ho, err := newFEBRHoldout(x, 0.3, 4, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pop := fitted(t, "popular", ho.x, Params{})
+	st, err := blendStackOf(ctx, ho, []Model{pop, &noiseModel{n: x.Items()}}, 40, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := st.ts
+	ties := 0
+	for _, theta := range [][]float64{{1, 0}, {0, 1}, {1, 0.25}, {-0.5, 1}} {
+		want, wantN := 0.0, 0
+		for _, u := range ts.eligible {
+			b := &ts.blocks[u]
+			scale := float64(ts.x.Items()-ts.x.UserCount(int(u))-len(st.posRows[u])) / float64(len(st.negRows[u]))
+			sum := 0.0
+			for _, q := range st.posRows[u] {
+				sp := dot(theta, b.row(int(q), 2))
+				above := 0
+				for _, r := range st.negRows[u] {
+					switch sn := dot(theta, b.row(int(r), 2)); {
+					case sn > sp:
+						above++
+					case sn == sp:
+						ties++
+					}
+				}
+				sum += 1 / math.Log2(scale*float64(above)+2)
+				wantN++
+			}
+			want += sum
+		}
+		got, n, err := st.adgSum(ctx, theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != wantN || got != want {
+			t.Errorf("θ %v: adgSum %v over %d positives, pairwise %v over %d", theta, got, n, want, wantN)
+		}
+	}
+	if ties == 0 {
+		t.Fatal("no positive tied with a negative: the test does not exercise ties")
+	}
+}
