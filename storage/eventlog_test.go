@@ -761,3 +761,80 @@ func TestStore_logEqualsDirect_busyApplier(t *testing.T) {
 		}
 	}
 }
+
+// TestStore_backPressureExcludesApplying: the generations an apply
+// transaction is writing leave the bound, so appenders go on while it
+// runs until as many again have come; the one past that waits for the
+// commit, and no event is lost or counted twice.
+func TestStore_backPressureExcludesApplying(t *testing.T) {
+	old := maxTailEvents
+	maxTailEvents = 100
+	t.Cleanup(func() { maxTailEvents = old })
+	lg := openLogStore(t, filepath.Join(t.TempDir(), "log.db"))
+	batch := func(user string, n int) []api.Interaction {
+		out := make([]api.Interaction, n)
+		for k := range out {
+			out[k] = ev(user, fmt.Sprintf("i%d", k), "view")
+		}
+		return out
+	}
+	mustAdd(t, lg, batch("a", 150)...) // the tail is past the bound
+	// Hold bbolt's writer lock: the apply freezes the tail and then waits
+	// for it, its transaction in flight.
+	tx, err := lg.db.Begin(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() // on a failure, before the store closes
+	applied := make(chan error, 1)
+	go func() { applied <- lg.applyTail() }()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		lg.mu.Lock()
+		n := lg.applying
+		lg.mu.Unlock()
+		if n == 150 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the apply took %d events, want 150", n)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, u := range []string{"b", "c"} { // 110 outside the transaction
+		if _, err := lg.AddInteractions(ctx, batch(u, 55)); err != nil {
+			t.Fatalf("append of %s during the apply: %v", u, err)
+		}
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelShort()
+	if _, err := lg.AddInteractions(short, batch("d", 1)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("append past the bound outside the transaction: %v, want the deadline", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := lg.AddInteractions(context.Background(), batch("e", 1))
+		done <- err
+	}()
+	tx.Rollback()
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	select { // 110 left: still at the bound until they are applied
+	case err := <-done:
+		t.Fatalf("append returned with the tail at its bound: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := lg.applyTail(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := lg.applyTail(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustCounts(t, lg); got.Events != 150+110+1 || got.Users != 4 || lg.TailEvents() != 0 {
+		t.Fatalf("after the applies: %+v, tail %d; want 261 events of a, b, c and e, none unapplied", got, lg.TailEvents())
+	}
+}

@@ -32,8 +32,13 @@ const (
 // quicken it).
 var applyEvery = 500 * time.Millisecond
 
-// maxTailEvents bounds the unapplied tail: appenders wait beyond it
-// (tests lower it).
+// maxTailEvents bounds the unapplied tail not yet taken by an apply
+// transaction: appenders wait beyond it (tests lower it). The generations
+// a transaction is writing do not count, so that appenders wait only when
+// a whole bound arrived during one transaction, not for the rest of every
+// transaction that began with the tail at the bound (at 10M scattered
+// events one lasts over 10 s, the request timeout: README "Scale"). The
+// tail then holds at most twice the bound.
 var maxTailEvents int64 = 4 * genEvents
 
 var keyLogApplied = []byte("log/applied")
@@ -45,7 +50,7 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 		return 0, err
 	}
 	s.mu.Lock()
-	if s.tailEvents >= maxTailEvents {
+	if s.full() {
 		// Wait for the applier, but not past the request's deadline: a
 		// request given up stores nothing.
 		stop := context.AfterFunc(ctx, func() {
@@ -53,7 +58,7 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 			s.room.Broadcast()
 			s.mu.Unlock()
 		})
-		for s.tailEvents >= maxTailEvents && s.applyErr == nil && !s.closed && ctx.Err() == nil {
+		for s.full() && s.applyErr == nil && !s.closed && ctx.Err() == nil {
 			s.room.Wait()
 		}
 		stop()
@@ -80,6 +85,10 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 	s.eventsVersion.Add(1)
 	return len(evs), nil
 }
+
+// full reports whether the tail outside the apply transaction in flight is
+// at its bound. The caller holds s.mu.
+func (s *Store) full() bool { return s.tailEvents-s.applying >= maxTailEvents }
 
 // appendLocked writes and folds one batch; the caller holds s.mu.
 func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int64, error) {
@@ -261,8 +270,11 @@ func (s *Store) applyLocked(unlock bool) error {
 	for _, g := range frozen {
 		events += g.events
 	}
+	s.applying = events
 	if unlock {
 		s.mu.Unlock()
+		// The room the frozen generations took is the appenders' again.
+		s.room.Broadcast()
 	}
 	// Fold before the write transaction, in read transactions, so that
 	// the writers waiting for bbolt's lock (jobs, catalogue writes) wait
@@ -272,6 +284,7 @@ func (s *Store) applyLocked(unlock bool) error {
 	if unlock {
 		s.mu.Lock()
 	}
+	s.applying = 0
 	if err != nil {
 		s.applyErr = err
 		s.room.Broadcast()

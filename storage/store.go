@@ -73,6 +73,7 @@ type Store struct {
 	foldMu      sync.Mutex   // the tail's folded records (tail.go); after tailMu and bbolt's transactions
 	gens        []*tailGen   // the unapplied tail, oldest first; the last one takes appends
 	tailEvents  int64
+	applying    int64  // of tailEvents, those the apply transaction in flight writes
 	nextItem    uint64 // the next dense item index
 	applyErr    error  // the last apply's failure, nil after a success
 	closed      bool
