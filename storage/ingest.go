@@ -63,7 +63,11 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 		}
 		stop()
 		if err := ctx.Err(); err != nil {
+			held := s.tailEvents - s.applying
 			s.mu.Unlock()
+			if errors.Is(err, context.DeadlineExceeded) {
+				return 0, api.Errorf(api.CodeUnavailable, "the event log holds %d events not yet applied to the indexes, its bound, and the applier freed no room before the request's deadline; nothing was stored: retry later", held)
+			}
 			return 0, err
 		}
 	}
