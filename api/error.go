@@ -37,6 +37,9 @@ type Error struct {
 	Code    string
 	Message string
 	Details []ErrorDetail
+	// RetryAfter, when positive, is the seconds after which a retry may
+	// succeed: the HTTP answer carries it as Retry-After.
+	RetryAfter int
 }
 
 // ErrorDetail names one problem with one field of a request.

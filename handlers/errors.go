@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5/middleware"
 
@@ -76,6 +77,9 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	var e *api.Error
 	if errors.As(err, &e) {
 		body.Error.Details = e.Details
+		if e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+		}
 	}
 	if code == api.CodeInternal {
 		h.log.Error("internal error", "request_id", reqID, "route", routePattern(r), "err", err)

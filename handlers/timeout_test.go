@@ -62,3 +62,32 @@ func TestRequestTimeout_answers503(t *testing.T) {
 		}
 	}
 }
+
+// backlogServices refuse every write as the store does when its event
+// log's backlog stays at its bound past the deadline.
+type backlogServices struct{ recorder }
+
+func (s *backlogServices) AddInteractions(context.Context, []api.Interaction) (int, error) {
+	return 0, &api.Error{Code: api.CodeUnavailable, Message: "the event log holds 7 events not yet applied", RetryAfter: 3}
+}
+
+// TestRetryAfter_header: an error that says when to retry is answered
+// with Retry-After beside its envelope; one that does not, without.
+func TestRetryAfter_header(t *testing.T) {
+	s := &backlogServices{}
+	h := New(Deps{Interactions: s, Users: s, Items: s, Stats: s, Recommender: s})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, jsonRequest(http.MethodPost, "/interactions", []byte(`{"user_id":"u","item_id":"i"}`)))
+	var out api.ErrorOut
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("%v: %s", err, rec.Body)
+	}
+	if rec.Code != http.StatusServiceUnavailable || out.Error.Code != api.CodeUnavailable || rec.Header().Get("Retry-After") != "3" {
+		t.Fatalf("%d %+v Retry-After %q, want 503 unavailable with Retry-After 3", rec.Code, out.Error, rec.Header().Get("Retry-After"))
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, jsonRequest(http.MethodPost, "/interactions", []byte(`{"user_id":""}`)))
+	if rec.Code != http.StatusBadRequest || rec.Header().Get("Retry-After") != "" {
+		t.Fatalf("invalid input: %d Retry-After %q, want 400 without one", rec.Code, rec.Header().Get("Retry-After"))
+	}
+}

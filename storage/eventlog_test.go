@@ -550,6 +550,8 @@ func TestStore_backPressure(t *testing.T) {
 	if _, err := lg.AddInteractions(ctx, []api.Interaction{ev("b", "x", "view")}); api.ErrorCode(err) != api.CodeUnavailable ||
 		!strings.Contains(err.Error(), "150 events not yet applied") {
 		t.Fatalf("append over the bound: %v, want unavailable naming the 150 events held", err)
+	} else if e := (*api.Error)(nil); !errors.As(err, &e) || e.RetryAfter <= 0 {
+		t.Fatalf("append over the bound: %#v, want a Retry-After", err)
 	}
 	if got := mustCounts(t, lg); got != before {
 		t.Fatalf("a request given up changed the counts: %+v → %+v", before, got)

@@ -66,7 +66,10 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 			held := s.tailEvents - s.applying
 			s.mu.Unlock()
 			if errors.Is(err, context.DeadlineExceeded) {
-				return 0, api.Errorf(api.CodeUnavailable, "the event log holds %d events not yet applied to the indexes, its bound, and the applier freed no room before the request's deadline; nothing was stored: retry later", held)
+				e := api.Errorf(api.CodeUnavailable, "the event log holds %d events not yet applied to the indexes, its bound, and the applier freed no room before the request's deadline; nothing was stored: retry", held)
+				// Room comes at the commit under way, seconds away.
+				e.RetryAfter = 1
+				return 0, e
 			}
 			return 0, err
 		}
