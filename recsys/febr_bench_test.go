@@ -130,6 +130,7 @@ func BenchmarkBlendStackADG(b *testing.B) {
 		b.Fatal(err)
 	}
 	theta := []float64{1, 0.5, 0.25, -0.1, 0.3, 0.2, 0.1}
+	st.seen = nil // every call computes
 	b.ResetTimer()
 	for b.Loop() {
 		if _, _, err := st.adgSum(ctx, theta); err != nil {

@@ -3,6 +3,7 @@ package recsys
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -466,6 +467,51 @@ type blendStack struct {
 	// posRows[u] and negRows[u] are the rows of user u's block holding
 	// its held-out positives and its sampled negatives.
 	posRows, negRows [][]int32
+	// seen memoises adgSum by θ: the direct search comes back to θ it
+	// evaluated (a fifth of its calls on generated data).
+	seen *adgMemo
+}
+
+// adgMemo is adgSum's results by θ (its bits), for one set of users.
+type adgMemo struct {
+	mu sync.Mutex
+	m  map[string]adgResult
+}
+
+type adgResult struct {
+	sum float64
+	n   int
+}
+
+// key is θ's bits as a map key.
+func (*adgMemo) key(theta []float64) string {
+	b := make([]byte, 0, 8*len(theta))
+	for _, v := range theta {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return string(b)
+}
+
+func (m *adgMemo) get(theta []float64) (adgResult, bool) {
+	if m == nil {
+		return adgResult{}, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.m[m.key(theta)]
+	return r, ok
+}
+
+func (m *adgMemo) put(theta []float64, r adgResult) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string]adgResult{}
+	}
+	m.m[m.key(theta)] = r
 }
 
 // newBlendStack fits the bases on x less the holdout and builds the
@@ -502,7 +548,7 @@ func blendStackOf(ctx context.Context, ho *febrHoldout, bases []Model, nNeg int,
 	ext := &febrExtractor{nItems: x.Items(), dim: dim}
 	ts := &febrTrainSet{x: x, ext: ext, pos: ho.pos, zMiss: make([]float64, dim), blocks: make([]febrBlock, x.Users()),
 		sampled: make([][]uint32, x.Users())}
-	st := &blendStack{ts: ts, posRows: make([][]int32, x.Users()), negRows: make([][]int32, x.Users())}
+	st := &blendStack{ts: ts, posRows: make([][]int32, x.Users()), negRows: make([][]int32, x.Users()), seen: &adgMemo{}}
 	err := ParallelFor(ctx, x.Users(), 8, "", nil, func() func(lo, hi int) {
 		raw := make([]float64, x.Items())
 		mark := make([]bool, x.Items())
@@ -616,6 +662,9 @@ func (st *blendStack) adg(ctx context.Context, theta []float64) (float64, error)
 // ascent's hundreds of calls sort ~30 scores a user instead of ~1,000
 // (the whole auto run's largest stage at 20M sorted the negatives).
 func (st *blendStack) adgSum(ctx context.Context, theta []float64) (float64, int, error) {
+	if r, ok := st.seen.get(theta); ok {
+		return r.sum, r.n, nil
+	}
 	ts := st.ts
 	dim := ts.ext.dim
 	sums := make([]float64, len(ts.eligible))
@@ -674,6 +723,7 @@ func (st *blendStack) adgSum(ctx context.Context, theta []float64) (float64, int
 		sum += sums[k]
 		n += counts[k]
 	}
+	st.seen.put(theta, adgResult{sum, n})
 	return sum, n, nil
 }
 
@@ -716,6 +766,7 @@ func (st *blendStack) on(users []int32) *blendStack {
 	ts.eligible = users
 	out := *st
 	out.ts = &ts
+	out.seen = &adgMemo{} // other users: other sums
 	return &out
 }
 

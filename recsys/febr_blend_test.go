@@ -387,7 +387,8 @@ func TestBlendStack_sampledUsers(t *testing.T) {
 // adgSum counts, for every held-out positive, the sampled negatives
 // strictly above it; against the definition (every pair compared) on a
 // stack whose popular base ties many scores, for several θ, bit for bit
-// (the same sums in the same order).
+// (the same sums in the same order). Asked again, and on a subset of the
+// users after the whole (its memo is the subset's own), it still agrees.
 func TestBlendStack_adgSumMatchesPairwise(t *testing.T) {
 	x := generated(t, 29, 200, 120, 12)
 	ctx := context.Background()
@@ -400,9 +401,9 @@ func TestBlendStack_adgSumMatchesPairwise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := st.ts
 	ties := 0
-	for _, theta := range [][]float64{{1, 0}, {0, 1}, {1, 0.25}, {-0.5, 1}} {
+	pairwise := func(st *blendStack, theta []float64) (float64, int) {
+		ts := st.ts
 		want, wantN := 0.0, 0
 		for _, u := range ts.eligible {
 			b := &ts.blocks[u]
@@ -424,12 +425,22 @@ func TestBlendStack_adgSumMatchesPairwise(t *testing.T) {
 			}
 			want += sum
 		}
-		got, n, err := st.adgSum(ctx, theta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n != wantN || got != want {
-			t.Errorf("θ %v: adgSum %v over %d positives, pairwise %v over %d", theta, got, n, want, wantN)
+		return want, wantN
+	}
+	half := st.on(st.ts.eligible[:len(st.ts.eligible)/2])
+	for _, theta := range [][]float64{{1, 0}, {0, 1}, {1, 0.25}, {-0.5, 1}} {
+		for _, c := range []struct {
+			name string
+			st   *blendStack
+		}{{"all", st}, {"all again", st}, {"half", half}} {
+			want, wantN := pairwise(c.st, theta)
+			got, n, err := c.st.adgSum(ctx, theta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != wantN || got != want {
+				t.Errorf("%s, θ %v: adgSum %v over %d positives, pairwise %v over %d", c.name, theta, got, n, want, wantN)
+			}
 		}
 	}
 	if ties == 0 {
