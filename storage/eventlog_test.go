@@ -842,3 +842,48 @@ func TestStore_backPressureExcludesApplying(t *testing.T) {
 		t.Fatalf("after the applies: %+v, tail %d; want 261 events of a, b, c and e, none unapplied", got, lg.TailEvents())
 	}
 }
+
+// TestStore_pacing: past half the tail's bound an appender is paced, in
+// proportion to how far past, up to maxPace at the bound; below half it is
+// not.
+func TestStore_pacing(t *testing.T) {
+	oldBound, oldPace := maxTailEvents, maxPace
+	maxTailEvents, maxPace = 100, 400*time.Millisecond
+	t.Cleanup(func() { maxTailEvents, maxPace = oldBound, oldPace })
+	lg := openLogStore(t, filepath.Join(t.TempDir(), "log.db"))
+	batch := func(user string, n int) []api.Interaction {
+		out := make([]api.Interaction, n)
+		for k := range out {
+			out[k] = ev(user, fmt.Sprintf("i%d", k), "view")
+		}
+		return out
+	}
+	pace := func() time.Duration {
+		lg.mu.Lock()
+		defer lg.mu.Unlock()
+		return lg.pace()
+	}
+	mustAdd(t, lg, batch("a", 50)...)
+	if d := pace(); d != 0 {
+		t.Fatalf("at half the bound: paced %v, want 0", d)
+	}
+	mustAdd(t, lg, batch("b", 25)...)
+	if d := pace(); d != 200*time.Millisecond {
+		t.Fatalf("75 of 100: paced %v, want 200ms", d)
+	}
+	start := time.Now()
+	mustAdd(t, lg, batch("c", 1)...)
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Fatalf("an append at 75 of 100 took %v, want at least its 200ms pace", took)
+	}
+	mustAdd(t, lg, batch("d", 30)...)
+	if d := pace(); d != maxPace {
+		t.Fatalf("106 of 100: paced %v, want maxPace", d)
+	}
+	if err := lg.applyTail(); err != nil {
+		t.Fatal(err)
+	}
+	if d := pace(); d != 0 {
+		t.Fatalf("after the apply: paced %v, want 0", d)
+	}
+}

@@ -41,6 +41,23 @@ var applyEvery = 500 * time.Millisecond
 // tail then holds at most twice the bound.
 var maxTailEvents int64 = 4 * genEvents
 
+// maxPace is the longest an appender is paced before it appends: the
+// delay grows from 0 with the tail outside the transaction in flight at
+// half its bound to maxPace at the bound, so that appenders slow to the
+// applier's rate before they meet the bound's wall (tests lower it).
+var maxPace = time.Second
+
+// pace is how long an appender waits before it appends (pacing). The
+// caller holds s.mu.
+func (s *Store) pace() time.Duration {
+	half := maxTailEvents / 2
+	out := s.tailEvents - s.applying
+	if out <= half || half <= 0 {
+		return 0
+	}
+	return time.Duration(float64(maxPace) * min(1, float64(out-half)/float64(half)))
+}
+
 var keyLogApplied = []byte("log/applied")
 var keyLogID = []byte("log/id")
 
@@ -50,7 +67,17 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 		return 0, err
 	}
 	s.mu.Lock()
-	if s.full() {
+	if d := s.pace(); d > 0 {
+		s.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		s.mu.Lock()
+	}
+	if s.full() || ctx.Err() != nil {
 		// Wait for the applier, but not past the request's deadline: a
 		// request given up stores nothing.
 		stop := context.AfterFunc(ctx, func() {
@@ -66,7 +93,7 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 			held := s.tailEvents - s.applying
 			s.mu.Unlock()
 			if errors.Is(err, context.DeadlineExceeded) {
-				e := api.Errorf(api.CodeUnavailable, "the event log holds %d events not yet applied to the indexes, its bound, and the applier freed no room before the request's deadline; nothing was stored: retry", held)
+				e := api.Errorf(api.CodeUnavailable, "the event log holds %d events not yet applied to the indexes (its bound is %d), and the applier freed no room before the request's deadline; nothing was stored: retry", held, maxTailEvents)
 				// Room comes at the commit under way, seconds away.
 				e.RetryAfter = 1
 				return 0, e
