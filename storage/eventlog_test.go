@@ -539,11 +539,7 @@ func TestStore_backPressure(t *testing.T) {
 	maxTailEvents = 100
 	t.Cleanup(func() { maxTailEvents = old })
 	lg := openLogStore(t, filepath.Join(t.TempDir(), "log.db"))
-	batch := make([]api.Interaction, 150)
-	for k := range batch {
-		batch[k] = ev("a", fmt.Sprintf("i%d", k), "view")
-	}
-	mustAdd(t, lg, batch...) // the tail was below the bound
+	mustAdd(t, lg, viewBatch("a", 150)...) // the tail was below the bound
 	before := mustCounts(t, lg)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -774,14 +770,7 @@ func TestStore_backPressureExcludesApplying(t *testing.T) {
 	maxTailEvents = 100
 	t.Cleanup(func() { maxTailEvents = old })
 	lg := openLogStore(t, filepath.Join(t.TempDir(), "log.db"))
-	batch := func(user string, n int) []api.Interaction {
-		out := make([]api.Interaction, n)
-		for k := range out {
-			out[k] = ev(user, fmt.Sprintf("i%d", k), "view")
-		}
-		return out
-	}
-	mustAdd(t, lg, batch("a", 150)...) // the tail is past the bound
+	mustAdd(t, lg, viewBatch("a", 150)...) // the tail is past the bound
 	// Hold bbolt's writer lock: the apply freezes the tail and then waits
 	// for it, its transaction in flight.
 	tx, err := lg.db.Begin(true)
@@ -805,19 +794,19 @@ func TestStore_backPressureExcludesApplying(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	for _, u := range []string{"b", "c"} { // 110 outside the transaction
-		if _, err := lg.AddInteractions(ctx, batch(u, 55)); err != nil {
+		if _, err := lg.AddInteractions(ctx, viewBatch(u, 55)); err != nil {
 			t.Fatalf("append of %s during the apply: %v", u, err)
 		}
 	}
 	short, cancelShort := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancelShort()
-	if _, err := lg.AddInteractions(short, batch("d", 1)); api.ErrorCode(err) != api.CodeUnavailable ||
+	if _, err := lg.AddInteractions(short, viewBatch("d", 1)); api.ErrorCode(err) != api.CodeUnavailable ||
 		!strings.Contains(err.Error(), "110 events not yet applied") {
 		t.Fatalf("append past the bound outside the transaction: %v, want unavailable naming the 110 events held", err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := lg.AddInteractions(context.Background(), batch("e", 1))
+		_, err := lg.AddInteractions(context.Background(), viewBatch("e", 1))
 		done <- err
 	}()
 	tx.Rollback()
@@ -851,32 +840,25 @@ func TestStore_pacing(t *testing.T) {
 	maxTailEvents, maxPace = 100, 400*time.Millisecond
 	t.Cleanup(func() { maxTailEvents, maxPace = oldBound, oldPace })
 	lg := openLogStore(t, filepath.Join(t.TempDir(), "log.db"))
-	batch := func(user string, n int) []api.Interaction {
-		out := make([]api.Interaction, n)
-		for k := range out {
-			out[k] = ev(user, fmt.Sprintf("i%d", k), "view")
-		}
-		return out
-	}
 	pace := func() time.Duration {
 		lg.mu.Lock()
 		defer lg.mu.Unlock()
 		return lg.pace()
 	}
-	mustAdd(t, lg, batch("a", 50)...)
+	mustAdd(t, lg, viewBatch("a", 50)...)
 	if d := pace(); d != 0 {
 		t.Fatalf("at half the bound: paced %v, want 0", d)
 	}
-	mustAdd(t, lg, batch("b", 25)...)
+	mustAdd(t, lg, viewBatch("b", 25)...)
 	if d := pace(); d != 200*time.Millisecond {
 		t.Fatalf("75 of 100: paced %v, want 200ms", d)
 	}
 	start := time.Now()
-	mustAdd(t, lg, batch("c", 1)...)
+	mustAdd(t, lg, viewBatch("c", 1)...)
 	if took := time.Since(start); took < 200*time.Millisecond {
 		t.Fatalf("an append at 75 of 100 took %v, want at least its 200ms pace", took)
 	}
-	mustAdd(t, lg, batch("d", 30)...)
+	mustAdd(t, lg, viewBatch("d", 30)...)
 	if d := pace(); d != maxPace {
 		t.Fatalf("106 of 100: paced %v, want maxPace", d)
 	}
@@ -886,4 +868,13 @@ func TestStore_pacing(t *testing.T) {
 	if d := pace(); d != 0 {
 		t.Fatalf("after the apply: paced %v, want 0", d)
 	}
+}
+
+// viewBatch is n view events of user on items i0, i1, ….
+func viewBatch(user string, n int) []api.Interaction {
+	out := make([]api.Interaction, n)
+	for k := range out {
+		out[k] = ev(user, fmt.Sprintf("i%d", k), "view")
+	}
+	return out
 }
