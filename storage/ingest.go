@@ -37,7 +37,7 @@ var applyEvery = 500 * time.Millisecond
 // a transaction is writing do not count, so that appenders wait only when
 // a whole bound arrived during one transaction, not for the rest of every
 // transaction that began with the tail at the bound (at 10M scattered
-// events one lasts over 10 s, the request timeout: README "Scale"). The
+// events one can last over 10 s, the request timeout: README "Scale"). The
 // tail then holds at most twice the bound.
 var maxTailEvents int64 = 4 * genEvents
 
@@ -51,7 +51,7 @@ var maxPace = time.Second
 // caller holds s.mu.
 func (s *Store) pace() time.Duration {
 	half := maxTailEvents / 2
-	out := s.tailEvents - s.applying
+	out := s.outside()
 	if out <= half || half <= 0 {
 		return 0
 	}
@@ -90,7 +90,7 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 		}
 		stop()
 		if err := ctx.Err(); err != nil {
-			held := s.tailEvents - s.applying
+			held := s.outside()
 			s.mu.Unlock()
 			if errors.Is(err, context.DeadlineExceeded) {
 				e := api.Errorf(api.CodeUnavailable, "the event log holds %d events not yet applied to the indexes (its bound is %d), and the applier freed no room before the request's deadline; nothing was stored: retry", held, maxTailEvents)
@@ -120,9 +120,13 @@ func (s *Store) appendEvents(ctx context.Context, evs []api.Interaction, js []ju
 	return len(evs), nil
 }
 
-// full reports whether the tail outside the apply transaction in flight is
-// at its bound. The caller holds s.mu.
-func (s *Store) full() bool { return s.tailEvents-s.applying >= maxTailEvents }
+// outside is the tail outside the apply transaction in flight, what the
+// bound and the pacing count. The caller holds s.mu.
+func (s *Store) outside() int64 { return s.tailEvents - s.applying }
+
+// full reports whether the tail outside the transaction in flight is at
+// its bound. The caller holds s.mu.
+func (s *Store) full() bool { return s.outside() >= maxTailEvents }
 
 // appendLocked writes and folds one batch; the caller holds s.mu.
 func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int64, error) {
