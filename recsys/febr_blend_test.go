@@ -447,3 +447,38 @@ func TestBlendStack_adgSumMatchesPairwise(t *testing.T) {
 		t.Fatal("no positive tied with a negative: the test does not exercise ties")
 	}
 }
+
+// The search's one pass over the validation users gives, for every θ, the
+// validation ADG of the blend with that θ scored alone (modelValidationADG),
+// bit for bit: one-hot θs, a mixed one, a negative weight, a zero weight
+// and a base no θ uses. A user with no validation items counts for none.
+func TestBlendValidationADGs_matchEachBlendAlone(t *testing.T) {
+	all := generated(t, 31, 150, 90, 12)
+	x, val := holdOut(t, all, 0.25, 4)
+	val[3] = nil
+	names := []string{"itemknn", "userknn", "popular"}
+	bases := []Model{fitted(t, "itemknn", x, Params{K: 20}), fitted(t, "userknn", x, Params{K: 15}), fitted(t, "popular", x, Params{})}
+	params := make([]Params, len(names))
+	thetas := [][]float64{{1, 0, 0}, {0, 1, 0}, {0.7, 0.4, 0}, {0.5, -0.25, 0}, {1, 1, 0}}
+	ctx := context.Background()
+	got, err := blendValidationADGs(ctx, bases, thetas, x, val)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[float64]bool{}
+	for k, theta := range thetas {
+		m := &Blend{}
+		m.set(names, bases, params, theta, x.Items())
+		want, err := modelValidationADG(ctx, m, x, val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[k] != want || want <= 0 {
+			t.Errorf("θ %v: one pass %.17g, the blend alone %.17g", theta, got[k], want)
+		}
+		seen[want] = true
+	}
+	if len(seen) < 3 {
+		t.Errorf("the θs gave %d distinct validation ADGs: the case compares too little", len(seen))
+	}
+}
