@@ -166,7 +166,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 		tuning := opts.tuning()
 		scaleTuning(name, x.NNZ(), &tuning)
 		if name == recsys.BlendModel && x.NNZ() > scalePositives {
-			tuning.FEBR.Blend = blendOptions(bases, split.Train)
+			tuning.FEBR.Blend = blendOptions(bases, split)
 		}
 		if v, ok := recsys.FEBRVariantOf(name); ok {
 			if v.Affinity == "slim" {

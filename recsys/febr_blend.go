@@ -69,6 +69,15 @@ type BlendOptions struct {
 	// training job passes the bases it tuned and refitted itself.
 	Fitted   []Model
 	FittedOn *Matrix
+	// HeldOut, when every base is Fitted on the matrix searched, are
+	// positives held out of that matrix per user (a training job's
+	// validation split): the search learns θ on them instead of refitting
+	// every base on the matrix less a holdout of its own (newBlendStack),
+	// the bases' scores of them being those of fits that never saw them
+	// either way. The users with validation items in the search are left
+	// out, so that the validation ADG stays a measure on items θ was not
+	// learnt on.
+	HeldOut [][]uint32
 	// Search, when not nil, chooses a base's parameters on the matrix
 	// searched instead of its grid alone (searchBase): recsys/eval passes
 	// its Tune, which extends a grid dimension past the end the choice sits
@@ -524,10 +533,7 @@ func newBlendStack(ctx context.Context, x *Matrix, names []string, params []Para
 	if share <= 0 {
 		share = DefaultBlendHoldout
 	}
-	nNeg := bo.Negatives
-	if nNeg <= 0 {
-		nNeg = DefaultBlendNegatives
-	}
+	nNeg := negatives(bo)
 	var users []int // nil: every user
 	if x.Users() > blendStackUsers {
 		users = userSample(x.Users(), blendStackUsers)
@@ -541,6 +547,48 @@ func newBlendStack(ctx context.Context, x *Matrix, names []string, params []Para
 		return nil, err
 	}
 	return blendStackOf(ctx, ho, bases, nNeg, seed)
+}
+
+// negatives is bo.Negatives with its default.
+func negatives(bo BlendOptions) int {
+	if bo.Negatives <= 0 {
+		return DefaultBlendNegatives
+	}
+	return bo.Negatives
+}
+
+// heldOut is the holdout of a search on x that takes its positives from
+// o.HeldOut (BlendOptions.HeldOut): those of the users without validation
+// items in val, at most blendStackUsers of them (a fixed-seed sample, as
+// newBlendStack's), with x as the histories. It is nil, and the search
+// holds out its own, unless every one of the nb bases was fitted on x.
+func (o *BlendOptions) heldOut(x *Matrix, nb int, val [][]uint32) *febrHoldout {
+	if o.HeldOut == nil {
+		return nil
+	}
+	for b := range nb {
+		if o.fitted(x, b) == nil {
+			return nil
+		}
+	}
+	var users []int
+	for u := range min(x.Users(), len(o.HeldOut)) {
+		if len(o.HeldOut[u]) > 0 && (u >= len(val) || len(val[u]) == 0) {
+			users = append(users, u)
+		}
+	}
+	if len(users) > blendStackUsers {
+		keep := userSample(len(users), blendStackUsers)
+		for k, at := range keep {
+			users[k] = users[at]
+		}
+		users = users[:len(keep)]
+	}
+	ho := &febrHoldout{x: x, pos: make([][]uint32, x.Users())}
+	for _, u := range users {
+		ho.pos[u] = slices.Sorted(slices.Values(o.HeldOut[u]))
+	}
+	return ho
 }
 
 // blendStackOf builds the blocks from bases fitted on ho.x.
@@ -863,7 +911,12 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 		}
 		onX[b], params[b] = m, bp
 	}
-	st, err := newBlendStack(ctx, x, names, params, bo, o.Seed)
+	var st *blendStack
+	if held := bo.heldOut(x, len(names), val); held != nil {
+		st, err = blendStackOf(ctx, held, onX, negatives(bo), o.Seed)
+	} else {
+		st, err = newBlendStack(ctx, x, names, params, bo, o.Seed)
+	}
 	if err != nil {
 		return Choice{}, err
 	}

@@ -482,3 +482,80 @@ func TestBlendValidationADGs_matchEachBlendAlone(t *testing.T) {
 		t.Errorf("the θs gave %d distinct validation ADGs: the case compares too little", len(seen))
 	}
 }
+
+// With HeldOut and every base fitted on the matrix searched (a training
+// job's validation split above ScalePositives), the search fits no base
+// again: a base no registry can fit ("noise") is taken as it is, where
+// the search without HeldOut must refit it on its own holdout and fails.
+// The stack holds the given positives of the users without validation
+// items, at most blendStackUsers of them, and every base's z-scores in a
+// block are those of the fitted base itself.
+func TestSearchBlend_heldOutTakesTheFittedBases(t *testing.T) {
+	all := generated(t, 37, 160, 80, 12)
+	x, held := holdOut(t, all, 0.2, 6)
+	val := make([][]uint32, x.Users())
+	for u := 0; u < x.Users(); u += 3 {
+		val[u] = held[u] // the search's validation sample
+	}
+	ctx := context.Background()
+	names := []string{"itemknn", "noise"}
+	fits := []Model{fitted(t, "itemknn", x, Params{K: 20}), &noiseModel{n: x.Items()}}
+	bo := BlendOptions{Bases: names, Params: []Params{{K: 20}, {}}, Fitted: fits, FittedOn: x, HeldOut: held}
+	p := Params{FEBR: &FEBROptions{Blend: &bo, Iterations: 2000, Seed: 3}}
+	g := Grid{K: []int{20}, Lambda: []float64{1e-3}}
+	c := Caps{Items: x.Items(), Users: x.Users() - 1}
+	if _, err := searchBlend(ctx, x, val, g, c, p, nil); err != nil {
+		t.Fatalf("with HeldOut: %v", err)
+	}
+	own := bo
+	own.HeldOut = nil
+	if _, err := searchBlend(ctx, x, val, g, c, Params{FEBR: &FEBROptions{Blend: &own, Iterations: 2000, Seed: 3}}, nil); err == nil {
+		t.Fatal("without HeldOut the search refitted a base no registry has")
+	}
+
+	defer func(n int) { blendStackUsers = n }(blendStackUsers)
+	blendStackUsers = 40
+	ho := bo.heldOut(x, len(names), val)
+	if ho == nil || ho.x != x {
+		t.Fatal("no holdout of the given positives on the searched matrix")
+	}
+	stacked := 0
+	for u := range x.Users() {
+		switch {
+		case len(ho.pos[u]) == 0:
+		case len(val[u]) > 0:
+			t.Fatalf("user %d of the validation sample is stacked", u)
+		case !slices.Equal(ho.pos[u], held[u]):
+			t.Fatalf("user %d: stacked %v, held out %v", u, ho.pos[u], held[u])
+		default:
+			stacked++
+		}
+	}
+	if stacked != 40 {
+		t.Fatalf("%d users stacked, want blendStackUsers = 40 of the %d without validation items", stacked, x.Users()-len(val)/3)
+	}
+	st, err := blendStackOf(ctx, ho, fits, 30, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, z := make([]float64, x.Items()), make([]float64, x.Items())
+	mark := make([]bool, x.Items())
+	for _, u := range st.ts.eligible[:5] {
+		hist := x.Row(int(u))
+		markHistory(mark, hist, true)
+		zscoreBase(fits[0], int(u), hist, mark, raw, z)
+		markHistory(mark, hist, false)
+		blk := &st.ts.blocks[u]
+		for r, i := range blk.items {
+			if got := blk.row(r, 2)[0]; got != z[i] {
+				t.Fatalf("user %d item %d: stacked z-score %v, the fitted base's %v", u, i, got, z[i])
+			}
+		}
+	}
+	// A base not fitted on the matrix searched: the search holds out its own.
+	part := bo
+	part.Fitted = []Model{fits[0], nil}
+	if part.heldOut(x, len(names), val) != nil {
+		t.Fatal("a holdout of the given positives with a base to fit")
+	}
+}
