@@ -35,7 +35,8 @@ package mf
 import "recsys/recsys"
 
 func init() {
-	recsys.Register("bpr", recsys.Kind{New: func() recsys.Model { return &BPR{} }, Candidates: candidates("bpr")})
+	newBPR := func() recsys.Model { return &BPR{} }
+	recsys.Register("bpr", recsys.Kind{New: newBPR, Candidates: candidates("bpr"), FitGrid: fitConcurrently(newBPR)})
 	recsys.Register("wrmf", recsys.Kind{New: func() recsys.Model { return &WRMF{} }, Candidates: candidates("wrmf")})
 	recsys.Register("ials", recsys.Kind{New: func() recsys.Model { return &IALS{} }, Candidates: candidates("ials")})
 	recsys.Register("mfauc", recsys.Kind{New: func() recsys.Model { return &MFAUC{} }, Candidates: candidates("mfauc")})
