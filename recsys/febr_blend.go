@@ -950,14 +950,15 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	for k := range chosen {
 		thetas[k] = chosen[k].Theta
 	}
-	vals, err := blendValidationADGs(ctx, onX, thetas, x, val)
+	vals, ranks, err := blendValidationADGs(ctx, onX, thetas, x, val)
 	if err != nil {
 		return Choice{}, err
 	}
 	var (
-		best    *Blend
-		bestADG = math.Inf(-1)
-		bestVal float64
+		best      *Blend
+		bestADG   = math.Inf(-1)
+		bestVal   float64
+		bestRanks [][]int
 	)
 	for k := range chosen {
 		tr := &chosen[k]
@@ -966,7 +967,7 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 		tr.ValidationADG = vals[k]
 		tr.PooledADG = pooledADG(tr.CrossFitADG, nHeld, tr.ValidationADG, nVal)
 		if tr.PooledADG > bestADG {
-			best, bestADG, bestVal = m, tr.PooledADG, tr.ValidationADG
+			best, bestADG, bestVal, bestRanks = m, tr.PooledADG, tr.ValidationADG, ranks[k]
 		}
 	}
 	trials = append(trials, chosen...)
@@ -975,7 +976,7 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 	fixed.Validation, fixed.SLIM = nil, nil
 	fixed.Blend = &BlendOptions{Bases: names, Params: best.params, Theta: best.theta}
 	refit := Params{FEBR: &fixed}
-	return Choice{Model: best, Params: refit, Refit: refit, ValidationADG: bestVal}, nil
+	return Choice{Model: best, Params: refit, Refit: refit, ValidationADG: bestVal, ValidationRanks: bestRanks}, nil
 }
 
 // blendValidationADGs is modelValidationADG of the blend of bases under
@@ -984,8 +985,9 @@ func searchBlend(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps,
 // its learnt θ with each base alone, eight blends of the same seven fits,
 // and at 20M events scoring the bases is most of a validation pass). The
 // scores are summed in Blend.ScoreUser's order, so every mean is the one
-// modelValidationADG gives, bit for bit.
-func blendValidationADGs(ctx context.Context, bases []Model, thetas [][]float64, x *Matrix, val [][]uint32) ([]float64, error) {
+// modelValidationADG gives, bit for bit. ranks[k][u] are user u's
+// validation ranks under thetas[k], RankHeldOut's.
+func blendValidationADGs(ctx context.Context, bases []Model, thetas [][]float64, x *Matrix, val [][]uint32) (adg []float64, ranks [][][]int, err error) {
 	nu, ni := x.Users(), x.Items()
 	used := make([]bool, len(bases))
 	for _, theta := range thetas {
@@ -996,11 +998,12 @@ func blendValidationADGs(ctx context.Context, bases []Model, thetas [][]float64,
 	// adgs[k][u] is user u's ADG under thetas[k], summed in user order
 	// below as modelValidationADG sums its ranks.
 	adgs := make([][]float64, len(thetas))
+	ranks = make([][][]int, len(thetas))
 	for k := range adgs {
-		adgs[k] = make([]float64, nu)
+		adgs[k], ranks[k] = make([]float64, nu), make([][]int, nu)
 	}
 	ranker := NewRanker(x.Popularity(), ni)
-	err := ParallelFor(ctx, nu, 16, "", nil, func() func(lo, hi int) {
+	err = ParallelFor(ctx, nu, 16, "", nil, func() func(lo, hi int) {
 		raw, scores := make([]float64, ni), make([]float64, ni)
 		mark := make([]bool, ni)
 		z := make([][]float64, len(bases))
@@ -1032,15 +1035,16 @@ func blendValidationADGs(ctx context.Context, bases []Model, thetas [][]float64,
 							scores[i] += w * v
 						}
 					}
-					adgs[k][u] = metrics.ADG(ranker.Ranks(scores, hist, val[u]))
+					ranks[k][u] = ranker.Ranks(scores, hist, val[u])
+					adgs[k][u] = metrics.ADG(ranks[k][u])
 				}
 			}
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]float64, len(thetas))
+	adg = make([]float64, len(thetas))
 	for k := range thetas {
 		sum, users := 0.0, 0
 		for u := range min(nu, len(val)) {
@@ -1050,10 +1054,10 @@ func blendValidationADGs(ctx context.Context, bases []Model, thetas [][]float64,
 			}
 		}
 		if users > 0 {
-			out[k] = sum / float64(users)
+			adg[k] = sum / float64(users)
 		}
 	}
-	return out, ctx.Err()
+	return adg, ranks, ctx.Err()
 }
 
 // pooledADG is the mean ADG over nHeld held-out and nVal validation

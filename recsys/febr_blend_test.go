@@ -275,6 +275,19 @@ func TestSearchBlend_choiceByPooledADG(t *testing.T) {
 	if ch.ValidationADG != chosen.ValidationADG {
 		t.Errorf("choice validation ADG %.6f, its trial's %.6f", ch.ValidationADG, chosen.ValidationADG)
 	}
+	// The choice carries its validation ranks: RankHeldOut's of the model.
+	rk, _, err := RankHeldOut(ctx, ch.Model, x, x.Popularity(), [][][]uint32{val}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.ValidationRanks) != x.Users() {
+		t.Fatalf("the choice has validation ranks of %d users, the matrix %d", len(ch.ValidationRanks), x.Users())
+	}
+	for u := range x.Users() {
+		if !slices.Equal(ch.ValidationRanks[u], rk[0][u]) {
+			t.Fatalf("user %d: the choice's validation ranks %v, the model's %v", u, ch.ValidationRanks[u], rk[0][u])
+		}
+	}
 	m := &Blend{}
 	if err := m.Fit(ctx, x, ch.Params); err != nil {
 		t.Fatal(err)
@@ -461,7 +474,7 @@ func TestBlendValidationADGs_matchEachBlendAlone(t *testing.T) {
 	params := make([]Params, len(names))
 	thetas := [][]float64{{1, 0, 0}, {0, 1, 0}, {0.7, 0.4, 0}, {0.5, -0.25, 0}, {1, 1, 0}}
 	ctx := context.Background()
-	got, err := blendValidationADGs(ctx, bases, thetas, x, val)
+	got, ranks, err := blendValidationADGs(ctx, bases, thetas, x, val)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,6 +488,17 @@ func TestBlendValidationADGs_matchEachBlendAlone(t *testing.T) {
 		}
 		if got[k] != want || want <= 0 {
 			t.Errorf("θ %v: one pass %.17g, the blend alone %.17g", theta, got[k], want)
+		}
+		set := make([][]uint32, x.Users())
+		copy(set, val)
+		alone, _, err := RankHeldOut(ctx, m, x, x.Popularity(), [][][]uint32{set}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for u := range x.Users() {
+			if !slices.Equal(ranks[k][u], alone[0][u]) {
+				t.Fatalf("θ %v user %d: one pass ranks %v, the blend alone %v", theta, u, ranks[k][u], alone[0][u])
+			}
 		}
 		seen[want] = true
 	}

@@ -78,6 +78,11 @@ type Choice struct {
 	Refit Params
 	// ValidationADG is the validation ADG the choice was made by.
 	ValidationADG float64
+	// ValidationRanks, when the search kept them, are the chosen model's
+	// ranks of every user's validation items (Def. 4.1, as RankHeldOut
+	// ranks them on the search's matrix; nil for a user without any), so
+	// that its measures need no second validation pass.
+	ValidationRanks [][]int
 }
 
 // SearchFunc is a model kind's own search over its grid on x, choosing by

@@ -229,6 +229,11 @@ func TestTune_blendBasesExtendGridEdge(t *testing.T) {
 	if got := tuned.Params.FEBR.Blend.Params[1].K; got != 8 {
 		t.Errorf("the refit's itemknn base has k = %d, want 8", got)
 	}
+	// The measures come from the search's own ranks of the choice: those
+	// of a validation pass of the chosen model.
+	if want, err := Evaluate(context.Background(), tuned.Model, s.Train, s.Validation); err != nil || tuned.Validation != want {
+		t.Errorf("the blend's validation measures %v, a validation pass of it %v (%v)", tuned.Validation, want, err)
+	}
 	if !slices.Equal(tuned.Extended, []string{"itemknn.k=4", "itemknn.k=8"}) || !slices.Equal(tuned.AtEdge, []string{"itemknn.k=8"}) {
 		t.Errorf("extended %v, at edge %v; want itemknn.k=4 itemknn.k=8, itemknn.k=8", tuned.Extended, tuned.AtEdge)
 	}

@@ -240,8 +240,11 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	if err != nil {
 		return nil, err
 	}
-	v, err := Evaluate(ctx, c.Model, x, val)
-	if err != nil {
+	var v metrics.Values
+	if c.ValidationRanks != nil {
+		// The search ranked the chosen model's validation items already.
+		v, _ = meanValues(c.ValidationRanks, x, nil)
+	} else if v, err = Evaluate(ctx, c.Model, x, val); err != nil {
 		return nil, err
 	}
 	if bases != nil {
