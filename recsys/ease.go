@@ -323,7 +323,7 @@ func fitSparseGrid(ctx context.Context, x *Matrix, k int, lambdas []float64, p P
 	var bad atomic.Int64
 	bad.Store(-1)
 	err = ParallelFor(ctx, x.Items(), 16, "ease", p.Progress, func() func(lo, hi int) {
-		s := &easeSolver{x: x, co: co, mark: make([]bool, x.Users())}
+		s := &easeSolver{x: x, co: co, sc: newGramScratch(x.Users())}
 		return func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				if !s.load(j, nb.Row(j)) {
@@ -356,7 +356,7 @@ func fitSparseGrid(ctx context.Context, x *Matrix, k int, lambdas []float64, p P
 type easeSolver struct {
 	x      *Matrix
 	co     *coCounter
-	mark   []bool // per user, for coCounter.gram
+	sc     *gramScratch // for coCounter.gram
 	feats  []Neighbour
 	gram   []float64 // G_SS of the loaded column, row-major
 	gj     []float64 // G_Sj
@@ -373,7 +373,7 @@ func (s *easeSolver) load(j int, feats []Neighbour) bool {
 	}
 	s.gram = grow(s.gram, k*k)
 	s.gj = grow(s.gj, k)
-	s.co.gram(feats, s.gram, s.mark)
+	s.co.gram(feats, s.gram, s.sc)
 	cj := float64(s.x.ItemCount(j))
 	for q, f := range feats {
 		// The cosine of two binary columns is co/√(c(j)·c(l)): recover

@@ -164,8 +164,8 @@ func slimFitGrid(ctx context.Context, x *Matrix, raw []Params) ([]func() Model, 
 type slimSolver struct {
 	x      *Matrix
 	co     *coCounter
-	mark   []bool  // per user, for coCounter.gram
-	pos    []int32 // position of an item in S, −1 when absent
+	sc     *gramScratch // for coCounter.gram
+	pos    []int32      // position of an item in S, −1 when absent
 	feats  []Neighbour
 	full   []float64 // G over the loaded feats, row-major
 	fb     []float64 // b over the loaded feats
@@ -179,7 +179,7 @@ type slimSolver struct {
 }
 
 func newSLIMSolver(x *Matrix, co *coCounter) *slimSolver {
-	s := &slimSolver{x: x, co: co, mark: make([]bool, x.Users()), pos: make([]int32, x.Items())}
+	s := &slimSolver{x: x, co: co, sc: newGramScratch(x.Users()), pos: make([]int32, x.Items())}
 	for k := range s.pos {
 		s.pos[k] = -1
 	}
@@ -216,7 +216,7 @@ func (s *slimSolver) load(j int, feats []Neighbour) bool {
 	}
 	s.full = grow(s.full, kf*kf)
 	s.fb = grow(s.fb, kf)
-	s.co.gram(feats, s.full, s.mark)
+	s.co.gram(feats, s.full, s.sc)
 	for q, f := range feats {
 		// The cosine of two binary columns is co/√(c(j)·c(l)): recover
 		// the integer count exactly.
