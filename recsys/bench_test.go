@@ -162,12 +162,19 @@ func zipfMatrix(tb testing.TB, seed uint64, m, n, perUser int) *Matrix {
 	rng := rand.New(rand.NewPCG(seed, 13))
 	z := rand.NewZipf(rng, 1.1, 1, uint64(n-1))
 	perm := rng.Perm(n)
+	return drawnMatrix(tb, m, n, func() int { return perUser }, func() int { return perm[z.Uint64()] })
+}
+
+// drawnMatrix gives each of m users count() distinct items of n, each
+// drawn by item().
+func drawnMatrix(tb testing.TB, m, n int, count, item func() int) *Matrix {
+	tb.Helper()
 	var pairs []Pair
+	seen := map[int]bool{}
 	for u := range m {
-		seen := map[int]bool{}
-		for len(seen) < perUser {
-			i := perm[z.Uint64()]
-			if !seen[i] {
+		clear(seen)
+		for c := count(); len(seen) < c; {
+			if i := item(); !seen[i] {
 				seen[i] = true
 				pairs = append(pairs, Pair{User: uint32(u), Item: uint32(i)})
 			}

@@ -173,24 +173,10 @@ func scaleMatrix(tb testing.TB, seed uint64, m, n int, perUser float64) *Matrix 
 	perm := rng.Perm(n)
 	const a = 2.0
 	xm := perUser * (a - 1) / a
-	var pairs []Pair
-	seen := map[int]bool{}
-	for u := range m {
-		c := max(1, min(int(xm/math.Pow(1-rng.Float64(), 1/a)), n/5))
-		clear(seen)
-		for len(seen) < c {
-			r, _ := slices.BinarySearch(cum, rng.Float64()*total)
-			if i := perm[min(r, n-1)]; !seen[i] {
-				seen[i] = true
-				pairs = append(pairs, Pair{User: uint32(u), Item: uint32(i)})
-			}
-		}
-	}
-	x, err := NewMatrix(m, n, pairs)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return x
+	return drawnMatrix(tb, m, n, func() int { return max(1, min(int(xm/math.Pow(1-rng.Float64(), 1/a)), n/5)) }, func() int {
+		r, _ := slices.BinarySearch(cum, rng.Float64()*total)
+		return perm[min(r, n-1)]
+	})
 }
 
 // BenchmarkCoCounterGram counts the Gram matrices of 300 items' cosine
