@@ -88,9 +88,9 @@ func newCoCounter(ctx context.Context, x *Matrix, p int) (*coCounter, error) {
 	}
 	if rare := n - p; p > 0 && rare > 0 && int64(rare)*int64(p)*4 <= coRareBudget {
 		// Each rare item's counts against every popular item: its users'
-		// popular items, Σ_l Σ_{u ∈ O⁺l} |O⁺u ∩ popular| in all (about
-		// 10⁹ at MovieLens-20M's shape), where the same counts pair by
-		// pair cost a column scan each, every time a set needs one.
+		// popular items, Σ_l Σ_{u ∈ O⁺l} |O⁺u ∩ popular| in all, once,
+		// where the same counts pair by pair cost a column scan each,
+		// every time a set needs one.
 		c.rslot = make([]int32, n)
 		var rareItems []uint32
 		for i := range c.rslot {

@@ -183,7 +183,7 @@ func scaleMatrix(tb testing.TB, seed uint64, m, n int, perUser float64) *Matrix 
 // KNN(j) at k = 200 on a matrix of `recsys scale`'s shape (27,000 items,
 // Pareto users with 143 items on average; 30,000 users, so 4.3M events),
 // as fsSLIM and the sparse EASE load a column, by columns (before) and by
-// users (gram), alternated; the two agree.
+// users (gram); the two agree.
 func BenchmarkCoCounterGram(b *testing.B) {
 	x := scaleMatrix(b, 46, 30000, 27000, 143)
 	ctx := context.Background()
