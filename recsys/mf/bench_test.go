@@ -29,7 +29,7 @@ func BenchmarkBPREpoch(b *testing.B) {
 	var f factors
 	t := newBPRTrainer(x, &c, &f)
 	for b.Loop() {
-		if _, err := t.epoch(context.Background()); err != nil {
+		if err := t.epoch(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,7 +2,6 @@ package mf
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 
 	"recsys/recsys"
@@ -80,10 +79,7 @@ func (m *BPR) Params() map[string]float64 {
 // bprGrad is the loss of one triple and its gradient with respect to uᵤ,
 // vᵢ, vⱼ (written to gu, gi, gj) and the biases bᵢ, bⱼ.
 func bprGrad(c *bprConfig, u, vi, vj []float64, bi, bj float64, gu, gi, gj []float64) (loss, gbi, gbj float64) {
-	x := bi - bj
-	for f := range u {
-		x += u[f] * (vi[f] - vj[f])
-	}
+	x := bprMargin(u, vi, vj, bi, bj)
 	s := sigmoid(-x) // −∂(−ln σ(x))/∂x
 	loss = softplus(-x) + 0.5*(c.lambdaU*dot(u, u)+c.lambdaP*dot(vi, vi)+c.lambdaN*dot(vj, vj)+c.lambB*(bi*bi+bj*bj))
 	for f := range u {
@@ -94,16 +90,53 @@ func bprGrad(c *bprConfig, u, vi, vj []float64, bi, bj float64, gu, gi, gj []flo
 	return loss, -s + c.lambB*bi, s + c.lambB*bj
 }
 
+// bprMargin is x̂ᵤᵢⱼ = bᵢ − bⱼ + uᵤ·(vᵢ − vⱼ), summed in four lanes so
+// that the additions of one lane do not wait on the others'.
+func bprMargin(u, vi, vj []float64, bi, bj float64) float64 {
+	vi, vj = vi[:len(u)], vj[:len(u)]
+	var a0, a1, a2, a3 float64
+	f := 0
+	for ; f+4 <= len(u); f += 4 {
+		a0 += u[f] * (vi[f] - vj[f])
+		a1 += u[f+1] * (vi[f+1] - vj[f+1])
+		a2 += u[f+2] * (vi[f+2] - vj[f+2])
+		a3 += u[f+3] * (vi[f+3] - vj[f+3])
+	}
+	for ; f < len(u); f++ {
+		a0 += u[f] * (vi[f] - vj[f])
+	}
+	return bi - bj + ((a0 + a1) + (a2 + a3))
+}
+
+// bprStep is one SGD step on a triple: u, vi, vj and the biases move by
+// −lr times bprGrad's gradient, computed and applied in one pass without
+// the loss, which training does not use (vi and vj are distinct rows).
+func bprStep(c *bprConfig, lr float64, u, vi, vj []float64, bi, bj *float64) {
+	vi, vj = vi[:len(u)], vj[:len(u)]
+	s := sigmoid(-bprMargin(u, vi, vj, *bi, *bj))
+	for f := range u {
+		uf, vif, vjf := u[f], vi[f], vj[f]
+		u[f] += -lr * (-s*(vif-vjf) + c.lambdaU*uf)
+		vi[f] += -lr * (-s*uf + c.lambdaP*vif)
+		vj[f] += -lr * (s*uf + c.lambdaN*vjf)
+	}
+	gbi, gbj := -s+c.lambB**bi, s+c.lambB**bj
+	*bi -= lr * gbi
+	*bj -= lr * gbj
+}
+
 // bprTrainer holds the sampling state of a fit.
 type bprTrainer struct {
-	c          *bprConfig
-	f          *factors
-	x          *recsys.Matrix
-	rng        *rand.Rand
-	pairUser   []uint32 // the user of every positive pair, in row order
-	pairItem   []uint32
-	gu, gi, gj []float64
+	c     *bprConfig
+	f     *factors
+	x     *recsys.Matrix
+	rng   *rand.Rand
+	pairs []bprPair // every positive pair, in row order
 }
+
+// bprPair is a positive (user, item); one array of them keeps a drawn
+// pair's user and item on one cache line.
+type bprPair struct{ user, item uint32 }
 
 func newBPRTrainer(x *recsys.Matrix, c *bprConfig, f *factors) *bprTrainer {
 	t := &bprTrainer{c: c, f: f, x: x, rng: rand.New(rand.NewPCG(c.seed, 0x627072))}
@@ -112,16 +145,12 @@ func newBPRTrainer(x *recsys.Matrix, c *bprConfig, f *factors) *bprTrainer {
 	// and of seed 003 §5.1's initialisation).
 	gaussian(t.rng, f.user, 0.1)
 	gaussian(t.rng, f.item, 0.1)
-	t.pairUser = make([]uint32, 0, x.NNZ())
-	t.pairItem = make([]uint32, 0, x.NNZ())
+	t.pairs = make([]bprPair, 0, x.NNZ())
 	for u := range x.Users() {
 		for _, i := range x.Row(u) {
-			t.pairUser = append(t.pairUser, uint32(u))
-			t.pairItem = append(t.pairItem, i)
+			t.pairs = append(t.pairs, bprPair{uint32(u), i})
 		}
 	}
-	k := c.factors
-	t.gu, t.gi, t.gj = make([]float64, k), make([]float64, k), make([]float64, k)
 	return t
 }
 
@@ -140,31 +169,22 @@ func negative(rng *rand.Rand, row []uint32, nItems int) (uint32, bool) {
 	return 0, false
 }
 
-// epoch runs |X| SGD steps and returns the mean loss of the triples.
-func (t *bprTrainer) epoch(ctx context.Context) (float64, error) {
-	n := len(t.pairUser)
-	lr := t.c.lr
-	sum := 0.0
+// epoch runs |X| SGD steps (bprStep) on triples drawn with replacement.
+func (t *bprTrainer) epoch(ctx context.Context) error {
+	n := len(t.pairs)
 	for s := range n {
 		if s&0xffff == 0 && ctx.Err() != nil {
-			return 0, ctx.Err()
+			return ctx.Err()
 		}
-		p := t.rng.IntN(n)
-		u, i := int(t.pairUser[p]), int(t.pairItem[p])
+		p := t.pairs[t.rng.IntN(n)]
+		u, i := int(p.user), int(p.item)
 		j, ok := negative(t.rng, t.x.Row(u), t.f.nItems)
 		if !ok {
 			continue
 		}
-		uu, vi, vj := t.f.userVec(u), t.f.itemVec(i), t.f.itemVec(int(j))
-		loss, gbi, gbj := bprGrad(t.c, uu, vi, vj, t.f.bias[i], t.f.bias[j], t.gu, t.gi, t.gj)
-		sum += loss
-		axpy(-lr, t.gu, uu)
-		axpy(-lr, t.gi, vi)
-		axpy(-lr, t.gj, vj)
-		t.f.bias[i] -= lr * gbi
-		t.f.bias[j] -= lr * gbj
+		bprStep(t.c, t.c.lr, t.f.userVec(u), t.f.itemVec(i), t.f.itemVec(int(j)), &t.f.bias[i], &t.f.bias[j])
 	}
-	return sum / math.Max(1, float64(n)), nil
+	return nil
 }
 
 // Fit runs the configured epochs of SGD.
@@ -176,7 +196,7 @@ func (m *BPR) Fit(ctx context.Context, x *recsys.Matrix, p recsys.Params) error 
 	var f factors
 	t := newBPRTrainer(x, &c, &f)
 	for e := range c.epochs {
-		if _, err := t.epoch(ctx); err != nil {
+		if err := t.epoch(ctx); err != nil {
 			return err
 		}
 		if p.Progress != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -295,5 +296,38 @@ func TestBPRGrad_gradient(t *testing.T) {
 		fdCheck(t, "v_i", vi, gi, loss)
 		fdCheck(t, "v_j", vj, gj, loss)
 		fdCheck(t, "b", bias, []float64{gbi, gbj}, loss)
+	}
+}
+
+// bprStep is the step of bprGrad's gradient: u, vᵢ, vⱼ and the biases move
+// by −lr·∇ bit for bit, and nothing else changes.
+func TestBPRStep_isTheGradientStep(t *testing.T) {
+	const k, lr = 7, 0.05
+	rng := rand.New(rand.NewPCG(4, 2))
+	c := &bprConfig{lambdaU: 0.3, lambdaP: 0.2, lambdaN: 0.05, lambB: 0.7}
+	for trial := range 4 {
+		u, vi, vj := make([]float64, k), make([]float64, k), make([]float64, k)
+		gaussian(rng, u, 1)
+		gaussian(rng, vi, 1)
+		gaussian(rng, vj, 1)
+		bi, bj := rng.NormFloat64(), rng.NormFloat64()
+		gu, gi, gj := make([]float64, k), make([]float64, k), make([]float64, k)
+		_, gbi, gbj := bprGrad(c, u, vi, vj, bi, bj, gu, gi, gj)
+		want := [][]float64{slices.Clone(u), slices.Clone(vi), slices.Clone(vj)}
+		for v, g := range [][]float64{gu, gi, gj} {
+			for f := range g {
+				want[v][f] -= lr * g[f]
+			}
+		}
+		wantBi, wantBj := bi-lr*gbi, bj-lr*gbj
+		bprStep(c, lr, u, vi, vj, &bi, &bj)
+		for v, got := range [][]float64{u, vi, vj} {
+			if !slices.Equal(got, want[v]) {
+				t.Errorf("trial %d: vector %d is %v after the step, want %v", trial, v, got, want[v])
+			}
+		}
+		if bi != wantBi || bj != wantBj {
+			t.Errorf("trial %d: biases %g, %g after the step, want %g, %g", trial, bi, bj, wantBi, wantBj)
+		}
 	}
 }
