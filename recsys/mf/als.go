@@ -61,6 +61,23 @@ func (s *alsSolver) setup(rows []uint32, y []float64) {
 	}
 }
 
+// setupMul is setup and mul(g, rows, y, x, s.ap) in one pass over the
+// row's positives: each yᵢ is read once for both sums, which accumulate in
+// the same order as apart.
+func (s *alsSolver) setupMul(g []float64, rows []uint32, y, x []float64) {
+	k := s.k
+	s.lambda = s.w.rowLambda(len(rows), s.n)
+	clear(s.b)
+	blas64.Gemv(blas.NoTrans, s.w.gram, blas64.General{Rows: k, Cols: k, Stride: k, Data: g},
+		blas64.Vector{N: k, Inc: 1, Data: x}, 0, blas64.Vector{N: k, Inc: 1, Data: s.ap})
+	axpy(s.lambda, x, s.ap)
+	for _, i := range rows {
+		yi := y[int(i)*k : int(i+1)*k]
+		axpy(s.w.rhs, yi, s.b)
+		axpy(s.w.pos*dot(yi, x), yi, s.ap)
+	}
+}
+
 // mul sets out = A x.
 func (s *alsSolver) mul(g []float64, rows []uint32, y, x, out []float64) {
 	k := s.k
@@ -76,8 +93,7 @@ func (s *alsSolver) mul(g []float64, rows []uint32, y, x, out []float64) {
 // cg improves x by steps of conjugate gradient (Takács et al. 2011: a few
 // steps warm-started from the previous solution are enough within ALS).
 func (s *alsSolver) cg(g []float64, rows []uint32, y, x []float64, steps int) {
-	s.setup(rows, y)
-	s.mul(g, rows, y, x, s.ap)
+	s.setupMul(g, rows, y, x)
 	for f := range s.r {
 		s.r[f] = s.b[f] - s.ap[f]
 	}
