@@ -2,7 +2,9 @@ package recsys
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -148,5 +150,44 @@ func TestItemCosineKNN_cancelled(t *testing.T) {
 	cancel()
 	if _, err := ItemCosineKNN(ctx, x, 4, nil); err == nil {
 		t.Fatal("no error from a cancelled context")
+	}
+}
+
+// The user side's two accumulations give the same KNN(u), in the same
+// order and with the same similarities, as each other and as the brute
+// force: for training users (self left out) at densities on either side of
+// search's switch, cosine and KUNN, and for a live history with a repeat
+// and an item the matrix does not know.
+func TestUserSide_searchDenseEqualsSparse(t *testing.T) {
+	for _, p := range []float64{0.05, 0.4} {
+		x, d := randomMatrix(t, 11, 60, 30, p)
+		for _, kunn := range []bool{false, true} {
+			s := newUserSide(x, 0, kunn)
+			sc := s.pool.Get().(*userScratch)
+			same := func(what string, k int, self int, h []uint32, want []Neighbour) {
+				t.Helper()
+				sparse := slices.Clone(s.searchSparse(self, h, k, sc))
+				dense := slices.Clone(s.searchDense(self, h, k, sc))
+				if !slices.Equal(sparse, dense) {
+					t.Fatalf("p %g kunn %v %s: sparse %v, dense %v", p, kunn, what, sparse, dense)
+				}
+				if want != nil && !slices.EqualFunc(dense, want, func(a, b Neighbour) bool {
+					return a.Index == b.Index && closeTo(a.Value, b.Value, 1e-12)
+				}) {
+					t.Fatalf("p %g kunn %v %s: %v, brute force %v", p, kunn, what, dense, want)
+				}
+				if slices.ContainsFunc(sc.acc, func(a float64) bool { return a != 0 }) {
+					t.Fatalf("p %g kunn %v %s: the scratch sums are not cleared", p, kunn, what)
+				}
+			}
+			for u := range x.Users() {
+				for _, k := range []int{1, 7, 100} {
+					same(fmt.Sprintf("user %d k %d", u, k), k, u, x.Row(u), bruteKNNOfUser(d, u, k, kunn))
+				}
+			}
+			h := append(slices.Clone(x.Row(3)), 99)
+			h = slices.Insert(h, 1, h[0])
+			same("live history", 10, -1, h, nil)
+		}
 	}
 }

@@ -136,8 +136,27 @@ func (s *userSide) neighbours(self int, history []uint32, sc *userScratch) []Nei
 	return s.search(self, history, s.k, sc)
 }
 
-// search is neighbours at size k, without the memo.
+// search is neighbours at size k, without the memo. The co-occurrence
+// sums accumulate in history order either way; when the history's columns
+// hold more entries than there are users (popular items reach most users),
+// they are added without tracking which users they touch, and every user
+// is then read once (searchDense), which is cheaper than a branch and an
+// append per entry.
 func (s *userSide) search(self int, history []uint32, k int, sc *userScratch) []Neighbour {
+	entries := 0
+	for _, j := range history {
+		if int(j) < s.x.nItems {
+			entries += s.x.ItemCount(int(j))
+		}
+	}
+	if entries > s.x.nUsers {
+		return s.searchDense(self, history, k, sc)
+	}
+	return s.searchSparse(self, history, k, sc)
+}
+
+// searchSparse is search tracking the users the sums touch.
+func (s *userSide) searchSparse(self int, history []uint32, k int, sc *userScratch) []Neighbour {
 	sc.touched = sc.touched[:0]
 	prev := -1
 	known := 0
@@ -167,6 +186,43 @@ func (s *userSide) search(self int, history []uint32, k int, sc *userScratch) []
 		cv := float64(s.x.UserCount(int(v)))
 		sc.best.push(Neighbour{Index: v, Value: sc.acc[v] / math.Sqrt(cu*cv)})
 		sc.acc[v] = 0
+	}
+	return sc.best.sorted()
+}
+
+// searchDense is search adding every column entry, then reading every
+// user: the same sums, so the same KNN(u) as searchSparse (its order is
+// total, so the order users are offered in does not matter).
+func (s *userSide) searchDense(self int, history []uint32, k int, sc *userScratch) []Neighbour {
+	acc := sc.acc[:s.x.nUsers]
+	prev := -1
+	known := 0
+	for _, j := range history {
+		if int(j) >= s.x.nItems || int(j) == prev {
+			continue
+		}
+		prev = int(j)
+		known++
+		w := 1.0
+		if s.weight != nil {
+			w = s.weight[j]
+		}
+		for _, v := range s.x.Col(int(j)) {
+			acc[v] += w
+		}
+	}
+	if self >= 0 && self < len(acc) {
+		acc[self] = 0 // KNN(u) is over U \ u
+	}
+	sc.best.reset(k)
+	cu := float64(known)
+	for v, a := range acc {
+		if a == 0 {
+			continue
+		}
+		cv := float64(s.x.UserCount(v))
+		sc.best.push(Neighbour{Index: uint32(v), Value: a / math.Sqrt(cu*cv)})
+		acc[v] = 0
 	}
 	return sc.best.sorted()
 }
