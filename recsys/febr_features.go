@@ -26,30 +26,17 @@ var featureNames = [featuresPerSide]string{"mean", "std", "min", "max", "len", "
 
 // sideAcc accumulates, densely over items, the entries of the affinity
 // vectors φ(u, i) of one side for one user: their count, sum, sum of
-// squares, minimum and maximum.
-type sideAcc struct {
-	n       []int32
-	sum, sq []float64
-	lo, hi  []float64
-}
+// squares, minimum and maximum. An item's five sums sit together (aggOf),
+// so an entry costs one cache line, not five.
+type sideAcc []aggOf
 
-func newSideAcc(n int) sideAcc {
-	return sideAcc{
-		n: make([]int32, n), sum: make([]float64, n), sq: make([]float64, n),
-		lo: make([]float64, n), hi: make([]float64, n),
-	}
-}
+func newSideAcc(n int) sideAcc { return make(sideAcc, n) }
 
-func (a *sideAcc) add(i uint32, v float64) {
-	if a.n[i] == 0 {
-		a.n[i], a.sum[i], a.sq[i], a.lo[i], a.hi[i] = 1, v, v*v, v, v
-		return
-	}
-	a.n[i]++
-	a.sum[i] += v
-	a.sq[i] += v * v
-	a.lo[i] = min(a.lo[i], v)
-	a.hi[i] = max(a.hi[i], v)
+// add adds v to item i's entries and reports whether it is the first.
+func (a sideAcc) add(i uint32, v float64) bool {
+	first := a[i].n == 0
+	a[i].add(v)
+	return first
 }
 
 // features writes the seven features of item i into out and clears the
@@ -57,9 +44,9 @@ func (a *sideAcc) add(i uint32, v float64) {
 // (§4.5.2, §4.5.4), with agglen = |active|/k and, when the active set is
 // empty, all aggregates 0 and b = 1. aggstd is the population standard
 // deviation; a variance within rounding error of 0 (equal entries) is 0.
-func (a *sideAcc) features(i uint32, k int, out []float64) {
-	aggFeatures(a.n[i], a.sum[i], a.sq[i], a.lo[i], a.hi[i], k, out)
-	a.n[i] = 0
+func (a sideAcc) features(i uint32, k int, out []float64) {
+	a[i].write(k, out)
+	a[i].n = 0
 }
 
 // aggFeatures writes the seven features of an active set of c entries
@@ -86,8 +73,9 @@ func aggFeatures(c int32, sum, sq, lo, hi float64, k int, out []float64) {
 	out[aggMissing] = 0
 }
 
-// aggOf accumulates the entries of one pair's active set in the order
-// sideAcc.add sees them, so that its features are the same to the bit.
+// aggOf accumulates the entries of one pair's active set: an item of a
+// sideAcc, or one pair alone (febrExtractor.pair), which adds them in the
+// order extract does, so that its features are the same to the bit.
 type aggOf struct {
 	n       int32
 	sum, sq float64
@@ -102,8 +90,15 @@ func (a *aggOf) add(v float64) {
 	a.n++
 	a.sum += v
 	a.sq += v * v
-	a.lo = min(a.lo, v)
-	a.hi = max(a.hi, v)
+	// Comparisons, not min and max: affinities are never NaN, and the
+	// built-ins' NaN and signed-zero handling costs a few instructions on
+	// the feature extraction's hottest line.
+	if v < a.lo {
+		a.lo = v
+	}
+	if v > a.hi {
+		a.hi = v
+	}
 }
 
 func (a *aggOf) write(k int, out []float64) { aggFeatures(a.n, a.sum, a.sq, a.lo, a.hi, k, out) }
@@ -278,7 +273,7 @@ func (e *febrExtractor) extract(self int, history []uint32, visit func(i uint32,
 	if e.items != nil {
 		// aggregates over O⁺u ∩ KNN(i): walk the reversed lists from the
 		// user's items (Thm 4.3).
-		acc := &sc.acc[0]
+		acc := sc.acc[0]
 		prev := -1
 		for _, j := range history {
 			if int(j) >= e.nItems || int(j) == prev {
@@ -286,18 +281,20 @@ func (e *febrExtractor) extract(self int, history []uint32, visit func(i uint32,
 			}
 			prev = int(j)
 			for _, nb := range e.items.rev.Row(int(j)) {
-				acc.add(nb.Index, nb.Value)
-				e.touch(sc, nb.Index)
+				if acc.add(nb.Index, nb.Value) {
+					e.touch(sc, nb.Index)
+				}
 			}
 		}
 	}
 	if e.users != nil {
 		// aggregates over O⁺i ∩ KNN(u) (Cor. 4.1).
-		acc := &sc.acc[1]
+		acc := sc.acc[1]
 		for _, nb := range e.users.neighbours(self, history, &sc.user) {
 			for _, i := range e.users.x.Row(int(nb.Index)) {
-				acc.add(i, nb.Value)
-				e.touch(sc, i)
+				if acc.add(i, nb.Value) {
+					e.touch(sc, i)
+				}
 			}
 		}
 	}

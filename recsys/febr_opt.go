@@ -3,6 +3,7 @@ package recsys
 import (
 	"context"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync/atomic"
@@ -627,7 +628,18 @@ type blockRanker struct {
 	rs    []float64 // relevant items' scores
 	inBlk []bool
 	diff  []int
-	known []int32 // popularity positions of the history and block items
+	known []uint64 // a bit per popularity position: the history and block items
+}
+
+// knownBefore is the number of history and block items whose popularity
+// position is below p.
+func (r *blockRanker) knownBefore(p int32) int {
+	w := int(p / 64)
+	n := bits.OnesCount64(r.known[w] & (1<<(uint(p)%64) - 1))
+	for _, b := range r.known[:w] {
+		n += bits.OnesCount64(b)
+	}
+	return n
 }
 
 // ranks returns rank(i, y) (Def. 4.1) of every relevant item under the
@@ -709,16 +721,15 @@ func (r *blockRanker) ranks(b *febrBlock, dim int, theta []float64, sMiss float6
 	}
 	// Popularity positions of the items that are not in the missing block.
 	if anyTie {
-		r.known = r.known[:0]
+		r.known = grow(r.known, (nItems+63)/64)
 		for _, i := range hist {
-			r.known = append(r.known, prank[i])
+			setBit(r.known, uint32(prank[i]))
 		}
 		for q, i := range b.items {
 			if !math.IsNaN(r.score[q]) {
-				r.known = append(r.known, prank[i])
+				setBit(r.known, uint32(prank[i]))
 			}
 		}
-		slices.Sort(r.known)
 	}
 	// The missing block: items neither in hist nor in the block.
 	nMiss := nItems - len(hist) - nCand
@@ -743,8 +754,7 @@ func (r *blockRanker) ranks(b *febrBlock, dim int, theta []float64, sMiss float6
 			// items with a smaller position, less the known ones and the
 			// other relevant items that are missing (counted above).
 			p := int(prank[v])
-			kb, _ := slices.BinarySearch(r.known, prank[v])
-			n := p - kb
+			n := p - r.knownBefore(prank[v])
 			for k2, v2 := range relevant {
 				if v2 != v && !r.inBlk[k2] && prank[v2] < prank[v] {
 					n--
