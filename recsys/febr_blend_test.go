@@ -583,3 +583,28 @@ func TestSearchBlend_heldOutTakesTheFittedBases(t *testing.T) {
 		t.Fatal("a holdout of the given positives with a base to fit")
 	}
 }
+
+// countBelow counts the scores strictly below s, as a scan does: every
+// length up to 40, with repeated scores and s equal to, between, below and
+// above them.
+func TestCountBelow_isTheScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	for n := range 41 {
+		ps := make([]float64, n)
+		for j := range ps {
+			ps[j] = float64(rng.IntN(12))
+		}
+		slices.Sort(ps)
+		for s := -1.0; s <= 13; s += 0.5 {
+			want := 0
+			for _, p := range ps {
+				if p < s {
+					want++
+				}
+			}
+			if got := countBelow(ps, s); got != want {
+				t.Fatalf("%v below %g: %d, want %d", ps, s, got, want)
+			}
+		}
+	}
+}
