@@ -82,6 +82,35 @@ func TestTrainModels_febrTakesTheBaselinesK(t *testing.T) {
 	}
 }
 
+// A FEBR variant's tuning gets the job's choices of its baselines, both
+// sides' for FEBRiu, in order, and none it did not tune.
+func TestFEBRBaselines(t *testing.T) {
+	tuned := map[string]recsys.Model{}
+	for _, n := range []string{"itemknn", "userknn", "kunn-i", "slim"} {
+		m, err := recsys.New(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tuned[n] = m
+	}
+	for name, want := range map[string][]string{
+		"febr-iu-cosine": {"itemknn", "userknn"}, "febr-iu-kunn": {"kunn-i"}, "febr-u-cosine": {"userknn"},
+		"febr-u-kunn": nil, "febr-i-slim": nil, "febr": nil,
+	} {
+		v, ok := recsys.FEBRVariantOf(name)
+		if !ok {
+			t.Fatalf("%s is not a FEBR variant", name)
+		}
+		var got []string
+		for _, m := range febrBaselines(v, tuned) {
+			got = append(got, m.Name())
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: baselines %v, want %v", name, got, want)
+		}
+	}
+}
+
 // clusteredSnapshot stores users users of perUser views each, user u mostly
 // within the block of block items of cluster u mod 3 (a fifth at random
 // over all 3·block items), and returns the store's snapshot.

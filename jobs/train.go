@@ -145,14 +145,17 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	// as its affinity instead of searching the same grid again.
 	var slimTuned, slimFull recsys.Model
 	// The choices of the neighbourhood models on the split, which the
-	// FEBR variants whose aggsum predictor they are take their k from.
+	// FEBR variants whose aggsum predictor they are take their k from
+	// (FEBRiu: one of its two sides' k's; febrBaselines).
 	// Only those are kept: every tuned model held to the end of the job
 	// would add gigabytes at 20M events.
 	tunedByName := map[string]recsys.Model{}
 	baselines := map[string]bool{}
 	for _, n := range names {
-		if v, ok := recsys.FEBRVariantOf(n); ok && v.Baseline != "" {
-			baselines[v.Baseline] = true
+		if v, ok := recsys.FEBRVariantOf(n); ok {
+			for _, b := range v.Baselines {
+				baselines[b] = true
+			}
 		}
 	}
 	// The job's own fits of febr-blend's bases, which the blend takes
@@ -172,7 +175,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 			if v.Affinity == "slim" {
 				tuning.FEBR.SLIM = slimTuned
 			}
-			tuning.FEBR.Baseline = tunedByName[v.Baseline]
+			tuning.FEBR.Baselines = febrBaselines(v, tunedByName)
 		}
 		t, err := eval.Tune(ctx, name, split, valCache, tuning)
 		if err != nil {
@@ -253,4 +256,17 @@ func snapshotMatrix(snap *api.Snapshot) (*recsys.Matrix, error) {
 		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
 	}
 	return recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
+}
+
+// febrBaselines are the choices among tuned of the baselines of a FEBR
+// variant (recsys.FEBROptions.Baselines), in the variant's order; those
+// the job did not tune are left out.
+func febrBaselines(v recsys.FEBRVariantInfo, tuned map[string]recsys.Model) []recsys.Model {
+	var out []recsys.Model
+	for _, b := range v.Baselines {
+		if m := tuned[b]; m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }

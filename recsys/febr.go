@@ -87,6 +87,25 @@ func (v febrVariant) baseline() string {
 	return ""
 }
 
+// baselines are the neighbourhood models whose choices of k a KByBaseline
+// search of v takes (FEBROptions.Baselines): a one-sided variant's
+// baseline, or for FEBRiu the baselines of its two one-sided siblings
+// (febr-iu-cosine itemknn and userknn, febr-iu-kunn kunn-i and kunn-u);
+// none for FEBRi-slim, which takes slim's choice (FEBROptions.SLIM).
+func (v febrVariant) baselines() []string {
+	if b := v.baseline(); b != "" {
+		return []string{b}
+	}
+	if !v.item || !v.user || v.affinity == affSLIM {
+		return nil
+	}
+	var out []string
+	for _, side := range []febrVariant{{item: true, affinity: v.affinity}, {user: true, affinity: v.affinity}} {
+		out = append(out, side.baseline())
+	}
+	return out
+}
+
 // IsFEBR reports whether a registry name is FEBR or one of its variants.
 func IsFEBR(name string) bool {
 	_, ok := febrVariantOf(name)
@@ -101,16 +120,18 @@ type FEBRVariantInfo struct {
 	Item, User bool
 	// Affinity is "cosine", "kunn" or "slim".
 	Affinity string
-	// Baseline is the neighbourhood model that ranks as the variant's
-	// aggsum predictor, whose choice FEBROptions.Baseline may pass, or "".
-	Baseline string
+	// Baselines are the neighbourhood models whose choices
+	// FEBROptions.Baselines may pass: for a one-sided variant the model
+	// that ranks as its aggsum predictor, for FEBRiu those of its two
+	// one-sided siblings, none for FEBRi-slim.
+	Baselines []string
 }
 
 // FEBRVariantOf describes a FEBR registry name; ok is false for the
 // other models.
 func FEBRVariantOf(name string) (info FEBRVariantInfo, ok bool) {
 	v, ok := febrVariantOf(name)
-	return FEBRVariantInfo{Label: v.label, Item: v.item, User: v.user, Affinity: v.affinity, Baseline: v.baseline()}, ok
+	return FEBRVariantInfo{Label: v.label, Item: v.item, User: v.user, Affinity: v.affinity, Baselines: v.baselines()}, ok
 }
 
 // Variant is one report row a model name stands for: the registry name to
@@ -178,14 +199,22 @@ type FEBROptions struct {
 	// search on the same matrix, grid and validation items (eval.Tune's),
 	// whose k and (ℓ1, ℓ2) the search then takes.
 	SLIM Model
-	// Baseline, in a search with FEBRGrid.KByBaseline of a variant whose
-	// aggsum predictor is a neighbourhood model (febr-i-cosine itemknn,
-	// febr-u-cosine userknn, febr-i-kunn kunn-i, febr-u-kunn kunn-u:
-	// initialTheta), may be the choice of that model's search on the same
-	// matrix, grid and validation items (eval.Tune's): the same criterion
-	// over the same k, so the search takes its k instead of building the
-	// features of every k to compare their baselines again.
-	Baseline Model
+	// Baselines, in a search with FEBRGrid.KByBaseline, may hold the
+	// choices of the searches of the variant's baselines (FEBRVariantInfo)
+	// on the same matrix, grid and validation items (eval.Tune's).
+	//
+	// A one-sided variant's aggsum predictor ranks as its baseline
+	// (febr-i-cosine itemknn, febr-u-cosine userknn, febr-i-kunn kunn-i,
+	// febr-u-kunn kunn-u: initialTheta): the same criterion over the same
+	// k, so the search takes the baseline's k instead of building the
+	// features of every k to compare their aggsum predictors again.
+	//
+	// FEBRiu compares its aggsum predictor only at the k's its two sides'
+	// baselines chose (one k when they agree, then no comparison): a
+	// reduced grid, not the same criterion, since its predictor adds the
+	// two sides' z-scored aggsums and ranks as neither baseline. Without
+	// both baselines it compares every k of the grid.
+	Baselines []Model
 	// Blend configures febr-blend (febr_blend.go); nil takes its
 	// defaults.
 	Blend *BlendOptions

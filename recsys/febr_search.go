@@ -98,8 +98,8 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 	if searched != nil {
 		g.K = []int{searched.k}
 	}
-	if k, ok := baselineK(o, g, v); ok {
-		g.K = []int{k}
+	if ks, ok := baselineKs(o, g, v); ok {
+		g.K = ks
 	}
 	// choose picks the fsSLIM pair of one k (SLIM affinity); build makes
 	// the features.
@@ -261,26 +261,49 @@ func searchedSLIM(o FEBROptions, x *Matrix, g FEBRGrid, v febrVariant) *ItemP {
 	return s
 }
 
-// baselineK is the k a KByBaseline search of variant v on grid g takes
-// from o.Baseline (FEBROptions.Baseline): the baseline's k when it is in
-// the grid; when the baseline's search went past an end of the grid
-// (eval's grid extension), the grid's best was that end, the value of the
-// grid nearest to it, and the extension is the caller's to repeat.
-func baselineK(o FEBROptions, g FEBRGrid, v febrVariant) (int, bool) {
-	if !g.KByBaseline || o.Baseline == nil || len(g.K) == 0 || v.baseline() == "" || o.Baseline.Name() != v.baseline() {
-		return 0, false
+// baselineKs are the k's a KByBaseline search of variant v on grid g takes
+// from o.Baselines (FEBROptions.Baselines), in grid order, or false when a
+// baseline of v is not there: each baseline's k when it is in the grid;
+// when the baseline's search went past an end of the grid (eval's grid
+// extension), the grid's best was that end, the value of the grid nearest
+// to it, and the extension is the caller's to repeat.
+func baselineKs(o FEBROptions, g FEBRGrid, v febrVariant) ([]int, bool) {
+	names := v.baselines()
+	if !g.KByBaseline || len(g.K) == 0 || len(names) == 0 {
+		return nil, false
 	}
-	k, ok := ParamsOf(o.Baseline)["k"]
-	if !ok {
-		return 0, false
+	var ks []int
+	for _, name := range names {
+		k, ok := baselineK(o.Baselines, name)
+		if !ok {
+			return nil, false
+		}
+		nearest := g.K[0]
+		for _, c := range g.K {
+			if math.Abs(float64(c)-k) < math.Abs(float64(nearest)-k) {
+				nearest = c
+			}
+		}
+		ks = append(ks, nearest)
 	}
-	nearest := g.K[0]
+	var out []int
 	for _, c := range g.K {
-		if math.Abs(float64(c)-k) < math.Abs(float64(nearest)-k) {
-			nearest = c
+		if slices.Contains(ks, c) && !slices.Contains(out, c) {
+			out = append(out, c)
 		}
 	}
-	return nearest, true
+	return out, true
+}
+
+// baselineK is the k of the model named name among ms.
+func baselineK(ms []Model, name string) (float64, bool) {
+	for _, m := range ms {
+		if m != nil && m.Name() == name {
+			k, ok := ParamsOf(m)["k"]
+			return k, ok
+		}
+	}
+	return 0, false
 }
 
 // capK is the grid of k of a variant, capped like the models whose sides

@@ -690,7 +690,7 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 			}
 			clear(base)
 			o := *opts
-			o.Baseline = chosen
+			o.Baselines = []Model{chosen}
 			taken, _, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: &o})
 			if err != nil {
 				t.Fatal(err)
@@ -1017,5 +1017,60 @@ func TestSearchFEBR_lambdasConcurrently(t *testing.T) {
 	}
 	if !slices.Equal(one.Theta(), two.Theta()) || calls1 == 0 || calls2 == 0 {
 		t.Fatalf("θ %v against %v; progress calls %d, %d", one.Theta(), two.Theta(), calls1, calls2)
+	}
+}
+
+// A KByBaseline search of FEBRiu given both sides' baselines compares its
+// aggsum predictor at their k's alone, and is then the search of the grid
+// reduced to those k's; with one k (the sides agree) it compares none, and
+// without both baselines it compares every k of the grid.
+func TestSearchFEBR_iuTakesItsSidesKs(t *testing.T) {
+	x := generated(t, 46, 150, 100, 12)
+	train, val := holdOut(t, x, 0.2, 4)
+	ctx := context.Background()
+	cache := NewNeighbourCache(train, 20)
+	search := func(name string, ks []int, baselines ...Model) (*FEBR, []int) {
+		t.Helper()
+		var compared []int
+		g := FEBRGrid{K: ks, Lambda: []float64{1e-2}, KByBaseline: true, OnTrial: func(tr FEBRTrial) {
+			if tr.Lambda == 0 {
+				compared = append(compared, tr.K)
+			}
+		}}
+		m, _, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: &FEBROptions{Validation: val, EvalEvery: 2000, Patience: 2, Baselines: baselines}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, compared
+	}
+	grid := []int{5, 10, 20}
+	for _, c := range []struct{ name, item, user string }{{"febr-iu-cosine", "itemknn", "userknn"}, {"febr-iu-kunn", "kunn-i", "kunn-u"}} {
+		item5, user20 := fitted(t, c.item, train, Params{K: 5}), fitted(t, c.user, train, Params{K: 20})
+		got, compared := search(c.name, grid, user20, item5)
+		want, wantCompared := search(c.name, []int{5, 20})
+		if !slices.Equal(compared, []int{5, 20}) || !slices.Equal(wantCompared, []int{5, 20}) {
+			t.Fatalf("%s given k 5 and 20: compared k %v; the grid {5, 20} alone compares %v", c.name, compared, wantCompared)
+		}
+		if got.k != want.k || !slices.Equal(got.theta, want.theta) {
+			t.Fatalf("%s given k 5 and 20: k %d θ %v; the grid {5, 20}: k %d θ %v", c.name, got.k, got.theta, want.k, want.theta)
+		}
+		// A baseline past the grid's end counts as that end; both at 20:
+		// OPT-ADG runs at 20 with nothing to compare.
+		user30 := fitted(t, c.user, train, Params{K: 30})
+		one, compared := search(c.name, grid, fitted(t, c.item, train, Params{K: 20}), user30)
+		if len(compared) != 0 || one.k != 20 {
+			t.Fatalf("%s given k 20 and 30: compared k %v, chose k %d", c.name, compared, one.k)
+		}
+		// One side's baseline alone, or a baseline of the other affinity:
+		// every k is compared.
+		other := fitted(t, "userknn", train, Params{K: 20})
+		if c.user == "userknn" {
+			other = fitted(t, "kunn-u", train, Params{K: 20})
+		}
+		for _, bs := range [][]Model{{item5}, {item5, other}} {
+			if _, compared := search(c.name, grid, bs...); !slices.Equal(compared, grid) {
+				t.Fatalf("%s given %d baselines, one of them its own: compared k %v, want the grid %v", c.name, len(bs), compared, grid)
+			}
+		}
 	}
 }
