@@ -247,14 +247,15 @@ func BenchmarkUserSideSearch(b *testing.B) {
 	for _, sim := range []string{simCosine, simKUNN} {
 		s := newUserSide(x, 200, sim == simKUNN)
 		sc := s.pool.Get().(*userScratch)
-		for _, mode := range []struct {
-			name   string
-			search func(int, []uint32, int, *userScratch) []Neighbour
-		}{{"sparse", s.searchSparse}, {"dense", s.searchDense}} {
-			b.Run(sim+"/"+mode.name, func(b *testing.B) {
+		for _, dense := range []bool{false, true} {
+			mode := "sparse"
+			if dense {
+				mode = "dense"
+			}
+			b.Run(sim+"/"+mode, func(b *testing.B) {
 				for b.Loop() {
 					for u := 0; u < 30000; u += 150 {
-						mode.search(u, x.Row(u), 200, sc)
+						s.searchMode(u, x.Row(u), 200, sc, dense)
 					}
 				}
 			})

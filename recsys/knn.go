@@ -175,35 +175,24 @@ func knn(ctx context.Context, fwd, back csr, weight []float64, kmax int, stage s
 	n := fwd.rows()
 	rows := make([][]Neighbour, n)
 	err := ParallelFor(ctx, n, 64, stage, progress, func() func(lo, hi int) {
-		acc := make([]float64, n)
-		touched := make([]uint32, 0, 1024)
+		co := coAcc{acc: make([]float64, n), touched: make([]uint32, 0, 1024)}
 		var best topK
 		return func(lo, hi int) {
 			for t := lo; t < hi; t++ {
-				touched = touched[:0]
+				entries := 0
+				for _, m := range fwd.row(t) {
+					entries += back.ptr[m+1] - back.ptr[m]
+				}
+				dense := entries > n
 				for _, m := range fwd.row(t) {
 					w := 1.0
 					if weight != nil {
 						w = weight[m]
 					}
-					for _, s := range back.row(int(m)) {
-						if int(s) == t {
-							continue
-						}
-						if acc[s] == 0 {
-							touched = append(touched, s)
-						}
-						acc[s] += w
-					}
+					co.add(back.row(int(m)), w, t, dense)
 				}
-				best.reset(kmax)
 				ct := float64(fwd.ptr[t+1] - fwd.ptr[t])
-				for _, s := range touched {
-					cs := float64(fwd.ptr[s+1] - fwd.ptr[s])
-					best.push(Neighbour{Index: s, Value: acc[s] / math.Sqrt(ct*cs)})
-					acc[s] = 0
-				}
-				rows[t] = slices.Clone(best.sorted())
+				rows[t] = slices.Clone(co.top(&best, kmax, t, dense, ct, fwd))
 			}
 		}
 	})
@@ -211,6 +200,67 @@ func knn(ctx context.Context, fwd, back csr, weight []float64, kmax int, stage s
 		return nil, err
 	}
 	return fromRows(rows), nil
+}
+
+// coAcc sums, for one row t, its co-occurrences with every other row
+// through the columns of t's entries, weighted per column, then keeps the
+// best by the cosine-normalised sum: KNN(i) over the item→user→item paths
+// (knn) and KNN(u) over user→item→user ones (userSide).
+//
+// Sparse, it tracks the rows a sum touches and reads those alone; dense,
+// it adds every entry without tracking and reads every row once, which is
+// cheaper when the columns hold more entries than there are rows (popular
+// items reach most users). The sums accumulate in the same order either
+// way, and KNN order is total, so both give the same neighbours.
+type coAcc struct {
+	acc     []float64 // per row; zero between rows
+	touched []uint32  // sparse: the rows with a non-zero sum
+}
+
+// add adds w to the sum of every row of col but self.
+func (a *coAcc) add(col []uint32, w float64, self int, dense bool) {
+	if dense {
+		for _, s := range col {
+			a.acc[s] += w // self's sum is dropped by top
+		}
+		return
+	}
+	for _, s := range col {
+		if int(s) == self {
+			continue
+		}
+		if a.acc[s] == 0 {
+			a.touched = append(a.touched, s)
+		}
+		a.acc[s] += w
+	}
+}
+
+// top returns the k best rows s by sum(s)/√(c·counts(s)), c being self's
+// count, in KNN order, and clears the sums. The result aliases best.
+func (a *coAcc) top(best *topK, k, self int, dense bool, c float64, counts csr) []Neighbour {
+	best.reset(k)
+	if !dense {
+		for _, s := range a.touched {
+			cs := float64(counts.ptr[s+1] - counts.ptr[s])
+			best.push(Neighbour{Index: s, Value: a.acc[s] / math.Sqrt(c*cs)})
+			a.acc[s] = 0
+		}
+		a.touched = a.touched[:0]
+		return best.sorted()
+	}
+	if self >= 0 && self < len(a.acc) {
+		a.acc[self] = 0 // KNN is over the other rows
+	}
+	for s, v := range a.acc {
+		if v == 0 {
+			continue
+		}
+		cs := float64(counts.ptr[s+1] - counts.ptr[s])
+		best.push(Neighbour{Index: uint32(s), Value: v / math.Sqrt(c*cs)})
+		a.acc[s] = 0
+	}
+	return best.sorted()
 }
 
 // kunnWeights returns 1/√c for every count, 0 for empty rows: the diagonal

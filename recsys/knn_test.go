@@ -166,8 +166,8 @@ func TestUserSide_searchDenseEqualsSparse(t *testing.T) {
 			sc := s.pool.Get().(*userScratch)
 			same := func(what string, k int, self int, h []uint32, want []Neighbour) {
 				t.Helper()
-				sparse := slices.Clone(s.searchSparse(self, h, k, sc))
-				dense := slices.Clone(s.searchDense(self, h, k, sc))
+				sparse := slices.Clone(s.searchMode(self, h, k, sc, false))
+				dense := slices.Clone(s.searchMode(self, h, k, sc, true))
 				if !slices.Equal(sparse, dense) {
 					t.Fatalf("p %g kunn %v %s: sparse %v, dense %v", p, kunn, what, sparse, dense)
 				}
@@ -176,7 +176,7 @@ func TestUserSide_searchDenseEqualsSparse(t *testing.T) {
 				}) {
 					t.Fatalf("p %g kunn %v %s: %v, brute force %v", p, kunn, what, dense, want)
 				}
-				if slices.ContainsFunc(sc.acc, func(a float64) bool { return a != 0 }) {
+				if slices.ContainsFunc(sc.co.acc, func(a float64) bool { return a != 0 }) {
 					t.Fatalf("p %g kunn %v %s: the scratch sums are not cleared", p, kunn, what)
 				}
 			}

@@ -1,7 +1,6 @@
 package recsys
 
 import (
-	"math"
 	"slices"
 	"sync"
 )
@@ -68,9 +67,8 @@ type userSide struct {
 }
 
 type userScratch struct {
-	acc     []float64
-	touched []uint32
-	best    topK
+	co   coAcc
+	best topK
 }
 
 func newUserSide(x *Matrix, k int, kunn bool) *userSide {
@@ -78,7 +76,7 @@ func newUserSide(x *Matrix, k int, kunn bool) *userSide {
 	if kunn {
 		s.weight = kunnWeights(x.byItem)
 	}
-	s.pool.New = func() any { return &userScratch{acc: make([]float64, x.nUsers)} }
+	s.pool.New = func() any { return &userScratch{co: coAcc{acc: make([]float64, x.nUsers)}} }
 	return s
 }
 
@@ -136,12 +134,8 @@ func (s *userSide) neighbours(self int, history []uint32, sc *userScratch) []Nei
 	return s.search(self, history, s.k, sc)
 }
 
-// search is neighbours at size k, without the memo. The co-occurrence
-// sums accumulate in history order either way; when the history's columns
-// hold more entries than there are users (popular items reach most users),
-// they are added without tracking which users they touch, and every user
-// is then read once (searchDense), which is cheaper than a branch and an
-// append per entry.
+// search is neighbours at size k, without the memo: the co-occurrence
+// sums of the history's items against every training user (coAcc).
 func (s *userSide) search(self int, history []uint32, k int, sc *userScratch) []Neighbour {
 	entries := 0
 	for _, j := range history {
@@ -149,15 +143,11 @@ func (s *userSide) search(self int, history []uint32, k int, sc *userScratch) []
 			entries += s.x.ItemCount(int(j))
 		}
 	}
-	if entries > s.x.nUsers {
-		return s.searchDense(self, history, k, sc)
-	}
-	return s.searchSparse(self, history, k, sc)
+	return s.searchMode(self, history, k, sc, entries > s.x.nUsers)
 }
 
-// searchSparse is search tracking the users the sums touch.
-func (s *userSide) searchSparse(self int, history []uint32, k int, sc *userScratch) []Neighbour {
-	sc.touched = sc.touched[:0]
+// searchMode is search with coAcc's mode chosen by the caller.
+func (s *userSide) searchMode(self int, history []uint32, k int, sc *userScratch, dense bool) []Neighbour {
 	prev := -1
 	known := 0
 	for _, j := range history {
@@ -170,61 +160,9 @@ func (s *userSide) searchSparse(self int, history []uint32, k int, sc *userScrat
 		if s.weight != nil {
 			w = s.weight[j]
 		}
-		for _, v := range s.x.Col(int(j)) {
-			if int(v) == self {
-				continue
-			}
-			if sc.acc[v] == 0 {
-				sc.touched = append(sc.touched, v)
-			}
-			sc.acc[v] += w
-		}
+		sc.co.add(s.x.Col(int(j)), w, self, dense)
 	}
-	sc.best.reset(k)
-	cu := float64(known)
-	for _, v := range sc.touched {
-		cv := float64(s.x.UserCount(int(v)))
-		sc.best.push(Neighbour{Index: v, Value: sc.acc[v] / math.Sqrt(cu*cv)})
-		sc.acc[v] = 0
-	}
-	return sc.best.sorted()
-}
-
-// searchDense is search adding every column entry, then reading every
-// user: the same sums, so the same KNN(u) as searchSparse (its order is
-// total, so the order users are offered in does not matter).
-func (s *userSide) searchDense(self int, history []uint32, k int, sc *userScratch) []Neighbour {
-	acc := sc.acc[:s.x.nUsers]
-	prev := -1
-	known := 0
-	for _, j := range history {
-		if int(j) >= s.x.nItems || int(j) == prev {
-			continue
-		}
-		prev = int(j)
-		known++
-		w := 1.0
-		if s.weight != nil {
-			w = s.weight[j]
-		}
-		for _, v := range s.x.Col(int(j)) {
-			acc[v] += w
-		}
-	}
-	if self >= 0 && self < len(acc) {
-		acc[self] = 0 // KNN(u) is over U \ u
-	}
-	sc.best.reset(k)
-	cu := float64(known)
-	for v, a := range acc {
-		if a == 0 {
-			continue
-		}
-		cv := float64(s.x.UserCount(v))
-		sc.best.push(Neighbour{Index: uint32(v), Value: a / math.Sqrt(cu*cv)})
-		acc[v] = 0
-	}
-	return sc.best.sorted()
+	return sc.co.top(&sc.best, k, self, dense, float64(known), s.x.byUser)
 }
 
 // accumulate adds aggsum(φ_user(u, i)) = Σ_{v ∈ KNN(u), X(v,i)=1} A(u, v)
