@@ -262,3 +262,15 @@ func BenchmarkUserSideSearch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkItemCosineKNNScale computes every item's cosine KNN at k = 200
+// on a matrix of `recsys scale`'s shape with 10,000 users (1.4M events),
+// as itemknn, kunn-i and the FEBR item sides do.
+func BenchmarkItemCosineKNNScale(b *testing.B) {
+	x := scaleMatrix(b, 47, 10000, 27000, 143)
+	for b.Loop() {
+		if _, err := ItemCosineKNN(context.Background(), x, 200, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
