@@ -23,9 +23,11 @@ func benchMatrix(b *testing.B) *recsys.Matrix {
 }
 
 // BenchmarkBPREpoch is one BPR epoch: |X| SGD steps.
-func BenchmarkBPREpoch(b *testing.B) {
-	x := benchMatrix(b)
-	c, _ := bprConfigFrom(recsys.Params{K: benchFactors})
+func BenchmarkBPREpoch(b *testing.B) { benchBPREpoch(b, benchMatrix(b), benchFactors) }
+
+// benchBPREpoch runs BPR epochs on x with k factors.
+func benchBPREpoch(b *testing.B, x *recsys.Matrix, k int) {
+	c, _ := bprConfigFrom(recsys.Params{K: k})
 	var f factors
 	t := newBPRTrainer(x, &c, &f)
 	for b.Loop() {
@@ -176,15 +178,4 @@ func BenchmarkIALSEpoch(b *testing.B) {
 // BenchmarkBPREpochLarge is one BPR epoch at 10 factors on 60,000 users ×
 // 27,000 items with 140 draws each (≈ 8M positives): factors and pairs far
 // past the caches, as at `recsys scale`'s 20M events.
-func BenchmarkBPREpochLarge(b *testing.B) {
-	x := generated(b, 2, 60000, 27000, 140)
-	c, _ := bprConfigFrom(recsys.Params{K: 10})
-	var f factors
-	t := newBPRTrainer(x, &c, &f)
-	for b.Loop() {
-		if err := t.epoch(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(x.NNZ()), "steps/op")
-}
+func BenchmarkBPREpochLarge(b *testing.B) { benchBPREpoch(b, generated(b, 2, 60000, 27000, 140), 10) }

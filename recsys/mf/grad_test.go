@@ -274,10 +274,7 @@ func TestBPRGrad_gradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	c := &bprConfig{lambdaU: 0.3, lambdaP: 0.2, lambdaN: 0.05, lambB: 0.7}
 	for trial := range 4 {
-		u, vi, vj := make([]float64, k), make([]float64, k), make([]float64, k)
-		gaussian(rng, u, 1)
-		gaussian(rng, vi, 1)
-		gaussian(rng, vj, 1)
+		u, vi, vj := randomVec(rng, k), randomVec(rng, k), randomVec(rng, k)
 		bias := []float64{rng.NormFloat64(), rng.NormFloat64()}
 		gu, gi, gj := make([]float64, k), make([]float64, k), make([]float64, k)
 		_, gbi, gbj := bprGrad(c, u, vi, vj, bias[0], bias[1], gu, gi, gj)
@@ -306,10 +303,7 @@ func TestBPRStep_isTheGradientStep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 2))
 	c := &bprConfig{lambdaU: 0.3, lambdaP: 0.2, lambdaN: 0.05, lambB: 0.7}
 	for trial := range 4 {
-		u, vi, vj := make([]float64, k), make([]float64, k), make([]float64, k)
-		gaussian(rng, u, 1)
-		gaussian(rng, vi, 1)
-		gaussian(rng, vj, 1)
+		u, vi, vj := randomVec(rng, k), randomVec(rng, k), randomVec(rng, k)
 		bi, bj := rng.NormFloat64(), rng.NormFloat64()
 		gu, gi, gj := make([]float64, k), make([]float64, k), make([]float64, k)
 		_, gbi, gbj := bprGrad(c, u, vi, vj, bi, bj, gu, gi, gj)
@@ -330,4 +324,11 @@ func TestBPRStep_isTheGradientStep(t *testing.T) {
 			t.Errorf("trial %d: biases %g, %g after the step, want %g, %g", trial, bi, bj, wantBi, wantBj)
 		}
 	}
+}
+
+// randomVec is k draws of N(0, 1).
+func randomVec(rng *rand.Rand, k int) []float64 {
+	v := make([]float64, k)
+	gaussian(rng, v, 1)
+	return v
 }

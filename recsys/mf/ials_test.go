@@ -19,10 +19,7 @@ import (
 // independently with gonum/mat from the formula in alsWeights' comment.
 func TestALSSolver_cgEqualsExact(t *testing.T) {
 	const k, n = 8, 30
-	rng := rand.New(rand.NewPCG(11, 1))
-	y := make([]float64, n*k)
-	gaussian(rng, y, 0.7)
-	g := gram(y, k)
+	y, g := alsFixture(11, k, n, 0.7)
 	rows := []uint32{1, 4, 5, 9, 13, 20, 21, 29}
 	for _, w := range []alsWeights{
 		{gram: 1, pos: 3, rhs: 4, lambda: 0.2},
@@ -199,4 +196,36 @@ func TestIALS_frequencyScaledLambdaByHand(t *testing.T) {
 	copy(f.item, []float64{0.5, 1, 2})
 	m := &IALS{cfg: c, f: f, gram: gram(f.item, 1)}
 	check("fold-in of u0", m.FoldIn([]uint32{0, 2}), []float64{2.5 / 5.235})
+}
+
+// alsFixture is n random rows of k factors, N(0, sd²), and their Gram
+// matrix.
+func alsFixture(seed uint64, k, n int, sd float64) (y, g []float64) {
+	y = make([]float64, n*k)
+	gaussian(rand.New(rand.NewPCG(seed, 1)), y, sd)
+	return y, gram(y, k)
+}
+
+// setupMul is setup followed by mul(x) into ap, bit for bit, for WRMF's
+// and iALS's weights, and on a row without positives.
+func TestALSSolver_setupMulIsSetupThenMul(t *testing.T) {
+	const k, n = 6, 40
+	y, g := alsFixture(3, k, n, 1)
+	x := slices.Clone(y[:k])
+	for _, w := range []alsWeights{
+		{gram: 1, pos: 4, rhs: 5, lambda: 0.3},                       // WRMF, α = 4
+		{gram: 0.2, pos: 1, rhs: 1, lambda: 0.01, nu: 1, unobs: 0.2}, // iALS
+	} {
+		for _, rows := range [][]uint32{{1, 4, 9, 17, 33, 39}, {}} {
+			want := newALSSolver(w, k, n)
+			want.setup(rows, y)
+			want.mul(g, rows, y, x, want.ap)
+			got := newALSSolver(w, k, n)
+			got.setupMul(g, rows, y, x)
+			if got.lambda != want.lambda || !slices.Equal(got.b, want.b) || !slices.Equal(got.ap, want.ap) {
+				t.Errorf("weights %+v, rows %v: setupMul gives λ %g, b %v, Ax %v; setup and mul give %g, %v, %v",
+					w, rows, got.lambda, got.b, got.ap, want.lambda, want.b, want.ap)
+			}
+		}
+	}
 }
