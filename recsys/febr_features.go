@@ -90,15 +90,8 @@ func (a *aggOf) add(v float64) {
 	a.n++
 	a.sum += v
 	a.sq += v * v
-	// Comparisons, not min and max: affinities are never NaN, and the
-	// built-ins' NaN and signed-zero handling costs a few instructions on
-	// the feature extraction's hottest line.
-	if v < a.lo {
-		a.lo = v
-	}
-	if v > a.hi {
-		a.hi = v
-	}
+	a.lo = min(a.lo, v)
+	a.hi = max(a.hi, v)
 }
 
 func (a *aggOf) write(k int, out []float64) { aggFeatures(a.n, a.sum, a.sq, a.lo, a.hi, k, out) }
