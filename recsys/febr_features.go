@@ -26,8 +26,8 @@ var featureNames = [featuresPerSide]string{"mean", "std", "min", "max", "len", "
 
 // sideAcc accumulates, densely over items, the entries of the affinity
 // vectors φ(u, i) of one side for one user: their count, sum, sum of
-// squares, minimum and maximum. An item's five sums sit together (aggOf),
-// so an entry costs one cache line, not five.
+// squares, minimum and maximum. An item's five sums sit together (aggOf,
+// 40 bytes), so an entry costs one or two cache lines, not five.
 type sideAcc []aggOf
 
 func newSideAcc(n int) sideAcc { return make(sideAcc, n) }

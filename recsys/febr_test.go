@@ -1074,3 +1074,34 @@ func TestSearchFEBR_iuTakesItsSidesKs(t *testing.T) {
 		}
 	}
 }
+
+// knownBefore counts the marked popularity positions below p, as a scan
+// does: at the ends of a word, past the first word and at the last
+// position, with marks on either side of each.
+func TestBlockRanker_knownBefore(t *testing.T) {
+	const n = 200
+	rng := rand.New(rand.NewPCG(12, 3))
+	var r blockRanker
+	r.known = grow(r.known, (n+63)/64)
+	marked := make([]bool, n)
+	for _, p := range []int{0, 1, 62, 63, 64, 65, 127, 128, 199} {
+		marked[p] = true
+		setBit(r.known, uint32(p))
+	}
+	for range 40 {
+		p := rng.IntN(n)
+		marked[p] = true
+		setBit(r.known, uint32(p))
+	}
+	for _, p := range []int{0, 1, 62, 63, 64, 65, 100, 127, 128, 129, 199} {
+		want := 0
+		for q := range p {
+			if marked[q] {
+				want++
+			}
+		}
+		if got := r.knownBefore(int32(p)); got != want {
+			t.Errorf("below %d: %d, want %d", p, got, want)
+		}
+	}
+}

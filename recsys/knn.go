@@ -217,7 +217,9 @@ type coAcc struct {
 	touched []uint32  // sparse: the rows with a non-zero sum
 }
 
-// add adds w to the sum of every row of col but self.
+// add adds w (> 0: a zero sum means an untouched row) to the sum of every
+// row of col; self's sum is not kept (sparse: skipped, dense: dropped by
+// top).
 func (a *coAcc) add(col []uint32, w float64, self int, dense bool) {
 	if dense {
 		for _, s := range col {
