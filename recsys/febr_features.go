@@ -49,30 +49,6 @@ func (a sideAcc) features(i uint32, k int, out []float64) {
 	a[i].n = 0
 }
 
-// aggFeatures writes the seven features of an active set of c entries
-// with the given sum, sum of squares, minimum and maximum (sideAcc.features).
-func aggFeatures(c int32, sum, sq, lo, hi float64, k int, out []float64) {
-	if c == 0 {
-		clear(out[:aggMissing])
-		out[aggMissing] = 1
-		return
-	}
-	fc := float64(c)
-	mean := sum / fc
-	ms := sq / fc
-	v := ms - mean*mean
-	if v <= 1e-12*ms || lo == hi {
-		v = 0
-	}
-	out[aggMean] = mean
-	out[aggStd] = math.Sqrt(v)
-	out[aggMin] = lo
-	out[aggMax] = hi
-	out[aggLen] = fc / float64(k)
-	out[aggSum] = sum
-	out[aggMissing] = 0
-}
-
 // aggOf accumulates the entries of one pair's active set: an item of a
 // sideAcc, or one pair alone (febrExtractor.pair), which adds them in the
 // order extract does, so that its features are the same to the bit.
@@ -94,7 +70,29 @@ func (a *aggOf) add(v float64) {
 	a.hi = max(a.hi, v)
 }
 
-func (a *aggOf) write(k int, out []float64) { aggFeatures(a.n, a.sum, a.sq, a.lo, a.hi, k, out) }
+// write writes the seven features of the active set into out
+// (sideAcc.features).
+func (a *aggOf) write(k int, out []float64) {
+	if a.n == 0 {
+		clear(out[:aggMissing])
+		out[aggMissing] = 1
+		return
+	}
+	fc := float64(a.n)
+	mean := a.sum / fc
+	ms := a.sq / fc
+	v := ms - mean*mean
+	if v <= 1e-12*ms || a.lo == a.hi {
+		v = 0
+	}
+	out[aggMean] = mean
+	out[aggStd] = math.Sqrt(v)
+	out[aggMin] = a.lo
+	out[aggMax] = a.hi
+	out[aggLen] = fc / float64(k)
+	out[aggSum] = a.sum
+	out[aggMissing] = 0
+}
 
 // febrView is one user's side of the pair features φ(u, i), from which
 // febrExtractor.pair computes the features of single items on demand

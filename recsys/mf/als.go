@@ -51,41 +51,40 @@ func newALSSolver(w alsWeights, k, n int) *alsSolver {
 		b: make([]float64, k), r: make([]float64, k), p: make([]float64, k), ap: make([]float64, k)}
 }
 
+// begin sets λᵣ for a row of count positives and clears b.
+func (s *alsSolver) begin(count int) {
+	s.lambda = s.w.rowLambda(count, s.n)
+	clear(s.b)
+}
+
 // setup sets λᵣ and b = rhs·Σ yᵢ for the row.
 func (s *alsSolver) setup(rows []uint32, y []float64) {
 	k := s.k
-	s.lambda = s.w.rowLambda(len(rows), s.n)
-	clear(s.b)
+	s.begin(len(rows))
 	for _, i := range rows {
 		axpy(s.w.rhs, y[int(i)*k:int(i+1)*k], s.b)
 	}
 }
 
-// setupMul is setup and mul(g, rows, y, x, s.ap) in one pass over the
-// row's positives: each yᵢ is read once for both sums, which accumulate in
-// the same order as apart.
+// setupMul is setup and mul(g, rows, y, x, s.ap, nil) in one pass over
+// the row's positives: each yᵢ is read once for both sums, which
+// accumulate in the same order as apart.
 func (s *alsSolver) setupMul(g []float64, rows []uint32, y, x []float64) {
-	k := s.k
-	s.lambda = s.w.rowLambda(len(rows), s.n)
-	clear(s.b)
-	blas64.Gemv(blas.NoTrans, s.w.gram, blas64.General{Rows: k, Cols: k, Stride: k, Data: g},
-		blas64.Vector{N: k, Inc: 1, Data: x}, 0, blas64.Vector{N: k, Inc: 1, Data: s.ap})
-	axpy(s.lambda, x, s.ap)
-	for _, i := range rows {
-		yi := y[int(i)*k : int(i+1)*k]
-		axpy(s.w.rhs, yi, s.b)
-		axpy(s.w.pos*dot(yi, x), yi, s.ap)
-	}
+	s.begin(len(rows))
+	s.mul(g, rows, y, x, s.ap, s.b)
 }
 
-// mul sets out = A x.
-func (s *alsSolver) mul(g []float64, rows []uint32, y, x, out []float64) {
+// mul sets out = A x and, when b is not nil, adds rhs·Σ yᵢ to b.
+func (s *alsSolver) mul(g []float64, rows []uint32, y, x, out, b []float64) {
 	k := s.k
 	blas64.Gemv(blas.NoTrans, s.w.gram, blas64.General{Rows: k, Cols: k, Stride: k, Data: g},
 		blas64.Vector{N: k, Inc: 1, Data: x}, 0, blas64.Vector{N: k, Inc: 1, Data: out})
 	axpy(s.lambda, x, out)
 	for _, i := range rows {
 		yi := y[int(i)*k : int(i+1)*k]
+		if b != nil {
+			axpy(s.w.rhs, yi, b)
+		}
 		axpy(s.w.pos*dot(yi, x), yi, out)
 	}
 }
@@ -103,7 +102,7 @@ func (s *alsSolver) cg(g []float64, rows []uint32, y, x []float64, steps int) {
 		if rs <= 1e-30 {
 			return
 		}
-		s.mul(g, rows, y, s.p, s.ap)
+		s.mul(g, rows, y, s.p, s.ap, nil)
 		step := rs / dot(s.p, s.ap)
 		axpy(step, s.p, x)
 		axpy(-step, s.ap, s.r)

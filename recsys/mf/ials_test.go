@@ -219,7 +219,7 @@ func TestALSSolver_setupMulIsSetupThenMul(t *testing.T) {
 		for _, rows := range [][]uint32{{1, 4, 9, 17, 33, 39}, {}} {
 			want := newALSSolver(w, k, n)
 			want.setup(rows, y)
-			want.mul(g, rows, y, x, want.ap)
+			want.mul(g, rows, y, x, want.ap, nil)
 			got := newALSSolver(w, k, n)
 			got.setupMul(g, rows, y, x)
 			if got.lambda != want.lambda || !slices.Equal(got.b, want.b) || !slices.Equal(got.ap, want.ap) {
