@@ -100,19 +100,27 @@ func (a *aggOf) write(k int, out []float64) {
 // user side, KNN(u). OPT-ADG looks at a few items of a drawn user, and at
 // 10⁵ users a block costs ~10⁴ times one pair.
 //
-// The user side of every item is accumulated densely when the view is
-// prepared (users, over the rows of KNN(u) in its order, as extract does):
-// views are prepared in parallel, while OPT-ADG's steps look at up to
-// ⌈(|I|−1)/γ⌉ negatives each, serially, and a pair's user side looked up
-// there costs one read instead of a binary search in each of the k
-// neighbours' rows (at MovieLens-20M's shape, ~200 of febr-iu-cosine's
-// 1,118 CPU s before).
+// The user side is accumulated when the view is prepared, for the items
+// the step will look at alone (lookAt: its positive and the negatives it
+// may draw, drawn ahead), over the rows of KNN(u) in its order as extract
+// does: views are prepared in parallel, while OPT-ADG's steps run
+// serially, and a pair's user side looked up there costs one read instead
+// of a binary search in each of the k neighbours' rows (at
+// MovieLens-20M's shape, ~200 of febr-iu-cosine's 1,118 CPU s before).
+// Accumulating every item of those rows instead cost each of the four
+// user-side variants ~130 CPU s at 20M events, for the ~1% of the items a
+// step looks at.
 type febrView struct {
 	hist    []uint64 // the history, a bit per item
 	ex      []uint64 // the items OPT-ADG does not draw as negatives: hist and the held-out positives
 	nbs     []Neighbour
+	look    []uint64 // the items the user side is accumulated for
 	users   []aggOf  // per item, O⁺i ∩ KNN(u) accumulated; zero outside touched
 	touched []uint32 // the items with a non-zero entry in users
+	// The step's draws, made with the view (optADG): the positive i⁺
+	// and, in order, the negatives it may look at.
+	pos  uint32
+	negs []uint32
 }
 
 func setBit(b []uint64, i uint32)      { b[i/64] |= 1 << (i % 64) }
@@ -120,9 +128,10 @@ func hasBit(b []uint64, i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
 
 // view prepares v for the user with the given history (sorted, deduplicated,
 // items < nItems), row self of the training matrix as in extract, and
-// also excluding the items of extra from the negatives. Without features
-// (the memo holds them) it sets the bitsets alone.
-func (e *febrExtractor) view(v *febrView, self int, history, extra []uint32, features bool) {
+// also excluding the items of extra from the negatives: the bitsets and,
+// for the user side, KNN(u). lookAt then accumulates the user side of the
+// items a step looks at.
+func (e *febrExtractor) view(v *febrView, self int, history, extra []uint32) {
 	words := (e.nItems + 63) / 64
 	v.hist, v.ex = grow(v.hist, words), grow(v.ex, words)
 	for _, i := range history {
@@ -137,21 +146,39 @@ func (e *febrExtractor) view(v *febrView, self int, history, extra []uint32, fea
 		v.users[i] = aggOf{}
 	}
 	v.touched = v.touched[:0]
-	if e.users != nil && features {
+	if e.users != nil {
 		sc := e.pool.Get().(*febrScratch)
 		v.nbs = append(v.nbs, e.users.neighbours(self, history, &sc.user)...)
 		e.pool.Put(sc)
-		if len(v.users) != e.nItems {
-			v.users = make([]aggOf, e.nItems)
-		}
-		// Cor. 4.1: item i's active users are the neighbours whose rows hold it.
-		for _, nb := range v.nbs {
-			for _, i := range e.users.x.Row(int(nb.Index)) {
-				if v.users[i].n == 0 {
-					v.touched = append(v.touched, i)
-				}
-				v.users[i].add(nb.Value)
+	}
+}
+
+// lookAt accumulates the user side of the view's user for the items its
+// step looks at (v.pos and v.negs; repeats allowed), as extract does for
+// them (Cor. 4.1: item i's active users are the neighbours whose rows hold
+// it, in the order of KNN(u)); pair may then be asked for these items
+// alone. Once per view.
+func (e *febrExtractor) lookAt(v *febrView) {
+	if e.users == nil {
+		return
+	}
+	v.look = grow(v.look, (e.nItems+63)/64)
+	setBit(v.look, v.pos)
+	for _, i := range v.negs {
+		setBit(v.look, i)
+	}
+	if len(v.users) != e.nItems {
+		v.users = make([]aggOf, e.nItems)
+	}
+	for _, nb := range v.nbs {
+		for _, i := range e.users.x.Row(int(nb.Index)) {
+			if !hasBit(v.look, i) {
+				continue
 			}
+			if v.users[i].n == 0 {
+				v.touched = append(v.touched, i)
+			}
+			v.users[i].add(nb.Value)
 		}
 	}
 }

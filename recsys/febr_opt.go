@@ -297,10 +297,10 @@ type optResult struct {
 // O⁻u (Eq. 4.10) rather than I \ i⁺: ranking another training item above
 // i⁺ costs nothing, as the evaluation leaves training items out; |I|−1 is
 // kept in the rank estimate as in Algorithm 4.2 (it differs from |O⁻u| by
-// the share of the user's positives, a few percent). A uniform draw from
-// O⁻u draws items uniformly until one is outside the user's history (and
-// held-out positives): at most a few tries, as a history is a small share
-// of the catalogue. Its features come from the memo (a binary search in
+// the share of the user's positives, a few percent). The draws of a step
+// are made with its user's view, ahead of the step (febrTrainSet.draw: the
+// ⌈(|I|−1)/γ⌉ negatives it may look at, in order). A negative's features
+// come from the memo (a binary search in
 // the user's block; an item outside it has the missing vector) or,
 // without the memo, are computed for that pair alone from the user's view
 // (febrExtractor.pair), to the bit the same: a step costs O(k) per item
@@ -312,7 +312,8 @@ type optResult struct {
 // iterates wander by more than the validation differences being looked
 // for (±0.003 ADG on MovieLens), the average does not. Users are drawn
 // independently at every iteration as in Algorithm 4.2, 64 at a time so
-// that their views are prepared in parallel; the memo and its absence
+// that their views and draws are prepared in parallel, each step's from
+// a seed of its own; the memo and its absence
 // take the same steps (the same θ for the same seed).
 func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optConfig, val *febrTrainSet) (optResult, error) {
 	dim := ts.ext.dim
@@ -352,8 +353,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 	}
 	step := func(u int, v *febrView) {
 		sMiss := dot(theta, ts.zMiss)
-		pos := ts.positives(u)
-		zpos := feature(u, v, pos[rng.IntN(len(pos))], zp)
+		zpos := feature(u, v, v.pos, zp)
 		if zpos == nil {
 			zpos = ts.zMiss
 		}
@@ -361,19 +361,8 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		missViolates := sp-sMiss < 1
 		var zneg []float64
 		draws := 0
-		for draws < maxDraws {
+		for _, i := range v.negs {
 			draws++
-			// A uniform draw from O⁻u: the items outside v.ex, or from
-			// the user's sample of them when the set has one (febr-blend).
-			var i uint32
-			if ts.sampled != nil {
-				i = ts.sampled[u][rng.IntN(len(ts.sampled[u]))]
-			} else {
-				i = uint32(rng.IntN(nItems))
-				for hasBit(v.ex, i) {
-					i = uint32(rng.IntN(nItems))
-				}
-			}
 			z := feature(u, v, i, zn)
 			if z == nil {
 				if missViolates {
@@ -444,7 +433,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 	// parallel (KNN(u) for the user side), then stepped through in order:
 	// the same steps as one user at a time.
 	const batch = 64 // fixed, so that θ does not depend on the workers
-	users := make([]int, batch)
+	users, seeds := make([]int, batch), make([]uint64, batch)
 	views := make([]febrView, batch)
 	it := 0
 	for it < cfg.maxIter {
@@ -456,16 +445,21 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 			nb := min(batch, n-done)
 			for k := range nb {
 				users[k] = int(ts.eligible[rng.IntN(len(ts.eligible))])
+				seeds[k] = rng.Uint64()
 			}
 			err := ParallelFor(ctx, nb, 4, "", nil, func() func(lo, hi int) {
 				return func(lo, hi int) {
 					for k := lo; k < hi; k++ {
-						u := users[k]
+						u, v := users[k], &views[k]
 						var extra []uint32
 						if ts.pos != nil {
 							extra = ts.pos[u]
 						}
-						ts.ext.view(&views[k], u, ts.x.Row(u), extra, ts.blocks == nil)
+						ts.ext.view(v, u, ts.x.Row(u), extra)
+						ts.draw(v, u, maxDraws, seeds[k])
+						if ts.blocks == nil {
+							ts.ext.lookAt(v)
+						}
 					}
 				}
 			})
@@ -492,6 +486,35 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		}
 	}
 	return res, nil
+}
+
+// draw makes a step's draws for user u into v, whose bitsets view has
+// set: i⁺ uniformly from O⁺u, then maxDraws negatives uniformly from O⁻u
+// (the items outside v.ex, or u's sample of them when the set has one,
+// febr-blend), which the step looks at in order until a violator. They
+// come from the step's own stream (seed), so that views prepared in
+// parallel draw what one after another would, and the user side is then
+// accumulated for those items alone (lookAt). A uniform draw from O⁻u
+// draws items uniformly until one is outside v.ex: at most a few tries, as
+// a history is a small share of the catalogue.
+func (ts *febrTrainSet) draw(v *febrView, u, maxDraws int, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x0febb))
+	pos := ts.positives(u)
+	v.pos = pos[rng.IntN(len(pos))]
+	v.negs = slices.Grow(v.negs[:0], maxDraws)
+	nItems := ts.x.Items()
+	for range maxDraws {
+		var i uint32
+		if ts.sampled != nil {
+			i = ts.sampled[u][rng.IntN(len(ts.sampled[u]))]
+		} else {
+			i = uint32(rng.IntN(nItems))
+			for hasBit(v.ex, i) {
+				i = uint32(rng.IntN(nItems))
+			}
+		}
+		v.negs = append(v.negs, i)
+	}
 }
 
 // validationADG is the mean ADG (Def. 4.2) over the users with validation

@@ -802,7 +802,14 @@ func TestFEBR_pair_matchesBlock(t *testing.T) {
 		)
 		for u := range x.Users() {
 			ext.block(u, x.Row(u), &b)
-			ext.view(&view, u, x.Row(u), nil, true)
+			ext.view(&view, u, x.Row(u), nil)
+			// Every item looked at, some twice: the user side of each
+			// counted once.
+			view.pos, view.negs = 0, view.negs[:0]
+			for i := range x.Items() {
+				view.negs = append(view.negs, uint32(i), uint32(i)/2)
+			}
+			ext.lookAt(&view)
 			for i := range x.Items() {
 				q, inBlock := slices.BinarySearch(b.items, uint32(i))
 				found := ext.pair(&view, byIndex, uint32(i), raw)
