@@ -113,6 +113,7 @@ func (a *aggOf) write(k int, out []float64) {
 type febrView struct {
 	hist    []uint64 // the history, a bit per item
 	ex      []uint64 // the items OPT-ADG does not draw as negatives: hist and the held-out positives
+	self    int      // the row of the training matrix the view is of (extract's self)
 	nbs     []Neighbour
 	look    []uint64 // the items the user side is accumulated for
 	users   []aggOf  // per item, O⁺i ∩ KNN(u) accumulated; zero outside touched
@@ -128,9 +129,9 @@ func hasBit(b []uint64, i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
 
 // view prepares v for the user with the given history (sorted, deduplicated,
 // items < nItems), row self of the training matrix as in extract, and
-// also excluding the items of extra from the negatives: the bitsets and,
-// for the user side, KNN(u). lookAt then accumulates the user side of the
-// items a step looks at.
+// also excluding the items of extra from the negatives: the bitsets.
+// lookAt then finds KNN(u) and accumulates the user side of the items a
+// step looks at (not needed with the memo).
 func (e *febrExtractor) view(v *febrView, self int, history, extra []uint32) {
 	words := (e.nItems + 63) / 64
 	v.hist, v.ex = grow(v.hist, words), grow(v.ex, words)
@@ -146,22 +147,21 @@ func (e *febrExtractor) view(v *febrView, self int, history, extra []uint32) {
 		v.users[i] = aggOf{}
 	}
 	v.touched = v.touched[:0]
-	if e.users != nil {
-		sc := e.pool.Get().(*febrScratch)
-		v.nbs = append(v.nbs, e.users.neighbours(self, history, &sc.user)...)
-		e.pool.Put(sc)
-	}
+	v.self = self
 }
 
-// lookAt accumulates the user side of the view's user for the items its
-// step looks at (v.pos and v.negs; repeats allowed), as extract does for
+// lookAt finds KNN(u) of the view's user (history as given to view) and
+// accumulates its user side for the items its step looks at (v.pos and v.negs; repeats allowed), as extract does for
 // them (Cor. 4.1: item i's active users are the neighbours whose rows hold
 // it, in the order of KNN(u)); pair may then be asked for these items
 // alone. Once per view.
-func (e *febrExtractor) lookAt(v *febrView) {
+func (e *febrExtractor) lookAt(v *febrView, history []uint32) {
 	if e.users == nil {
 		return
 	}
+	sc := e.pool.Get().(*febrScratch)
+	v.nbs = append(v.nbs, e.users.neighbours(v.self, history, &sc.user)...)
+	e.pool.Put(sc)
 	v.look = grow(v.look, (e.nItems+63)/64)
 	setBit(v.look, v.pos)
 	for _, i := range v.negs {

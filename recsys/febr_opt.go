@@ -458,7 +458,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 						ts.ext.view(v, u, ts.x.Row(u), extra)
 						ts.draw(v, u, maxDraws, seeds[k])
 						if ts.blocks == nil {
-							ts.ext.lookAt(v)
+							ts.ext.lookAt(v, ts.x.Row(u))
 						}
 					}
 				}

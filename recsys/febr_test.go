@@ -809,7 +809,7 @@ func TestFEBR_pair_matchesBlock(t *testing.T) {
 			for i := range x.Items() {
 				view.negs = append(view.negs, uint32(i), uint32(i)/2)
 			}
-			ext.lookAt(&view)
+			ext.lookAt(&view, x.Row(u))
 			for i := range x.Items() {
 				q, inBlock := slices.BinarySearch(b.items, uint32(i))
 				found := ext.pair(&view, byIndex, uint32(i), raw)
