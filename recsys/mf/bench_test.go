@@ -175,7 +175,13 @@ func BenchmarkIALSEpoch(b *testing.B) {
 	}
 }
 
-// BenchmarkBPREpochLarge is one BPR epoch at 10 factors on 60,000 users ×
-// 27,000 items with 140 draws each (≈ 8M positives): factors and pairs far
-// past the caches, as at `recsys scale`'s 20M events.
-func BenchmarkBPREpochLarge(b *testing.B) { benchBPREpoch(b, generated(b, 2, 60000, 27000, 140), 10) }
+// BenchmarkBPREpochLarge is one BPR epoch at 10 and 50 factors (the
+// service's grid) on 60,000 users × 27,000 items with 140 draws each
+// (≈ 8M positives): factors and pairs far past the caches, as at `recsys
+// scale`'s 20M events.
+func BenchmarkBPREpochLarge(b *testing.B) {
+	x := generated(b, 2, 60000, 27000, 140)
+	for _, k := range []int{10, 50} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) { benchBPREpoch(b, x, k) })
+	}
+}
