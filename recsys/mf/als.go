@@ -3,6 +3,8 @@ package mf
 import (
 	"context"
 	"math"
+	"slices"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -43,6 +45,7 @@ type alsSolver struct {
 	w           alsWeights
 	lambda      float64   // λᵣ of the row being solved
 	a           []float64 // k×k for the exact solve
+	t           []float64 // the exact solve's k×|rows| gather (addOuter)
 	b, r, p, ap []float64
 }
 
@@ -61,7 +64,8 @@ func (s *alsSolver) begin(count int) {
 func (s *alsSolver) setup(rows []uint32, y []float64) {
 	k := s.k
 	s.begin(len(rows))
-	for _, i := range rows {
+	for q, i := range rows {
+		prefetchRow(y, rows, q+alsAhead, k)
 		axpy(s.w.rhs, y[int(i)*k:int(i+1)*k], s.b)
 	}
 }
@@ -80,12 +84,28 @@ func (s *alsSolver) mul(g []float64, rows []uint32, y, x, out, b []float64) {
 	blas64.Gemv(blas.NoTrans, s.w.gram, blas64.General{Rows: k, Cols: k, Stride: k, Data: g},
 		blas64.Vector{N: k, Inc: 1, Data: x}, 0, blas64.Vector{N: k, Inc: 1, Data: out})
 	axpy(s.lambda, x, out)
-	for _, i := range rows {
+	for q, i := range rows {
 		yi := y[int(i)*k : int(i+1)*k]
 		if b != nil {
+			// The first pass over the row: the later ones find the rows in
+			// the cache.
+			prefetchRow(y, rows, q+alsAhead, k)
 			axpy(s.w.rhs, yi, b)
 		}
 		axpy(s.w.pos*dot(yi, x), yi, out)
+	}
+}
+
+// alsAhead is how many positives ahead a pass over a row's positives
+// prefetches the other side's factor rows: a miss takes about as long as
+// a few positives' arithmetic.
+const alsAhead = 4
+
+// prefetchRow prefetches the k factors of y's row rows[q], if q is in
+// range.
+func prefetchRow(y []float64, rows []uint32, q, k int) {
+	if q < len(rows) {
+		prefetch(unsafe.Pointer(&y[int(rows[q])*k]), uintptr(8*k))
 	}
 }
 
@@ -127,10 +147,8 @@ func (s *alsSolver) exact(g []float64, rows []uint32, y, x []float64) {
 	for f := range k {
 		s.a[f*k+f] += s.lambda
 	}
+	s.addOuter(rows, y)
 	sym := blas64.Symmetric{N: k, Stride: k, Uplo: blas.Upper, Data: s.a}
-	for _, i := range rows {
-		blas64.Syr(s.w.pos, blas64.Vector{N: k, Inc: 1, Data: y[int(i)*k : int(i+1)*k]}, sym)
-	}
 	copy(x, s.b)
 	t, ok := lapack64.Potrf(sym)
 	if !ok {
@@ -140,6 +158,30 @@ func (s *alsSolver) exact(g []float64, rows []uint32, y, x []float64) {
 		return
 	}
 	lapack64.Potrs(t, blas64.General{Rows: k, Cols: 1, Stride: 1, Data: x})
+}
+
+// addOuter adds pos·Σ_{i ∈ rows} yᵢyᵢᵀ to the upper triangle of s.a: the
+// rows' factors gathered as the columns of a k×|rows| matrix, then one dot
+// product of two of its rows per entry. A rank-one update per positive
+// (BLAS syr) made k short calls per positive, each reading and writing a
+// row of s.a; the dots only read, in long runs (BenchmarkALSLarge).
+func (s *alsSolver) addOuter(rows []uint32, y []float64) {
+	k, m := s.k, len(rows)
+	if m == 0 {
+		return
+	}
+	s.t = slices.Grow(s.t[:0], k*m)[:k*m]
+	for q, i := range rows {
+		for f, v := range y[int(i)*k : int(i+1)*k] {
+			s.t[f*m+q] = v
+		}
+	}
+	for a := range k {
+		ta := s.t[a*m : (a+1)*m]
+		for b := a; b < k; b++ {
+			s.a[a*k+b] += s.w.pos * dot(ta, s.t[b*m:(b+1)*m])
+		}
+	}
 }
 
 // alsTrainer alternates the sweeps of a WRMF or iALS fit.

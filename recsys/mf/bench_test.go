@@ -175,6 +175,30 @@ func BenchmarkIALSEpoch(b *testing.B) {
 	}
 }
 
+// BenchmarkALSLarge is one WRMF alternation (3 CG steps per solve) and the
+// exact user sweep that ends a fit, at 50 factors on BenchmarkBPREpochLarge's
+// 8M positives: the other side's rows far past the caches.
+func BenchmarkALSLarge(b *testing.B) {
+	x := generated(b, 2, 60000, 27000, 140)
+	c, _ := wrmfConfigFrom(recsys.Params{K: benchFactors})
+	var f factors
+	t := newWRMFTrainer(x, &c, &f)
+	b.Run("epoch", func(b *testing.B) {
+		for b.Loop() {
+			if err := t.epoch(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("exact-users", func(b *testing.B) {
+		for b.Loop() {
+			if err := t.sweep(context.Background(), true, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkBPREpochLarge is one BPR epoch at 10 and 50 factors (the
 // service's grid) on 60,000 users × 27,000 items with 140 draws each
 // (≈ 8M positives): factors and pairs far past the caches, as at `recsys
