@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 
 	"recsys/recsys"
+	"recsys/recsys/internal/mem"
 )
 
 // alsWeights is one weighted least-squares problem that WRMF and iALS
@@ -105,7 +106,7 @@ const alsAhead = 4
 // range.
 func prefetchRow(y []float64, rows []uint32, q, k int) {
 	if q < len(rows) {
-		prefetch(unsafe.Pointer(&y[int(rows[q])*k]), uintptr(8*k))
+		mem.Prefetch(unsafe.Pointer(&y[int(rows[q])*k]), uintptr(8*k))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"recsys/recsys"
+	"recsys/recsys/internal/mem"
 )
 
 // BPR is Bayesian Personalised Ranking (Rendle et al. 2009; lecture notes
@@ -209,14 +210,14 @@ func (t *bprTrainer) ahead() {
 	next := t.pairs[t.peek.IntN(n)] // prefetched by the step before
 	j := t.peek.IntN(t.f.nItems)
 	after := t.peek.IntN(n)
-	prefetch(unsafe.Pointer(&t.pairs[after]), 1)
+	mem.Prefetch(unsafe.Pointer(&t.pairs[after]), 1)
 	if row := t.x.Row(int(next.user)); len(row) > 0 {
-		prefetch(unsafe.Pointer(&row[0]), uintptr(min(4*len(row), 1024))) // what a binary search reads, mostly
+		mem.Prefetch(unsafe.Pointer(&row[0]), uintptr(min(4*len(row), 1024))) // what a binary search reads, mostly
 	}
 	const f64 = 8
-	prefetch(unsafe.Pointer(&t.f.user[int(next.user)*k]), uintptr(f64*k))
-	prefetch(unsafe.Pointer(&t.f.item[int(next.item)*k]), uintptr(f64*k))
-	prefetch(unsafe.Pointer(&t.f.item[j*k]), uintptr(f64*k))
+	mem.Prefetch(unsafe.Pointer(&t.f.user[int(next.user)*k]), uintptr(f64*k))
+	mem.Prefetch(unsafe.Pointer(&t.f.item[int(next.item)*k]), uintptr(f64*k))
+	mem.Prefetch(unsafe.Pointer(&t.f.item[j*k]), uintptr(f64*k))
 }
 
 // Fit runs the configured epochs of SGD.

@@ -1,11 +1,11 @@
-package mf
+package mem
 
 import "unsafe"
 
-// prefetch asks the processor to bring the n bytes from p into its caches
+// Prefetch asks the processor to bring the n bytes from p into its caches
 // (PREFETCHT0 per 64-byte line, at least one), without waiting for them:
 // unlike a load, a prefetch that misses does not hold back the
 // instructions after it. An address that is not mapped is ignored.
 //
 //go:noescape
-func prefetch(p unsafe.Pointer, n uintptr)
+func Prefetch(p unsafe.Pointer, n uintptr)

@@ -1,7 +1,7 @@
 #include "textflag.h"
 
-// func prefetch(p unsafe.Pointer, n uintptr)
-TEXT ·prefetch(SB), NOSPLIT, $0-16
+// func Prefetch(p unsafe.Pointer, n uintptr)
+TEXT ·Prefetch(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), AX
 	MOVQ n+8(FP), CX
 	ADDQ AX, CX
