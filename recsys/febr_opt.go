@@ -65,10 +65,12 @@ func (ts *febrTrainSet) positives(u int) []uint32 {
 // febrStatsUsers is how many users' candidates the z-score statistics are
 // computed over: a fixed-seed uniform sample of that many users when there
 // are more (a variable so that tests can exercise the sample on small
-// data). The statistics only centre and scale the features; at 5,000
-// users they are means over ~10⁸ pairs at MovieLens-20M's shape, where a
-// pass over all 142k users costs as much as OPT-ADG itself.
-var febrStatsUsers = 5000
+// data). The statistics only centre and scale the features; at 2,000
+// users they are means over ~4·10⁷ pairs at MovieLens-20M's shape, where a
+// pass over all 142k users costs as much as OPT-ADG itself (5,000 before,
+// ~10⁸ pairs: 490 CPU s of the 20M auto run's seven variants). MovieLens
+// 100K (943 users) and Last.fm (1,892) take every user.
+var febrStatsUsers = 2000
 
 // febrDrawUsers bounds the users OPT-ADG draws from without the memo: a
 // fixed-seed uniform sample of that many when there are more (userSample,
