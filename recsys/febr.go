@@ -295,6 +295,9 @@ type FEBR struct {
 	x      *Matrix // the training matrix of the user side; nil for FEBRi
 	sMiss  float64
 	info   FEBRInfo
+	// valRanks are θ's ranks of the validation items early stopping
+	// ranked (optResult.ranks), for the search's Choice; not encoded.
+	valRanks [][]int
 }
 
 // FEBRInfo describes a FEBR fit.
@@ -570,6 +573,7 @@ func (m *FEBR) train(ctx context.Context, data *febrData, k int, l1, l2 float64,
 		return err
 	}
 	m.set(data.full.ext, data.full.x, k, o.Lambda, l1, l2, res.theta)
+	m.valRanks = res.ranks
 	m.info = FEBRInfo{
 		Iterations: res.iterations, ValidationADG: res.validationADG, Evaluations: res.evaluations, Updates: res.updates,
 		Candidates: data.full.candidates, MemoBytes: data.full.memoBytes, Streaming: data.full.blocks == nil,

@@ -89,7 +89,7 @@ func BenchmarkFEBRValidation(b *testing.B) {
 					b.Fatal(err)
 				}
 				theta := data.full.ext.initialTheta()
-				if _, _, err := data.full.validationPass(context.Background(), theta, val, memo, false); err != nil {
+				if _, _, err := data.full.validationPass(context.Background(), theta, val, memo, false, nil); err != nil {
 					b.Fatal(err)
 				}
 				kept := 0
@@ -100,7 +100,7 @@ func BenchmarkFEBRValidation(b *testing.B) {
 				}
 				b.ResetTimer()
 				for b.Loop() {
-					if _, _, err := data.full.validationPass(context.Background(), theta, val, false, memo); err != nil {
+					if _, _, err := data.full.validationPass(context.Background(), theta, val, false, memo, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

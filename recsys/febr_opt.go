@@ -284,6 +284,10 @@ type optResult struct {
 	// the loss (the others only shrink θ by the ℓ2 term), up to
 	// iterations.
 	updates int
+	// ranks are theta's ranks of every user's validation items, as
+	// RankHeldOut ranks them on the validation set's matrix (nil without
+	// validation items).
+	ranks [][]int
 }
 
 // optADG is dissertation Algorithm 4.2 for the linear predictor
@@ -403,6 +407,11 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 
 	best := -1.0
 	bad := 0
+	// The ranks of the pass being made; res.ranks holds the best one's.
+	var passRanks [][]int
+	if validate {
+		passRanks, res.ranks = make([][]int, val.x.Users()), make([][]int, val.x.Users())
+	}
 	evaluate := func(it int) (stop bool, err error) {
 		if cfg.progress != nil {
 			cfg.progress("febr opt-adg", it, cfg.maxIter)
@@ -414,7 +423,8 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		// Early stopping compares θs on the users the memo keeps (all of
 		// them unless streaming past febrValidationMemo); the first pass
 		// fills it.
-		_, adg, err := val.validationPass(ctx, theta, cfg.validation, !val.valFilled, val.valFilled)
+		clear(passRanks)
+		_, adg, err := val.validationPass(ctx, theta, cfg.validation, !val.valFilled, val.valFilled, passRanks)
 		if err != nil {
 			return true, err
 		}
@@ -425,6 +435,7 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		if adg > best {
 			best, bad = adg, 0
 			res.theta, res.iterations, res.validationADG, res.updates = slices.Clone(theta), it, adg, updates
+			res.ranks, passRanks = passRanks, res.ranks
 			return false, nil
 		}
 		bad++
@@ -438,9 +449,14 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 	users, seeds := make([]int, batch), make([]uint64, batch)
 	views := make([]febrView, batch)
 	it := 0
+	stopped := false
 	for it < cfg.maxIter {
-		if stop, err := evaluate(it); err != nil || stop {
+		stop, err := evaluate(it)
+		if err != nil {
 			return res, err
+		}
+		if stopped = stop; stopped {
+			break
 		}
 		n := min(cfg.evalEvery, cfg.maxIter-it)
 		for done := 0; done < n; done += batch {
@@ -474,16 +490,21 @@ func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optCon
 		}
 		it += n
 	}
-	if _, err := evaluate(it); err != nil {
-		return res, err
+	if !stopped {
+		if _, err := evaluate(it); err != nil {
+			return res, err
+		}
 	}
 	if !validate {
 		res.theta, res.iterations, res.updates = slices.Clone(current()), it, updates
 	} else if val.valMemo != nil && !val.valMemoAll(cfg.validation) {
 		// Early stopping saw a sample of the users: the ADG that the search
-		// compares across λ and k is over them all.
+		// compares across λ and k is over them all, whether early stopping
+		// or the iteration cap ended the run (a run that stopped early
+		// used to return the sample's ADG).
 		var err error
-		if res.validationADG, _, err = val.validationPass(ctx, res.theta, cfg.validation, false, false); err != nil {
+		clear(res.ranks)
+		if res.validationADG, _, err = val.validationPass(ctx, res.theta, cfg.validation, false, false, res.ranks); err != nil {
 			return res, err
 		}
 	}
@@ -525,7 +546,7 @@ func (ts *febrTrainSet) draw(v *febrView, u, maxDraws int, seed uint64) {
 // computes for the model with this θ (val[u] sorted and disjoint from the
 // training row). It works on the candidates alone (see blockRanks).
 func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val [][]uint32) (float64, error) {
-	all, _, err := ts.validationPass(ctx, theta, val, false, false)
+	all, _, err := ts.validationPass(ctx, theta, val, false, false, nil)
 	return all, err
 }
 
@@ -534,7 +555,9 @@ func (ts *febrTrainSet) validationADG(ctx context.Context, theta []float64, val 
 // without streaming). With fill, a streaming set keeps the blocks it
 // extracts while they fit in febrValidationMemo and marks the memo
 // filled; with memoOnly it ranks the kept users alone (all is then kept).
-func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val [][]uint32, fill, memoOnly bool) (all, kept float64, err error) {
+// With ranks (len ts.x.Users()), ranks[u] is set to the ranks of each user
+// u ranked, as RankHeldOut ranks them.
+func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val [][]uint32, fill, memoOnly bool, ranks [][]int) (all, kept float64, err error) {
 	var users []int
 	for u := range min(len(val), ts.x.Users()) {
 		if len(val[u]) > 0 && (!memoOnly || ts.keeps(u)) {
@@ -571,7 +594,11 @@ func (ts *febrTrainSet) validationPass(ctx context.Context, theta []float64, val
 						}
 						ts.ext.block(u, ts.x.Row(u), bl)
 					}
-					per[k] = metrics.ADG(rk.ranks(bl, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items()))
+					r := rk.ranks(bl, ts.ext.dim, theta, sMiss, ts.x.Row(u), val[u], ts.ranker.prank, ts.x.Items())
+					per[k] = metrics.ADG(r)
+					if ranks != nil {
+						ranks[u] = slices.Clone(r)
+					}
 				}
 			}
 		})

@@ -218,7 +218,7 @@ func trainEach(ctx context.Context, data *febrData, lambdas []float64, o FEBROpt
 	workers := min(runtime.GOMAXPROCS(0), len(lambdas))
 	if workers > 1 {
 		if val := data.full; val.blocks == nil && !val.valFilled && len(o.Validation) > 0 {
-			if _, _, err := val.validationPass(ctx, val.ext.initialTheta(), o.Validation, true, false); err != nil {
+			if _, _, err := val.validationPass(ctx, val.ext.initialTheta(), o.Validation, true, false, nil); err != nil {
 				return nil, err
 			}
 		}
@@ -375,6 +375,10 @@ func (v febrVariant) search(ctx context.Context, x *Matrix, val [][]uint32, g Gr
 		Params:        Params{K: k, L1: l1, L2: l2, FEBR: &same},
 		Refit:         Params{K: k, L1: l1, L2: l2, FEBR: &all},
 		ValidationADG: best.info.ValidationADG,
+		// OPT-ADG's early stopping ranked the chosen θ's validation
+		// items already (Tune's measures of the choice need no pass of
+		// their own: 145 of 6,396 CPU s of the 20M auto run).
+		ValidationRanks: best.valRanks,
 	}, nil
 }
 

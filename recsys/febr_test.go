@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+
+	"recsys/recsys/metrics"
 )
 
 // holdOut moves a uniform share of every user's items of x to a
@@ -99,7 +101,7 @@ func TestFEBR_validationMemo_bounded(t *testing.T) {
 	// The bytes of every validation user's block, for the bound.
 	whole := fresh()
 	theta := whole.ext.initialTheta()
-	if _, _, err := whole.validationPass(ctx, theta, val, true, false); err != nil {
+	if _, _, err := whole.validationPass(ctx, theta, val, true, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !whole.valMemoAll(val) {
@@ -109,7 +111,7 @@ func TestFEBR_validationMemo_bounded(t *testing.T) {
 	t.Cleanup(func() { febrValidationMemo = old })
 	febrValidationMemo = whole.valBytes / 2
 	ts := fresh()
-	all, kept, err := ts.validationPass(ctx, theta, val, true, false)
+	all, kept, err := ts.validationPass(ctx, theta, val, true, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ func TestFEBR_validationMemo_bounded(t *testing.T) {
 		if pass == 0 && kept != want {
 			t.Fatalf("filling pass: kept users' ADG %v, %v over their items alone", kept, want)
 		}
-		a, k, err := ts.validationPass(ctx, th, val, false, true)
+		a, k, err := ts.validationPass(ctx, th, val, false, true, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1109,6 +1111,52 @@ func TestBlockRanker_knownBefore(t *testing.T) {
 		}
 		if got := r.knownBefore(int32(p)); got != want {
 			t.Errorf("below %d: %d, want %d", p, got, want)
+		}
+	}
+}
+
+// A variant's search hands Tune the chosen model's validation ranks from
+// OPT-ADG's early stopping: RankHeldOut's of the model, for every user
+// with validation items, with the memo, streaming with every validation
+// block kept, and streaming with a validation memo that keeps some users
+// only (the ranks then come from the final pass over them all).
+func TestFEBRSearch_validationRanksAreTheModels(t *testing.T) {
+	x := generated(t, 47, 200, 90, 12)
+	train, val := holdOut(t, x, 0.2, 5)
+	ctx := context.Background()
+	defer func(n int64) { febrValidationMemo = n }(febrValidationMemo)
+	for _, c := range []struct {
+		name    string
+		budget  int64
+		valMemo int64
+	}{{"febr-iu-kunn", 1 << 30, 1 << 30}, {"febr-u-cosine", -1, 1 << 30}, {"febr-iu-kunn", -1, 8_000}} {
+		febrValidationMemo = c.valMemo
+		v, _ := febrVariantOf(c.name)
+		p := Params{FEBR: &FEBROptions{EvalEvery: 300, Patience: 2, MaxIterations: 3000, MemoryBudget: c.budget}}
+		ch, err := v.search(ctx, train, val, Grid{K: []int{5, 10}, Lambda: []float64{1e-3, 1e-2}}, Caps{}, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rk, _, err := RankHeldOut(ctx, ch.Model, train, train.Popularity(), [][][]uint32{val}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ch.ValidationRanks) != train.Users() {
+			t.Fatalf("%s budget %d: ranks of %d users, the matrix has %d", c.name, c.budget, len(ch.ValidationRanks), train.Users())
+		}
+		users, sum := 0, 0.0
+		for u := range train.Users() {
+			if !slices.Equal(ch.ValidationRanks[u], rk[0][u]) {
+				t.Fatalf("%s budget %d validation memo %d: user %d ranks %v, the model's %v",
+					c.name, c.budget, c.valMemo, u, ch.ValidationRanks[u], rk[0][u])
+			}
+			if len(val[u]) > 0 {
+				users++
+				sum += metrics.ADG(rk[0][u])
+			}
+		}
+		if users == 0 || math.Abs(sum/float64(users)-ch.ValidationADG) > 1e-12 {
+			t.Fatalf("%s: %d users, mean ADG %v, the choice's %v", c.name, users, sum/float64(max(users, 1)), ch.ValidationADG)
 		}
 	}
 }
