@@ -47,6 +47,7 @@ type alsSolver struct {
 	lambda      float64   // λᵣ of the row being solved
 	a           []float64 // k×k for the exact solve
 	t           []float64 // the exact solve's k×|rows| gather (addOuter)
+	yr, yx      []float64 // a CG solve's |rows|×k gather and Yᵣx (mul)
 	b, r, p, ap []float64
 }
 
@@ -71,30 +72,36 @@ func (s *alsSolver) setup(rows []uint32, y []float64) {
 	}
 }
 
-// setupMul is setup and mul(g, rows, y, x, s.ap, nil) in one pass over
-// the row's positives: each yᵢ is read once for both sums, which
-// accumulate in the same order as apart.
-func (s *alsSolver) setupMul(g []float64, rows []uint32, y, x []float64) {
-	s.begin(len(rows))
-	s.mul(g, rows, y, x, s.ap, s.b)
+// gather copies the factors of the row's positives into s.yr (|rows|×k,
+// row-major) and sets λᵣ and b = rhs·Σ yᵢ from them: the one pass over the
+// other side's rows a CG solve makes, prefetching ahead; its products
+// with A then run over contiguous memory (mul).
+func (s *alsSolver) gather(rows []uint32, y []float64) {
+	k, m := s.k, len(rows)
+	s.begin(m)
+	s.yr = slices.Grow(s.yr[:0], m*k)[:m*k]
+	for q, i := range rows {
+		prefetchRow(y, rows, q+alsAhead, k)
+		yi := y[int(i)*k : int(i+1)*k]
+		copy(s.yr[q*k:(q+1)*k], yi)
+		axpy(s.w.rhs, yi, s.b)
+	}
+	s.yx = slices.Grow(s.yx[:0], m)[:m]
 }
 
-// mul sets out = A x and, when b is not nil, adds rhs·Σ yᵢ to b.
-func (s *alsSolver) mul(g []float64, rows []uint32, y, x, out, b []float64) {
-	k := s.k
+// mul sets out = A x over the gathered row: gram·G x + λᵣx + pos·Yᵣᵀ(Yᵣx),
+// the last two products in one BLAS call each.
+func (s *alsSolver) mul(g, x, out []float64) {
+	k, m := s.k, len(s.yx)
 	blas64.Gemv(blas.NoTrans, s.w.gram, blas64.General{Rows: k, Cols: k, Stride: k, Data: g},
 		blas64.Vector{N: k, Inc: 1, Data: x}, 0, blas64.Vector{N: k, Inc: 1, Data: out})
 	axpy(s.lambda, x, out)
-	for q, i := range rows {
-		yi := y[int(i)*k : int(i+1)*k]
-		if b != nil {
-			// The first pass over the row: the later ones find the rows in
-			// the cache.
-			prefetchRow(y, rows, q+alsAhead, k)
-			axpy(s.w.rhs, yi, b)
-		}
-		axpy(s.w.pos*dot(yi, x), yi, out)
+	if m == 0 {
+		return
 	}
+	yr := blas64.General{Rows: m, Cols: k, Stride: k, Data: s.yr}
+	blas64.Gemv(blas.NoTrans, 1, yr, blas64.Vector{N: k, Inc: 1, Data: x}, 0, blas64.Vector{N: m, Inc: 1, Data: s.yx})
+	blas64.Gemv(blas.Trans, s.w.pos, yr, blas64.Vector{N: m, Inc: 1, Data: s.yx}, 1, blas64.Vector{N: k, Inc: 1, Data: out})
 }
 
 // alsAhead is how many positives ahead a pass over a row's positives
@@ -113,7 +120,8 @@ func prefetchRow(y []float64, rows []uint32, q, k int) {
 // cg improves x by steps of conjugate gradient (Takács et al. 2011: a few
 // steps warm-started from the previous solution are enough within ALS).
 func (s *alsSolver) cg(g []float64, rows []uint32, y, x []float64, steps int) {
-	s.setupMul(g, rows, y, x)
+	s.gather(rows, y)
+	s.mul(g, x, s.ap)
 	for f := range s.r {
 		s.r[f] = s.b[f] - s.ap[f]
 	}
@@ -123,7 +131,7 @@ func (s *alsSolver) cg(g []float64, rows []uint32, y, x []float64, steps int) {
 		if rs <= 1e-30 {
 			return
 		}
-		s.mul(g, rows, y, s.p, s.ap, nil)
+		s.mul(g, s.p, s.ap)
 		step := rs / dot(s.p, s.ap)
 		axpy(step, s.p, x)
 		axpy(-step, s.ap, s.r)

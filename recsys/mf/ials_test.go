@@ -206,9 +206,11 @@ func alsFixture(seed uint64, k, n int, sd float64) (y, g []float64) {
 	return y, gram(y, k)
 }
 
-// setupMul is setup followed by mul(x) into ap, bit for bit, for WRMF's
-// and iALS's weights, and on a row without positives.
-func TestALSSolver_setupMulIsSetupThenMul(t *testing.T) {
+// gather and mul are A x and b of alsWeights' normal equations, built
+// densely by hand: A = gram·G + pos·Σ yᵢyᵢᵀ + λᵣI, b = rhs·Σ yᵢ, for WRMF's
+// and iALS's weights and on a row without positives; and the gather is
+// replaced, not added to, by the next row's.
+func TestALSSolver_mulIsTheNormalEquations(t *testing.T) {
 	const k, n = 6, 40
 	y, g := alsFixture(3, k, n, 1)
 	x := slices.Clone(y[:k])
@@ -216,15 +218,42 @@ func TestALSSolver_setupMulIsSetupThenMul(t *testing.T) {
 		{gram: 1, pos: 4, rhs: 5, lambda: 0.3},                       // WRMF, α = 4
 		{gram: 0.2, pos: 1, rhs: 1, lambda: 0.01, nu: 1, unobs: 0.2}, // iALS
 	} {
-		for _, rows := range [][]uint32{{1, 4, 9, 17, 33, 39}, {}} {
-			want := newALSSolver(w, k, n)
-			want.setup(rows, y)
-			want.mul(g, rows, y, x, want.ap, nil)
-			got := newALSSolver(w, k, n)
-			got.setupMul(g, rows, y, x)
-			if got.lambda != want.lambda || !slices.Equal(got.b, want.b) || !slices.Equal(got.ap, want.ap) {
-				t.Errorf("weights %+v, rows %v: setupMul gives λ %g, b %v, Ax %v; setup and mul give %g, %v, %v",
-					w, rows, got.lambda, got.b, got.ap, want.lambda, want.b, want.ap)
+		s := newALSSolver(w, k, n)
+		for _, rows := range [][]uint32{{1, 4, 9, 17, 33, 39, 2, 3, 5}, {}, {7, 8}} {
+			lambda := w.rowLambda(len(rows), n)
+			a := make([]float64, k*k)
+			b := make([]float64, k)
+			for p := range k {
+				for q := range k {
+					a[p*k+q] = w.gram * g[p*k+q]
+				}
+				a[p*k+p] += lambda
+			}
+			for _, i := range rows {
+				yi := y[int(i)*k : int(i+1)*k]
+				for p := range k {
+					b[p] += w.rhs * yi[p]
+					for q := range k {
+						a[p*k+q] += w.pos * yi[p] * yi[q]
+					}
+				}
+			}
+			want := make([]float64, k)
+			for p := range k {
+				for q := range k {
+					want[p] += a[p*k+q] * x[q]
+				}
+			}
+			s.gather(rows, y)
+			got := make([]float64, k)
+			s.mul(g, x, got)
+			for p := range k {
+				if math.Abs(got[p]-want[p]) > 1e-12*max(1, math.Abs(want[p])) || math.Abs(s.b[p]-b[p]) > 1e-12*max(1, math.Abs(b[p])) {
+					t.Fatalf("weights %+v, rows %v: Ax %v, b %v; by hand %v, %v", w, rows, got, s.b, want, b)
+				}
+			}
+			if s.lambda != lambda {
+				t.Fatalf("weights %+v, rows %v: λ %g, want %g", w, rows, s.lambda, lambda)
 			}
 		}
 	}
