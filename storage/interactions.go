@@ -246,9 +246,20 @@ func fold(u *userRecord, p *pairRecord, fresh bool, e pairEvent) (dRelevant int6
 
 // flush writes the cached users, popularity deltas and counters.
 func (w *writer) flush() error {
-	// In key order: an apply writes many thousands of each.
-	for _, id := range slices.Sorted(maps.Keys(w.userCache)) {
-		if err := w.users.Put([]byte(id), w.userCache[id].encode()); err != nil {
+	// In key order: an apply writes many thousands of each. bbolt keeps
+	// the keys and values until the commit: one slab, sized exactly so
+	// that it never moves, holds them all.
+	ids := slices.Sorted(maps.Keys(w.userCache))
+	size := 0
+	for _, id := range ids {
+		size += len(id) + userRecordSize
+	}
+	slab := make([]byte, 0, size)
+	for _, id := range ids {
+		at := len(slab)
+		slab = append(slab, id...)
+		slab = w.userCache[id].appendTo(slab)
+		if err := w.users.Put(slab[at:at+len(id):at+len(id)], slab[at+len(id):len(slab):len(slab)]); err != nil {
 			return err
 		}
 	}

@@ -60,14 +60,17 @@ type userRecord struct {
 const userRecordSize = 48
 
 func (r userRecord) encode() []byte {
-	b := make([]byte, userRecordSize)
-	binary.BigEndian.PutUint64(b[0:], r.idx)
-	binary.BigEndian.PutUint64(b[8:], uint64(r.created))
-	binary.BigEndian.PutUint64(b[16:], uint64(r.lastSeen))
-	binary.BigEndian.PutUint64(b[24:], uint64(r.items))
-	binary.BigEndian.PutUint64(b[32:], uint64(r.positives))
-	binary.BigEndian.PutUint64(b[40:], uint64(r.events))
-	return b
+	return r.appendTo(make([]byte, 0, userRecordSize))
+}
+
+// appendTo appends r's encoding (userRecordSize bytes) to b.
+func (r userRecord) appendTo(b []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, r.idx)
+	b = binary.BigEndian.AppendUint64(b, uint64(r.created))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.lastSeen))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.items))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.positives))
+	return binary.BigEndian.AppendUint64(b, uint64(r.events))
 }
 
 func decodeUser(b []byte) (userRecord, error) {
@@ -110,14 +113,20 @@ type pairRecord struct {
 }
 
 func (r pairRecord) encode() []byte {
-	b := make([]byte, 33+len(r.lastType))
-	binary.BigEndian.PutUint64(b[0:], uint64(r.count))
-	binary.BigEndian.PutUint64(b[8:], uint64(r.first))
-	binary.BigEndian.PutUint64(b[16:], uint64(r.last))
-	binary.BigEndian.PutUint64(b[24:], math.Float64bits(r.value))
-	b[32] = r.flags
-	copy(b[33:], r.lastType)
-	return b
+	return r.appendTo(make([]byte, 0, r.size()))
+}
+
+// size is the length of r's encoding.
+func (r pairRecord) size() int { return 33 + len(r.lastType) }
+
+// appendTo appends r's encoding to b.
+func (r pairRecord) appendTo(b []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(r.count))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.first))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.last))
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(r.value))
+	b = append(b, r.flags)
+	return append(b, r.lastType...)
 }
 
 func decodePair(b []byte) (pairRecord, error) {

@@ -9,7 +9,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,6 +114,11 @@ func Open(path string, opts Options) (*Store, error) {
 		// transactions, so the list's write is a small part of each.
 		NoFreelistSync: opts.noFreelistSync,
 		MaxSize:        int(opts.MaxSize),
+		// The applier's transactions rewrite most pages of a file of
+		// scattered users, and the file grows while one is open; each
+		// remap would first copy out every key and value it holds (7% of
+		// the server's CPU under live ingest at 10M events).
+		InitialMmapSize: mapSize(path),
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: the database is locked by another process", path)
@@ -141,6 +148,22 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// mapSize is the size bbolt first maps the file at path to: four times its
+// size, at least 1 GiB, so that it is remapped only each time it has grown
+// fourfold. On Linux and the BSDs the map reserves address space only; on
+// Windows bbolt would grow the file to the map's size, and a 32-bit address
+// space has no room to spare, so there bbolt's own growth is kept.
+func mapSize(path string) int {
+	if runtime.GOOS == "windows" || strconv.IntSize < 64 {
+		return 0
+	}
+	var n int64
+	if fi, err := os.Stat(path); err == nil {
+		n = fi.Size()
+	}
+	return int(max(4*n, 1<<30))
 }
 
 // openLog opens the event log, replays its unapplied records into the

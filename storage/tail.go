@@ -210,13 +210,20 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen, raw []logEvent, prev []
 		}
 		return strings.Compare(raw[a].user, raw[b].user)
 	})
-	var dm dayMemo // not g's: appends may use that meanwhile
+	var dm dayMemo      // not g's: appends may use that meanwhile
+	var lus []*tailUser // the user's entries in the older generations
 	for _, first := range byKey {
 		tu := tus[int(first)-from]
 		id := raw[first].user
+		lus = lus[:0]
+		for _, l := range layers {
+			if lu := l.users[id]; lu != nil {
+				lus = append(lus, lu)
+			}
+		}
 		for k := first; ; k = next[int(k)-from] {
 			e := &raw[k]
-			tp, fresh, err := g.pair(layers, pairsB, tu, id, e.itemIdx)
+			tp, fresh, err := g.pair(lus, pairsB, tu, e.itemIdx)
 			if err != nil {
 				return err
 			}
@@ -307,20 +314,19 @@ func bboltUserIdx(users *bolt.Bucket, id string, rec *userRecord) error {
 	return nil
 }
 
-// pair returns the generation's entry for the pair (user, item) and
-// whether the pair is new (no event anywhere yet).
-func (g *tailGen) pair(layers []*tailGen, pairs *bolt.Bucket, tu *tailUser, user string, item uint64) (*tailPair, bool, error) {
+// pair returns the generation's entry for the pair (tu, item) and whether
+// the pair is new (no event anywhere yet). lus are the user's entries in
+// the older generations of the tail, newest first.
+func (g *tailGen) pair(lus []*tailUser, pairs *bolt.Bucket, tu *tailUser, item uint64) (*tailPair, bool, error) {
 	if tp := tu.pairs[item]; tp != nil {
 		return tp, false, nil
 	}
 	tp := &tailPair{}
 	found := false
-	for _, l := range layers {
-		if lu := l.users[user]; lu != nil {
-			if lp := lu.pairs[item]; lp != nil {
-				tp.rec, found = lp.rec, true
-				break
-			}
+	for _, lu := range lus {
+		if lp := lu.pairs[item]; lp != nil {
+			tp.rec, found = lp.rec, true
+			break
 		}
 	}
 	// A user bbolt does not hold yet (idx 0) has all its pairs in the tail.
