@@ -3,6 +3,9 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -37,6 +40,17 @@ type batchIn struct {
 	Interactions []api.InteractionIn `json:"interactions" validate:"min=1,dive"`
 }
 
+// notPlainlyValid reports whether e fails one of InteractionIn's validate
+// tags, checked by hand so that a batch of valid events skips the
+// validator's reflection; a batch with a failing event goes through the
+// validator, which names every failure.
+// TestNotPlainlyValid_isTheValidator keeps the two in step.
+func notPlainlyValid(e api.InteractionIn) bool {
+	return api.ValidateID(e.UserID) != "" || api.ValidateID(e.ItemID) != "" ||
+		utf8.RuneCountInString(e.Type) > 64 ||
+		len(e.RecommendationID) > 64 || strings.ContainsFunc(e.RecommendationID, func(r rune) bool { return r < 0x20 || r > 0x7e })
+}
+
 func (h *handler) interactionsFrom(in api.InteractionsIn) ([]api.Interaction, error) {
 	now := h.Now().UTC()
 	if in.Interactions == nil {
@@ -54,8 +68,13 @@ func (h *handler) interactionsFrom(in api.InteractionsIn) ([]api.Interaction, er
 	if len(in.Interactions) > h.limits.MaxBatch {
 		return nil, api.FieldError("interactions", fmt.Sprintf("must have at most %d entries, got %d", h.limits.MaxBatch, len(in.Interactions)))
 	}
-	if err := h.validate(batchIn{Interactions: in.Interactions}); err != nil {
-		return nil, err
+	if len(in.Interactions) == 0 || slices.ContainsFunc(in.Interactions, notPlainlyValid) {
+		// The validator names every failure. A batch whose events all pass
+		// by hand skips its reflection (5% of the server's CPU under live
+		// ingest).
+		if err := h.validate(batchIn{Interactions: in.Interactions}); err != nil {
+			return nil, err
+		}
 	}
 	evs := make([]api.Interaction, len(in.Interactions))
 	for k, e := range in.Interactions {
