@@ -75,7 +75,11 @@ func checkDB(tb testing.TB, path string) {
 func TestFault_diskFull(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "full.db")
 	cmd, url := startBinary(t, db)
-	const perBatch = 200
+	// bbolt grows a file it maps beyond 16 MiB (the store maps at least
+	// 1 GiB) in steps of 16 MiB, so a file that may not grow can still
+	// hold that much: batches of 1,000 events fill it well within the
+	// 300 posted below.
+	const perBatch = 1000
 	var acked, refused []string
 	post := func(user string) (int, api.ErrorOut) {
 		status, out := postBatch(t, url, user, perBatch)
