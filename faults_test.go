@@ -75,10 +75,9 @@ func checkDB(tb testing.TB, path string) {
 func TestFault_diskFull(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "full.db")
 	cmd, url := startBinary(t, db)
-	// bbolt grows a file it maps beyond 16 MiB (the store maps at least
-	// 1 GiB) in steps of 16 MiB, so a file that may not grow can still
-	// hold that much: batches of 1,000 events fill it well within the
-	// 300 posted below.
+	// A file that may not grow still holds the free space bbolt added when
+	// it last grew (up to 16 MiB): batches of 1,000 events fill it well
+	// within the 300 posted below.
 	const perBatch = 1000
 	var acked, refused []string
 	post := func(user string) (int, api.ErrorOut) {

@@ -151,19 +151,22 @@ func Open(path string, opts Options) (*Store, error) {
 }
 
 // mapSize is the size bbolt first maps the file at path to: four times its
-// size, at least 1 GiB, so that it is remapped only each time it has grown
-// fourfold. On Linux and the BSDs the map reserves address space only; on
-// Windows bbolt would grow the file to the map's size, and a 32-bit address
-// space has no room to spare, so there bbolt's own growth is kept.
+// size once it holds 256 MiB, so that it is remapped only each time it has
+// grown fourfold. (A smaller file keeps bbolt's own growth, which maps and
+// grows it in powers of two: a new database stays small on disk; bbolt
+// grows a file mapped past 16 MiB in steps of 16 MiB.) On Linux and the
+// BSDs the map reserves address space only; on Windows bbolt would grow
+// the file to the map's size, and a 32-bit address space has no room to
+// spare, so there bbolt's own growth is kept.
 func mapSize(path string) int {
 	if runtime.GOOS == "windows" || strconv.IntSize < 64 {
 		return 0
 	}
-	var n int64
-	if fi, err := os.Stat(path); err == nil {
-		n = fi.Size()
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() < 256<<20 {
+		return 0
 	}
-	return int(max(4*n, 1<<30))
+	return int(4 * fi.Size())
 }
 
 // openLog opens the event log, replays its unapplied records into the
