@@ -59,13 +59,6 @@ type tailUser struct {
 	// for a user bbolt has not stored yet (the applier assigns it).
 	rec   userRecord
 	pairs map[uint64]*tailPair // by item index
-	// older are the user's pairs in the older generations of the tail
-	// when this entry was started, newest first: complete then (a
-	// generation is folded whole before a newer one), and looked up once
-	// per user instead of once per event. A generation applied since
-	// holds what bbolt holds now. (The maps, not the entries: an entry's
-	// own older would chain every generation ever folded.)
-	older []map[uint64]*tailPair
 }
 
 type tailPair struct {
@@ -217,12 +210,20 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen, raw []logEvent, prev []
 		}
 		return strings.Compare(raw[a].user, raw[b].user)
 	})
-	var dm dayMemo // not g's: appends may use that meanwhile
+	var dm dayMemo      // not g's: appends may use that meanwhile
+	var lus []*tailUser // the user's entries in the older generations
 	for _, first := range byKey {
 		tu := tus[int(first)-from]
+		id := raw[first].user
+		lus = lus[:0]
+		for _, l := range layers {
+			if lu := l.users[id]; lu != nil {
+				lus = append(lus, lu)
+			}
+		}
 		for k := first; ; k = next[int(k)-from] {
 			e := &raw[k]
-			tp, fresh, err := g.pair(pairsB, tu, e.itemIdx)
+			tp, fresh, err := g.pair(lus, pairsB, tu, e.itemIdx)
 			if err != nil {
 				return err
 			}
@@ -267,10 +268,8 @@ func (g *tailGen) user(layers []*tailGen, users *bolt.Bucket, id string, ts int6
 	found := false
 	for _, l := range layers {
 		if lu := l.users[id]; lu != nil {
-			if !found {
-				tu.rec, found = lu.rec, true
-			}
-			tu.older = append(tu.older, lu.pairs)
+			tu.rec, found = lu.rec, true
+			break
 		}
 	}
 	if !found || tu.rec.idx == 0 {
@@ -316,15 +315,16 @@ func bboltUserIdx(users *bolt.Bucket, id string, rec *userRecord) error {
 }
 
 // pair returns the generation's entry for the pair (tu, item) and whether
-// the pair is new (no event anywhere yet).
-func (g *tailGen) pair(pairs *bolt.Bucket, tu *tailUser, item uint64) (*tailPair, bool, error) {
+// the pair is new (no event anywhere yet). lus are the user's entries in
+// the older generations of the tail, newest first.
+func (g *tailGen) pair(lus []*tailUser, pairs *bolt.Bucket, tu *tailUser, item uint64) (*tailPair, bool, error) {
 	if tp := tu.pairs[item]; tp != nil {
 		return tp, false, nil
 	}
 	tp := &tailPair{}
 	found := false
-	for _, older := range tu.older {
-		if lp := older[item]; lp != nil {
+	for _, lu := range lus {
+		if lp := lu.pairs[item]; lp != nil {
 			tp.rec, found = lp.rec, true
 			break
 		}
