@@ -215,14 +215,19 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen, raw []logEvent, prev []
 	for _, first := range byKey {
 		tu := tus[int(first)-from]
 		id := raw[first].user
-		lus = lus[:0]
-		for _, l := range layers {
-			if lu := l.users[id]; lu != nil {
-				lus = append(lus, lu)
-			}
-		}
+		// Looked up once the user has a pair this generation does not
+		// hold yet, and then once for all its events of the step.
+		looked := false
 		for k := first; ; k = next[int(k)-from] {
 			e := &raw[k]
+			if !looked && tu.pairs[e.itemIdx] == nil {
+				lus, looked = lus[:0], true
+				for _, l := range layers {
+					if lu := l.users[id]; lu != nil {
+						lus = append(lus, lu)
+					}
+				}
+			}
 			tp, fresh, err := g.pair(lus, pairsB, tu, e.itemIdx)
 			if err != nil {
 				return err
