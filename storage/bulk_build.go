@@ -177,12 +177,6 @@ func countingSort[T any](dst []T, src [][]T, n int, key func(*T) uint32) {
 	}
 }
 
-// itemUser is one entry of the per-item pair index.
-type itemUser struct {
-	item, user uint32
-	flags      byte
-}
-
 // write stores everything in the empty database db, bucket by bucket in
 // key order.
 func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
@@ -195,10 +189,10 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 	evs := b.sortByPair()
 	progress("writing pairs")
 	pop := make([]int64, len(b.items)+1)
+	pairs := make([]int64, len(b.items)+1) // by item
 	dayEvents := map[int64]int64{}
 	days := dayNames{}
-	refs := make([]itemUser, 0, len(evs)) // at most a pair per event
-	var later []int64                     // the pair's events on days after its first one
+	var later []int64 // the pair's events on days after its first one
 	for lo := 0; lo < len(evs); {
 		user, item := evs[lo].user, evs[lo].item
 		hi := lo + 1
@@ -211,7 +205,7 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 		firstDay := int64(0)
 		for k := lo; k < hi; k++ {
 			e := &evs[k]
-			d, _ := fold(u, &p, k == lo, pairEvent{ts: e.ts, typ: b.types[e.typ], value: e.value,
+			d := fold(u, &p, k == lo, pairEvent{ts: e.ts, typ: b.types[e.typ], value: e.value,
 				hasValue: e.bits&bulkHasValue != 0, positive: e.bits&bulkPositive != 0, negative: e.bits&bulkNegative != 0})
 			pop[item] += d
 			b.counts.Positives += d
@@ -239,28 +233,18 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 			}
 			k += n
 		}
-		refs = append(refs, itemUser{item: item, user: user, flags: p.flags})
+		pairs[item]++
+		b.counts.Interactions++
 		lo = hi
 	}
-	b.counts.Events, b.counts.Interactions = int64(len(evs)), int64(len(refs))
+	b.counts.Events = int64(len(evs))
 	evs = nil
-
-	progress("writing the per-item pair index")
-	byItem := make([]itemUser, len(refs))
-	countingSort(byItem, [][]itemUser{refs}, len(b.items), func(r *itemUser) uint32 { return r.item })
-	refs = nil
-	for _, r := range byItem {
-		if err := w.put(bucketItemUsers, pairKey(uint64(r.item), uint64(r.user)), []byte{r.flags}); err != nil {
-			return err
-		}
-	}
-	byItem = nil
 
 	progress("writing users and items")
 	if err := b.writeUsers(w); err != nil {
 		return err
 	}
-	if err := b.writeItems(w, pop); err != nil {
+	if err := b.writeItems(w, pop, pairs); err != nil {
 		return err
 	}
 	if err := b.writeMeta(w, dayEvents, days); err != nil {
@@ -294,16 +278,21 @@ func (b *bulkBuilder) writeUsers(w *bulkWriter) error {
 	return w.bucket(bucketUserIDs).SetSequence(uint64(len(b.users)))
 }
 
-func (b *bulkBuilder) writeItems(w *bulkWriter, pop []int64) error {
+func (b *bulkBuilder) writeItems(w *bulkWriter, pop, pairs []int64) error {
 	for k := range b.items {
 		if err := w.put(bucketItemIDs, u64(uint64(k+1)), []byte(b.items[k].id)); err != nil {
 			return err
 		}
 	}
-	for item := 1; item < len(pop); item++ {
-		if pop[item] > 0 {
-			if err := w.put(bucketItemPop, u64(uint64(item)), u64(uint64(pop[item]))); err != nil {
-				return err
+	for _, counts := range []struct {
+		bucket []byte
+		n      []int64
+	}{{bucketItemPop, pop}, {bucketItemPairs, pairs}} {
+		for item := 1; item < len(counts.n); item++ {
+			if counts.n[item] > 0 {
+				if err := w.put(counts.bucket, u64(uint64(item)), u64(uint64(counts.n[item]))); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -51,16 +51,15 @@ type Event struct {
 
 // Fold applies one event to pair p of user u, exactly as this store's
 // ingest does; fresh means p has no event yet. It returns the change of the
-// pair's relevance (−1, 0 or +1) and whether the pair is new or its flags
-// changed.
-func Fold(u *Tally, p *Pair, fresh bool, e Event) (dRelevant int64, changed bool) {
+// pair's relevance (−1, 0 or +1).
+func Fold(u *Tally, p *Pair, fresh bool, e Event) (dRelevant int64) {
 	ur := userRecord{created: u.Created, lastSeen: u.LastSeen, items: u.Items, positives: u.Positives, events: u.Events}
 	pr := pairRecord{count: p.Count, first: p.First, last: p.Last, value: p.Value, flags: p.Flags, lastType: p.LastType}
-	dRelevant, changed = fold(&ur, &pr, fresh, pairEvent{ts: e.TS, typ: e.Type, value: e.Value,
+	dRelevant = fold(&ur, &pr, fresh, pairEvent{ts: e.TS, typ: e.Type, value: e.Value,
 		hasValue: e.HasValue, positive: e.Positive, negative: e.Negative})
 	*u = Tally{Created: ur.created, LastSeen: ur.lastSeen, Items: ur.items, Positives: ur.positives, Events: ur.events}
 	*p = Pair{Count: pr.count, First: pr.first, Last: pr.last, Value: pr.value, Flags: pr.flags, LastType: pr.lastType}
-	return dRelevant, changed
+	return dRelevant
 }
 
 // HistoryEntry is the API view of a pair with itemID.

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -349,7 +351,7 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 
 // boltSink writes dump records into a write transaction. The dump's order
 // is the order of the index → id buckets and of pairs, not that of the
-// users, items and item_users buckets: their entries wait in later and go
+// users and items buckets: their entries wait in later and go
 // in sorted at the end, since bbolt inserts out of key order within one
 // transaction in quadratic time (every insert moves the rest of an
 // unsplit node).
@@ -368,8 +370,14 @@ func (b *boltSink) putLater(bk *bolt.Bucket, k, v []byte) {
 	b.later[bk] = append(b.later[bk], keyValue{k, v})
 }
 
-// finish writes the entries that waited, each bucket's in key order.
+// finish writes the entries that waited, each bucket's in key order, and
+// the items' pair counts.
 func (b *boltSink) finish() error {
+	for _, item := range slices.Sorted(maps.Keys(b.w.pairsDelta)) {
+		if err := addItemCount(b.w.itemPairs, item, b.w.pairsDelta[item]); err != nil {
+			return err
+		}
+	}
 	for bk, kvs := range b.later {
 		sort.Slice(kvs, func(x, y int) bool { return bytes.Compare(kvs[x].k, kvs[y].k) < 0 })
 		for _, kv := range kvs {
@@ -415,7 +423,7 @@ func (b *boltSink) Item(it DumpItem) error {
 	if err := b.w.itemID.Put(u64(it.Idx), []byte(it.ID)); err != nil {
 		return err
 	}
-	return addPop(b.w.pop, it.Idx, it.Positive)
+	return addItemCount(b.w.pop, it.Idx, it.Positive)
 }
 
 func (b *boltSink) Pair(p DumpPair) error {
@@ -423,7 +431,7 @@ func (b *boltSink) Pair(p DumpPair) error {
 	if err := b.w.pairs.Put(pairKey(p.User, p.Item), r.encode()); err != nil {
 		return err
 	}
-	b.putLater(b.w.itemUsers, pairKey(p.Item, p.User), []byte{p.P.Flags})
+	b.w.pairsDelta[p.Item]++
 	return nil
 }
 

@@ -300,7 +300,7 @@ func (s *Store) applyLocked(unlock bool) error {
 		return nil
 	}
 	// Every frozen generation in one transaction: scattered updates dirty
-	// most leaf pages of pairs and item_users whatever a transaction's
+	// most leaf pages of pairs whatever a transaction's
 	// size, so its cost is nearly fixed and its events per page grow with
 	// the backlog; an applier that falls behind catches up in larger
 	// steps instead of settling at a fixed, lower rate.
@@ -552,15 +552,11 @@ func applyGen(tx *bolt.Tx, g *tailGen) error {
 	// bbolt keeps the keys and values it is given until the commit: one
 	// slab holds them all, sized exactly so that it never moves, instead
 	// of two allocations a pair for the collector to trace.
-	size, indexed := 0, 0
+	size := 0
 	for _, p := range puts {
 		size += 16 + p.tp.rec.size()
-		if p.tp.writeIndex {
-			indexed++
-		}
 	}
-	slab := make([]byte, 0, size+17*indexed)
-	index := make([]pairPut, 0, indexed)
+	slab := make([]byte, 0, size)
 	for _, p := range puts {
 		at := len(slab)
 		slab = binary.BigEndian.AppendUint64(slab, p.user)
@@ -570,29 +566,12 @@ func applyGen(tx *bolt.Tx, g *tailGen) error {
 		if err := w.pairs.Put(key, slab[at+16:len(slab):len(slab)]); err != nil {
 			return err
 		}
-		if p.tp.writeIndex {
-			index = append(index, p)
-		}
 		for day, n := range p.tp.laterDays {
 			w.pairDayDelta[pairDayKey(key, day)] += n
 		}
 	}
-	slices.SortFunc(index, func(a, b pairPut) int {
-		if c := cmp.Compare(a.item, b.item); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.user, b.user)
-	})
-	for _, p := range index {
-		at := len(slab)
-		slab = binary.BigEndian.AppendUint64(slab, p.item)
-		slab = binary.BigEndian.AppendUint64(slab, p.user)
-		slab = append(slab, p.tp.rec.flags)
-		if err := w.itemUsers.Put(slab[at:at+16:at+16], slab[at+16:at+17:at+17]); err != nil {
-			return err
-		}
-	}
 	addAll(w.popDelta, g.popDelta)
+	addAll(w.pairsDelta, g.pairsDelta)
 	addAll(w.counters, g.counters)
 	addAll(w.counters, g.fcounts)
 	addAll(w.days, g.days)

@@ -87,9 +87,10 @@ func (s *Store) addDirect(ctx context.Context, evs []api.Interaction, js []judge
 type writer struct {
 	tx                                  *bolt.Tx
 	meta, users, userIDs, items, itemID *bolt.Bucket
-	pop, pairs, itemUsers, pairDays     *bolt.Bucket
+	pop, pairs, itemPairs, pairDays     *bolt.Bucket
 	userCache                           map[string]*userRecord
 	popDelta                            map[uint64]int64
+	pairsDelta                          map[uint64]int64 // item_pairs, by item
 	counters                            map[string]int64
 	days                                map[string]int64
 	pairDayDelta                        map[string]int64 // by pairDayKey
@@ -99,9 +100,9 @@ func newWriter(tx *bolt.Tx) *writer {
 	return &writer{tx: tx,
 		meta: tx.Bucket(bucketMeta), users: tx.Bucket(bucketUsers), userIDs: tx.Bucket(bucketUserIDs),
 		items: tx.Bucket(bucketItems), itemID: tx.Bucket(bucketItemIDs), pop: tx.Bucket(bucketItemPop),
-		pairs: tx.Bucket(bucketPairs), itemUsers: tx.Bucket(bucketItemUsers), pairDays: tx.Bucket(bucketPairDays),
-		userCache: map[string]*userRecord{}, popDelta: map[uint64]int64{}, counters: map[string]int64{},
-		days: map[string]int64{}, pairDayDelta: map[string]int64{}}
+		pairs: tx.Bucket(bucketPairs), itemPairs: tx.Bucket(bucketItemPairs), pairDays: tx.Bucket(bucketPairDays),
+		userCache: map[string]*userRecord{}, popDelta: map[uint64]int64{}, pairsDelta: map[uint64]int64{},
+		counters: map[string]int64{}, days: map[string]int64{}, pairDayDelta: map[string]int64{}}
 }
 
 // user returns the cached record of id, creating the user if needed.
@@ -167,8 +168,9 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 		}
 	} else {
 		w.counters[counterPairs]++
+		w.pairsDelta[item]++
 	}
-	d, changed := fold(u, &p, old == nil, pairEvent{ts: ts, typ: ev.Type, value: ev.Value,
+	d := fold(u, &p, old == nil, pairEvent{ts: ts, typ: ev.Type, value: ev.Value,
 		hasValue: ev.HasValue, positive: positive, negative: negative})
 	if d != 0 {
 		w.popDelta[item] += d
@@ -180,15 +182,7 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 	if day != dayOf(p.first) {
 		w.pairDayDelta[pairDayKey(key, day)]++
 	}
-	if err := w.pairs.Put(key, p.encode()); err != nil {
-		return err
-	}
-	if !changed {
-		// A repeat that changes no flag leaves the item's index entry as it
-		// is, sparing a page write per repeat.
-		return nil
-	}
-	return w.itemUsers.Put(pairKey(item, u.idx), []byte{p.flags})
+	return w.pairs.Put(key, p.encode())
 }
 
 // pairEvent is one event as it folds into its pair: its time (the server's
@@ -202,17 +196,15 @@ type pairEvent struct {
 }
 
 // fold applies one event to the pair p of user u; fresh means p has no
-// event yet. It returns the change of the pair's relevance (−1, 0 or +1)
-// and whether the pair is new or its flags changed (its item_users entry
-// must be written). Ingest and the bulk loader both fold through it, so
+// event yet. It returns the change of the pair's relevance (−1, 0 or +1).
+// Ingest and the bulk loader both fold through it, so
 // the records they store are the same byte for byte.
-func fold(u *userRecord, p *pairRecord, fresh bool, e pairEvent) (dRelevant int64, changed bool) {
+func fold(u *userRecord, p *pairRecord, fresh bool, e pairEvent) (dRelevant int64) {
 	if fresh {
 		p.first = e.ts
 		u.items++
 	}
 	wasRelevant := !fresh && relevant(p.flags)
-	oldFlags := p.flags
 	p.count++
 	if e.ts >= p.last {
 		p.last, p.lastType = e.ts, e.typ
@@ -241,7 +233,7 @@ func fold(u *userRecord, p *pairRecord, fresh bool, e pairEvent) (dRelevant int6
 	if e.ts > u.lastSeen {
 		u.lastSeen = e.ts
 	}
-	return dRelevant, fresh || oldFlags != p.flags
+	return dRelevant
 }
 
 // flush writes the cached users, popularity deltas and counters.
@@ -264,7 +256,12 @@ func (w *writer) flush() error {
 		}
 	}
 	for _, item := range slices.Sorted(maps.Keys(w.popDelta)) {
-		if err := addPop(w.pop, item, w.popDelta[item]); err != nil {
+		if err := addItemCount(w.pop, item, w.popDelta[item]); err != nil {
+			return err
+		}
+	}
+	for _, item := range slices.Sorted(maps.Keys(w.pairsDelta)) {
+		if err := addItemCount(w.itemPairs, item, w.pairsDelta[item]); err != nil {
 			return err
 		}
 	}
@@ -287,15 +284,17 @@ func (w *writer) flush() error {
 	return nil
 }
 
-func addPop(pop *bolt.Bucket, item uint64, d int64) error {
+// addItemCount adds d to item's count in b (item_pop or item_pairs); a
+// count that falls to 0 is deleted.
+func addItemCount(b *bolt.Bucket, item uint64, d int64) error {
 	if d == 0 {
 		return nil
 	}
-	v := int64(getU64(pop.Get(u64(item)))) + d
+	v := int64(getU64(b.Get(u64(item)))) + d
 	if v <= 0 {
-		return pop.Delete(u64(item))
+		return b.Delete(u64(item))
 	}
-	return pop.Put(u64(item), u64(uint64(v)))
+	return b.Put(u64(item), u64(uint64(v)))
 }
 
 // DeleteInteraction forgets the pair (user, item).
@@ -330,9 +329,6 @@ func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) er
 		if err := w.pairs.Delete(key); err != nil {
 			return err
 		}
-		if err := w.itemUsers.Delete(pairKey(itemIdx, u.idx)); err != nil {
-			return err
-		}
 		return w.flush()
 	})
 	if err == nil {
@@ -347,6 +343,7 @@ func (w *writer) forgetPair(u *userRecord, item uint64, p pairRecord) error {
 	u.items--
 	u.events -= p.count
 	w.counters[counterPairs]--
+	w.pairsDelta[item]--
 	w.counters[counterEvents] -= p.count
 	if relevant(p.flags) {
 		u.positives--

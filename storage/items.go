@@ -183,11 +183,16 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 			return err
 		}
 		w := newWriter(tx)
-		prefix := u64(it.Idx)
+		// The item's pairs: one look-up per user, since pairs are keyed
+		// user first (version 5 keeps no per-item index; schema.go).
 		var users []uint64
-		c := w.itemUsers.Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			users = append(users, binary.BigEndian.Uint64(k[8:]))
+		if getU64(w.itemPairs.Get(u64(it.Idx))) > 0 {
+			c := w.userIDs.Cursor()
+			for k, _ := c.First(); k != nil; k, _ = c.Next() {
+				if uidx := binary.BigEndian.Uint64(k); w.pairs.Get(pairKey(uidx, it.Idx)) != nil {
+					users = append(users, uidx)
+				}
+			}
 		}
 		for _, uidx := range users {
 			uid := string(w.userIDs.Get(u64(uidx)))
@@ -206,12 +211,13 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 			if err := w.pairs.Delete(key); err != nil {
 				return err
 			}
-			if err := w.itemUsers.Delete(pairKey(it.Idx, uidx)); err != nil {
-				return err
-			}
 		}
 		delete(w.popDelta, it.Idx)
+		delete(w.pairsDelta, it.Idx)
 		if err := w.pop.Delete(u64(it.Idx)); err != nil {
+			return err
+		}
+		if err := w.itemPairs.Delete(u64(it.Idx)); err != nil {
 			return err
 		}
 		if err := w.items.Delete([]byte(id)); err != nil {
@@ -233,16 +239,22 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 // ItemsInteracted reports, for each dense item index, whether any user has
 // an event of any type with it (a pair, positive or not): what tells a
 // cold item (no events at all) from a known-unpopular one (events, no
-// positives), which popularity alone cannot. One seek per item in the
-// per-item pair index.
+// positives), which popularity alone cannot. One look-up per item in the
+// per-item pair counts (in a file of schema version 4 or older opened
+// read-only, one seek in its per-item pair index).
 func (s *Store) ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error) {
 	out := make([]bool, len(idx))
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
-		c := tx.Bucket(bucketItemUsers).Cursor()
+		counts, old := tx.Bucket(bucketItemPairs), tx.Bucket(bucketItemUsers)
 		for k, i := range idx {
-			prefix := u64(uint64(i))
-			key, _ := c.Seek(prefix)
-			out[k] = key != nil && bytes.HasPrefix(key, prefix)
+			key := u64(uint64(i))
+			switch {
+			case counts != nil:
+				out[k] = counts.Get(key) != nil
+			case old != nil:
+				at, _ := old.Cursor().Seek(key)
+				out[k] = at != nil && bytes.HasPrefix(at, key)
+			}
 			for _, g := range tail {
 				if _, ok := g.touched[uint64(i)]; ok {
 					out[k] = true

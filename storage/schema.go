@@ -17,7 +17,7 @@
 //	item_pop    uint64 item index (BE)   → uint64 number of users for whom it is relevant
 //	pairs       user index | item index  → pairRecord (binary: count, first/last seen,
 //	            (16 bytes, BE)             last value, flags, last type)
-//	item_users  item index | user index  → one flags byte (the per-item index of pairs)
+//	item_pairs  uint64 item index (BE)   → uint64 number of users with any event of it (pairs)
 //	pair_days   user index | item index  → uint64 events of the pair on that UTC day, only for
 //	            | "YYYYMMDD"               days other than the day of the pair's first event, whose
 //	                                       count is the rest; so deleting a pair takes its events
@@ -56,7 +56,13 @@ package storage
 // the event log (meta "log/id" and "log/applied"); a version 3 file gets
 // an empty log at its first writable open. A binary that reads only
 // version 3 refuses a version 4 file, which may have events in its log.
-const SchemaVersion = 4
+// Version 5 replaced item_users, an index entry per pair that only item
+// deletes and the cold/unpopular test read, by item_pairs, a count per
+// item: one B-tree write per pair fewer (README "Scale"). A file of an
+// older version gets the counts from its item_users, and loses that
+// bucket, at its first writable open (migrateItemPairs); opened read-only
+// it is read as it is.
+const SchemaVersion = 5
 
 var (
 	bucketMeta      = []byte("meta")
@@ -66,7 +72,8 @@ var (
 	bucketItemIDs   = []byte("item_ids")
 	bucketItemPop   = []byte("item_pop")
 	bucketPairs     = []byte("pairs")
-	bucketItemUsers = []byte("item_users")
+	bucketItemPairs = []byte("item_pairs")
+	bucketItemUsers = []byte("item_users") // versions 2–4 only
 	bucketPairDays  = []byte("pair_days")
 	bucketModels    = []byte("models")
 	bucketJobs      = []byte("jobs")
@@ -77,7 +84,7 @@ var (
 	bucketExps      = []byte("experiments")
 
 	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUserIDs, bucketItems, bucketItemIDs,
-		bucketItemPop, bucketPairs, bucketItemUsers, bucketPairDays, bucketModels, bucketJobs, bucketReports,
+		bucketItemPop, bucketPairs, bucketItemPairs, bucketPairDays, bucketModels, bucketJobs, bucketReports,
 		bucketImps, bucketAttrib, bucketOnline, bucketExps}
 
 	keySchema = []byte("schema")

@@ -265,14 +265,14 @@ func initDB(db *bolt.DB, readOnly bool) error {
 		if meta == nil {
 			return errors.New("not a recsys database (no meta bucket)")
 		}
-		if v := getU64(meta.Get(keySchema)); v != SchemaVersion && !(readOnly && (v == 2 || v == 3)) {
+		if v := getU64(meta.Get(keySchema)); v != SchemaVersion && !(readOnly && v >= 2 && v < SchemaVersion) {
 			return fmt.Errorf("schema version %d, this binary reads %d", v, SchemaVersion)
 		}
 		return nil
 	}
 	if readOnly {
 		// Version 2 differs only in what deletes need (pair_days), 3 in
-		// having no event log.
+		// having no event log, 4 in its per-item pair index (item_users).
 		return db.View(check)
 	}
 	return db.Update(func(tx *bolt.Tx) error {
@@ -282,29 +282,62 @@ func initDB(db *bolt.DB, readOnly bool) error {
 				return err
 			}
 		}
+		meta := tx.Bucket(bucketMeta)
 		if fresh {
-			if err := tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion)); err != nil {
+			if err := meta.Put(keySchema, u64(SchemaVersion)); err != nil {
 				return err
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		if getU64(meta.Get(keySchema)) == 2 {
+		v := getU64(meta.Get(keySchema))
+		if v < 2 || v > SchemaVersion {
+			return check(tx)
+		}
+		if v == 2 {
 			if err := migrateDays(tx); err != nil {
 				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
 			}
 		}
-		if v := getU64(meta.Get(keySchema)); (v == 3 || v == SchemaVersion) && meta.Get(keyLogID) == nil {
-			// Version 4 added the event log: a file of version 3 has
-			// everything applied, so its log starts empty.
+		if meta.Get(keyLogID) == nil {
+			// A new file, or one of version 2 or 3, from before the event
+			// log: the latter has everything applied, so its log starts
+			// empty.
 			if err := newLogID(meta); err != nil {
 				return err
 			}
+		}
+		if err := migrateItemPairs(tx); err != nil {
+			return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
+		}
+		if v != SchemaVersion {
 			if err := meta.Put(keySchema, u64(SchemaVersion)); err != nil {
 				return err
 			}
 		}
 		return check(tx)
 	})
+}
+
+// migrateItemPairs counts each item's pairs from item_users, the per-item
+// index of versions 2–4, into item_pairs and deletes item_users. Its keys
+// are item | user, so an item's entries are one run.
+func migrateItemPairs(tx *bolt.Tx) error {
+	old := tx.Bucket(bucketItemUsers)
+	if old == nil {
+		return nil
+	}
+	counts := tx.Bucket(bucketItemPairs)
+	c := old.Cursor()
+	k, _ := c.First()
+	for k != nil {
+		item, n := bytes.Clone(k[:8]), uint64(0)
+		for ; k != nil && bytes.Equal(k[:8], item); k, _ = c.Next() {
+			n++
+		}
+		if err := counts.Put(item, u64(n)); err != nil {
+			return err
+		}
+	}
+	return tx.DeleteBucket(bucketItemUsers)
 }
 
 // newLogID names the database's event log, so that a log beside another

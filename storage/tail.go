@@ -41,11 +41,12 @@ type tailGen struct {
 	dayMemo  dayMemo
 
 	// Folded: raw[:folded] are in these.
-	folded   int
-	users    map[string]*tailUser
-	newUsers []string // users the tail created, in first-seen order
-	popDelta map[uint64]int64
-	fcounts  map[string]int64 // users, pairs and positives
+	folded     int
+	users      map[string]*tailUser
+	newUsers   []string // users the tail created, in first-seen order
+	popDelta   map[uint64]int64
+	pairsDelta map[uint64]int64 // new pairs, by item
+	fcounts    map[string]int64 // users, pairs and positives
 }
 
 type tailItem struct {
@@ -62,16 +63,16 @@ type tailUser struct {
 }
 
 type tailPair struct {
-	rec        pairRecord // the whole pair record after the generation
-	writeIndex bool       // the item_users entry must be (re)written
-	laterDays  map[string]int64
+	rec       pairRecord // the whole pair record after the generation
+	laterDays map[string]int64
 }
 
 func newTailGen(end int64) *tailGen {
 	return &tailGen{end: end, last: map[string]int32{}, itemIdx: map[string]uint64{},
 		itemID: map[uint64]string{}, counters: map[string]int64{}, days: map[string]int64{},
 		touched: map[uint64]struct{}{},
-		users:   map[string]*tailUser{}, popDelta: map[uint64]int64{}, fcounts: map[string]int64{}}
+		users:   map[string]*tailUser{}, popDelta: map[uint64]int64{}, pairsDelta: map[uint64]int64{},
+		fcounts: map[string]int64{}}
 }
 
 // dayMemo names the day of the last timestamp it was asked about, sparing
@@ -232,9 +233,8 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen, raw []logEvent, prev []
 			if err != nil {
 				return err
 			}
-			d, changed := fold(&tu.rec, &tp.rec, fresh, pairEvent{ts: e.ts, typ: e.typ, value: e.value,
+			d := fold(&tu.rec, &tp.rec, fresh, pairEvent{ts: e.ts, typ: e.typ, value: e.value,
 				hasValue: e.bits&evHasValue != 0, positive: e.bits&evPositive != 0, negative: e.bits&evNegative != 0})
-			tp.writeIndex = tp.writeIndex || changed
 			if d != 0 {
 				g.popDelta[e.itemIdx] += d
 				g.fcounts[counterPositives] += d
@@ -349,6 +349,7 @@ func (g *tailGen) pair(lus []*tailUser, pairs *bolt.Bucket, tu *tailUser, item u
 	}
 	if !found {
 		g.fcounts[counterPairs]++
+		g.pairsDelta[item]++
 	}
 	tu.pairs[item] = tp
 	return tp, !found, nil

@@ -56,9 +56,6 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 			if err := w.pairs.Delete(k); err != nil {
 				return err
 			}
-			if err := w.itemUsers.Delete(pairKey(binary.BigEndian.Uint64(k[8:]), u.idx)); err != nil {
-				return err
-			}
 		}
 		if err := w.users.Delete([]byte(id)); err != nil {
 			return err

@@ -169,7 +169,7 @@ func ingest(ctx context.Context, tx pgx.Tx, evs []api.Interaction, verdicts []st
 			p.queued = true
 			order = append(order, p)
 		}
-		d, _ := storage.Fold(&u.t, &p.p, fresh, storage.Event{TS: ts, Type: ev.Type, Value: ev.Value,
+		d := storage.Fold(&u.t, &p.p, fresh, storage.Event{TS: ts, Type: ev.Type, Value: ev.Value,
 			HasValue: ev.HasValue, Positive: verdicts[k].Positive, Negative: verdicts[k].Negative})
 		if d != 0 {
 			pop[item] += d
