@@ -329,7 +329,7 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 				return ErrNotEmpty
 			}
 		}
-		sink := &boltSink{tx: tx, w: newWriter(tx)}
+		sink := &boltSink{tx: tx, w: newWriter(tx), filter: s.filter}
 		if err := fill(sink); err != nil {
 			return err
 		}
@@ -356,9 +356,10 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 // transaction in quadratic time (every insert moves the rest of an
 // unsplit node).
 type boltSink struct {
-	tx    *bolt.Tx
-	w     *writer
-	later map[*bolt.Bucket][]keyValue
+	tx     *bolt.Tx
+	w      *writer
+	filter *pairFilter // the store's, which must hold every pair written
+	later  map[*bolt.Bucket][]keyValue
 }
 
 type keyValue struct{ k, v []byte }
@@ -432,6 +433,9 @@ func (b *boltSink) Pair(p DumpPair) error {
 		return err
 	}
 	b.w.pairsDelta[p.Item]++
+	if b.filter != nil {
+		b.filter.add(p.User, p.Item)
+	}
 	return nil
 }
 

@@ -25,8 +25,10 @@ import (
 
 const (
 	// genEvents is the size at which an appender freezes the current
-	// generation and wakes the applier.
-	genEvents = 1 << 18
+	// generation and wakes the applier. A fold looks each user up in
+	// every older generation, so fewer, larger generations cost less
+	// (README "Scale": 2¹⁸ before, when a backlog spread over eight).
+	genEvents = 1 << 20
 )
 
 // applyEvery is the applier's pace when nothing wakes it sooner (tests
@@ -40,7 +42,7 @@ var applyEvery = 500 * time.Millisecond
 // transaction that began with the tail at the bound (at 10M scattered
 // events one can last over 10 s, the request timeout: README "Scale"). The
 // tail then holds at most twice the bound.
-var maxTailEvents int64 = 4 * genEvents
+var maxTailEvents int64 = 1 << 20
 
 // maxPace is the longest an appender is paced before it appends: the
 // delay grows from 0 with the tail outside the transaction in flight at
@@ -344,7 +346,7 @@ func (s *Store) applyFrozen(tx *bolt.Tx, frozen []*tailGen) error {
 	if err := s.foldFrozen(tx, frozen); err != nil {
 		return err
 	}
-	return applyGens(tx, frozen)
+	return applyGens(tx, s.filter, frozen)
 }
 
 // foldChunk is the most events a fold step takes while it holds foldMu and
@@ -365,12 +367,12 @@ type foldingGen struct {
 // foldStep folds at most budget events of gens (oldest first, every one
 // unapplied in tx, each on top of the older ones) and reports whether they
 // are all folded. The caller holds foldMu.
-func foldStep(tx *bolt.Tx, gens []foldingGen, budget int) (bool, error) {
+func foldStep(tx *bolt.Tx, f *pairFilter, gens []foldingGen, budget int) (bool, error) {
 	var layers []*tailGen // newest first
 	for _, g := range gens {
 		if from := g.g.folded; from < len(g.raw) {
 			to := min(len(g.raw), from+budget)
-			if err := foldGen(tx, layers, g.g, g.raw[:to], g.prev[:to]); err != nil {
+			if err := foldGen(tx, f, layers, g.g, g.raw[:to], g.prev[:to]); err != nil {
 				return false, err
 			}
 			if to < len(g.raw) {
@@ -395,7 +397,7 @@ func (s *Store) foldFrozen(tx *bolt.Tx, frozen []*tailGen) error {
 	}
 	for {
 		s.foldMu.Lock()
-		done, err := foldStep(tx, gens, foldChunk)
+		done, err := foldStep(tx, s.filter, gens, foldChunk)
 		s.foldMu.Unlock()
 		if done || err != nil {
 			return err
@@ -430,7 +432,7 @@ func (s *Store) prefold(ctx context.Context) error {
 			s.foldMu.Lock()
 			defer s.foldMu.Unlock()
 			var err error
-			done, err = foldStep(tx, gens, foldChunk)
+			done, err = foldStep(tx, s.filter, gens, foldChunk)
 			return err
 		})
 		if err != nil {
@@ -448,7 +450,7 @@ func (s *Store) foldTail(tx *bolt.Tx, tail []*tailGen) error {
 	}
 	s.foldMu.Lock()
 	defer s.foldMu.Unlock()
-	return foldAll(tx, tail)
+	return foldAll(tx, s.filter, tail)
 }
 
 // freezeLocked starts a new current generation if the current one holds
@@ -466,9 +468,9 @@ func (s *Store) freezeLocked() {
 // applyGens applies the generations gens, oldest first, in the
 // transaction tx; the log position stored is the last one's end. A page
 // several of them change is written once, at the commit.
-func applyGens(tx *bolt.Tx, gens []*tailGen) error {
+func applyGens(tx *bolt.Tx, f *pairFilter, gens []*tailGen) error {
 	for _, g := range gens {
-		if err := applyGen(tx, g); err != nil {
+		if err := applyGen(tx, f, g); err != nil {
 			return err
 		}
 	}
@@ -478,7 +480,7 @@ func applyGens(tx *bolt.Tx, gens []*tailGen) error {
 // applyGen writes the records of generation g into bbolt, and the log
 // position it reaches, in one transaction: a crash leaves the store before
 // or after the whole generation, and the log replay starts where it ends.
-func applyGen(tx *bolt.Tx, g *tailGen) error {
+func applyGen(tx *bolt.Tx, f *pairFilter, g *tailGen) error {
 	w := newWriter(tx)
 	seq := w.itemID.Sequence()
 	for _, it := range g.newItems {
@@ -565,6 +567,9 @@ func applyGen(tx *bolt.Tx, g *tailGen) error {
 		slab = p.tp.rec.appendTo(slab)
 		if err := w.pairs.Put(key, slab[at+16:len(slab):len(slab)]); err != nil {
 			return err
+		}
+		if f != nil {
+			f.add(p.user, p.item)
 		}
 		for day, n := range p.tp.laterDays {
 			w.pairDayDelta[pairDayKey(key, day)] += n

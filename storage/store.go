@@ -85,6 +85,7 @@ type Store struct {
 	foldKick    chan struct{} // nil without the background fold
 	stop        chan struct{}
 	applierDone chan struct{} // closed once the applier and the folder stopped
+	filter      *pairFilter   // the pairs bbolt holds, for the fold; nil without the applier
 }
 
 // batchDelay is how long db.Batch waits for more writers before it
@@ -181,11 +182,12 @@ func (s *Store) openLog(path string, noApplier bool) error {
 		path = real
 	}
 	var id []byte
-	var applied int64
+	var applied, pairs int64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		id = bytes.Clone(meta.Get(keyLogID))
 		applied = int64(getU64(meta.Get(keyLogApplied)))
+		pairs = int64(getU64(meta.Get([]byte("c/" + counterPairs))))
 		s.nextItem = tx.Bucket(bucketItemIDs).Sequence() + 1
 		return nil
 	})
@@ -221,9 +223,11 @@ func (s *Store) openLog(path string, noApplier bool) error {
 		s.kick <- struct{}{} // apply the replayed tail now, not at the first tick
 		s.foldKick <- struct{}{}
 	}
+	s.filter = newPairFilter(pairs)
 	var wg sync.WaitGroup
 	wg.Go(s.applier)
 	wg.Go(s.folder)
+	wg.Go(func() { s.filter.build(s.db, s.stop) })
 	go func() {
 		wg.Wait()
 		close(s.applierDone)

@@ -163,7 +163,7 @@ var foldLookups func()
 // that consecutive look-ups share pages. Events of different users
 // commute, so the records equal an event-by-event fold; new users are
 // listed in the order of their first event. The caller holds foldMu.
-func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen, raw []logEvent, prev []int32) error {
+func foldGen(tx *bolt.Tx, f *pairFilter, layers []*tailGen, g *tailGen, raw []logEvent, prev []int32) error {
 	from, to := g.folded, len(raw)
 	if from >= to {
 		return nil
@@ -229,7 +229,7 @@ func foldGen(tx *bolt.Tx, layers []*tailGen, g *tailGen, raw []logEvent, prev []
 					}
 				}
 			}
-			tp, fresh, err := g.pair(lus, pairsB, tu, e.itemIdx)
+			tp, fresh, err := g.pair(lus, pairsB, f, tu, e.itemIdx)
 			if err != nil {
 				return err
 			}
@@ -321,8 +321,9 @@ func bboltUserIdx(users *bolt.Bucket, id string, rec *userRecord) error {
 
 // pair returns the generation's entry for the pair (tu, item) and whether
 // the pair is new (no event anywhere yet). lus are the user's entries in
-// the older generations of the tail, newest first.
-func (g *tailGen) pair(lus []*tailUser, pairs *bolt.Bucket, tu *tailUser, item uint64) (*tailPair, bool, error) {
+// the older generations of the tail, newest first; f (nil: none) spares
+// the look-up in bbolt of a pair it does not hold.
+func (g *tailGen) pair(lus []*tailUser, pairs *bolt.Bucket, f *pairFilter, tu *tailUser, item uint64) (*tailPair, bool, error) {
 	if tp := tu.pairs[item]; tp != nil {
 		return tp, false, nil
 	}
@@ -335,7 +336,7 @@ func (g *tailGen) pair(lus []*tailUser, pairs *bolt.Bucket, tu *tailUser, item u
 		}
 	}
 	// A user bbolt does not hold yet (idx 0) has all its pairs in the tail.
-	if !found && tu.rec.idx != 0 {
+	if !found && tu.rec.idx != 0 && f.mayHold(tu.rec.idx, item) {
 		if foldLookups != nil {
 			foldLookups()
 		}
@@ -357,10 +358,10 @@ func (g *tailGen) pair(lus []*tailUser, pairs *bolt.Bucket, tu *tailUser, item u
 
 // foldAll folds every generation of tail (newest first, as viewTail gives
 // it) whole, oldest first. The caller holds foldMu.
-func foldAll(tx *bolt.Tx, tail []*tailGen) error {
+func foldAll(tx *bolt.Tx, f *pairFilter, tail []*tailGen) error {
 	for k := len(tail) - 1; k >= 0; k-- {
 		g := tail[k]
-		if err := foldGen(tx, tail[k+1:], g, g.raw, g.prev); err != nil {
+		if err := foldGen(tx, f, tail[k+1:], g, g.raw, g.prev); err != nil {
 			return err
 		}
 	}
@@ -393,7 +394,7 @@ func tailUserFold(tx *bolt.Tx, tail []*tailGen, id string) (tu *tailUser, ok boo
 	if one == nil {
 		return nil, false, nil
 	}
-	if err := foldGen(tx, nil, one, one.raw, one.prev); err != nil {
+	if err := foldGen(tx, nil, nil, one, one.raw, one.prev); err != nil {
 		return nil, false, err
 	}
 	return one.users[id], true, nil

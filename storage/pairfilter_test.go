@@ -1,0 +1,122 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"recsys/api"
+)
+
+// TestPairFilter_rates: every pair added is a "maybe", before and after
+// the filter is ready (before, everything is); absent pairs are a false
+// "maybe" at the rate of a Bloom filter blocked to one 64-bit word with 4
+// bits a pair: for a word holding L other pairs, (1 − (1 − 1/64)^{4L})^4,
+// L Poisson with the filter's pairs per word.
+func TestPairFilter_rates(t *testing.T) {
+	const n = 200_000
+	f := newPairFilter(n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	type pair struct{ u, i uint64 }
+	in := make([]pair, n)
+	for k := range in {
+		// Users below 1<<20 are in; the absent pairs' users are above.
+		in[k] = pair{rng.Uint64N(1 << 20), rng.Uint64N(50_000)}
+		f.add(in[k].u, in[k].i)
+	}
+	if !f.mayHold(1<<40, 1) {
+		t.Fatal("a filter not yet ready said no")
+	}
+	f.ready.Store(true)
+	for _, p := range in {
+		if !f.mayHold(p.u, p.i) {
+			t.Fatalf("pair %v added, filter says no", p)
+		}
+	}
+	const probes = 1_000_000
+	false1 := 0
+	for range probes {
+		if f.mayHold(1<<20+rng.Uint64N(1<<30), rng.Uint64N(50_000)) {
+			false1++
+		}
+	}
+	lambda := float64(n) / float64(len(f.words))
+	want, p := 0.0, math.Exp(-lambda) // P(L = 0)
+	for l := 0; l < 200; l++ {
+		want += p * math.Pow(1-math.Pow(1-1.0/64, 4*float64(l)), 4)
+		p *= lambda / float64(l+1)
+	}
+	got := float64(false1) / probes
+	// Binomial standard error over 10⁶ probes is under 10⁻⁴ here.
+	if math.Abs(got-want) > 5*math.Sqrt(want/probes) || got > 0.01 {
+		t.Fatalf("false maybes %.5f, want %.5f (%.1f pairs a word)", got, want, lambda)
+	}
+	t.Logf("%d bits a pair: false maybes %.5f, Bloom %.5f", len(f.words)*64/n, got, want)
+}
+
+// TestStore_filterSparesPairLookups: with the filter built, the fold looks
+// up in bbolt the users and the stored pairs a tail repeats, and no new
+// pair; without it, every new pair too. Both fold to the direct path's
+// records, and apply to its file.
+func TestStore_filterSparesPairLookups(t *testing.T) {
+	s := genBulkStream(31, 2000)
+	dir := t.TempDir()
+	withF := openLogStore(t, filepath.Join(dir, "f.db"))
+	without := openLogStore(t, filepath.Join(dir, "n.db"))
+	direct := openDirectStore(t, filepath.Join(dir, "direct.db"))
+	feed(t, s.events, 32, withF, without, direct)
+	for _, st := range []*Store{withF, without} {
+		if err := st.applyTail(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withF.filter = newPairFilter(mustCounts(t, withF).Interactions)
+	withF.filter.build(withF.db, nil)
+	if !withF.filter.ready.Load() {
+		t.Fatal("the build did not finish")
+	}
+	// A third repeats a stored pair, the rest are new pairs of stored users.
+	var more []api.Interaction
+	users, stored := map[string]bool{}, map[[2]string]bool{}
+	for k := range 600 {
+		e := s.events[k]
+		users[e.UserID] = true
+		if k%3 != 0 {
+			e.ItemID = fmt.Sprintf("new%d", k%150)
+		} else {
+			stored[[2]string{e.UserID, e.ItemID}] = true
+		}
+		more = append(more, e)
+	}
+	newPairs := map[[2]string]bool{}
+	for _, e := range more {
+		if !stored[[2]string{e.UserID, e.ItemID}] {
+			newPairs[[2]string{e.UserID, e.ItemID}] = true
+		}
+	}
+	var lookups atomic.Int64
+	foldLookups = func() { lookups.Add(1) }
+	t.Cleanup(func() { foldLookups = nil })
+	count := func(st *Store) int64 {
+		feed(t, more, 33, st)
+		lookups.Store(0)
+		mustCounts(t, st) // folds the tail
+		return lookups.Load()
+	}
+	nF, nN := count(withF), count(without)
+	feed(t, more, 33, direct)
+	want := int64(len(users) + len(stored))
+	if nF != want || nN != want+int64(len(newPairs)) {
+		t.Fatalf("fold look-ups %d with the filter, %d without; want %d (%d users, %d stored pairs) and %d more (new pairs)",
+			nF, nN, want, len(users), len(stored), len(newPairs))
+	}
+	names := streamUsers(append(s.events, more...))
+	compareReads(t, "filter vs direct", tailReads(t, withF, names), tailReads(t, direct, names))
+	if err := withF.applyTail(); err != nil {
+		t.Fatal(err)
+	}
+	comparePublicReads(t, withF, direct)
+}
