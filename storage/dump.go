@@ -329,6 +329,9 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 				return ErrNotEmpty
 			}
 		}
+		if s.log != nil {
+			s.storedItems = nil // under s.mu (exclusive)
+		}
 		sink := &boltSink{tx: tx, w: newWriter(tx), filter: s.filter}
 		if err := fill(sink); err != nil {
 			return err

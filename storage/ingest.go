@@ -164,7 +164,9 @@ func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int
 		if js[k].negative {
 			e.bits |= evNegative
 		}
-		if idx, ok := created[ev.ItemID]; ok {
+		if idx, ok := s.storedItems[ev.ItemID]; ok {
+			e.itemIdx = idx
+		} else if idx, ok := created[ev.ItemID]; ok {
 			e.itemIdx = idx
 		} else if idx, ok := tailItemIndex(layers, ev.ItemID); ok {
 			e.itemIdx = idx
@@ -172,6 +174,7 @@ func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int
 			if e.itemIdx, err = itemIndexOf(b); err != nil {
 				return 0, err
 			}
+			s.rememberItem(ev.ItemID, e.itemIdx)
 		} else {
 			e.itemIdx, e.bits = next, e.bits|evNewItem
 			created[ev.ItemID] = next
@@ -199,6 +202,19 @@ func (s *Store) appendLocked(evs []api.Interaction, js []judged, now int64) (int
 	return pos, nil
 }
 
+// rememberItem keeps the index of an item bbolt holds for the next
+// appends (an item's index never changes; an item delete or a restore
+// forgets them all). The caller holds s.mu.
+func (s *Store) rememberItem(id string, idx uint64) {
+	if s.storedItems == nil || len(s.storedItems) >= maxStoredItems {
+		s.storedItems = map[string]uint64{}
+	}
+	s.storedItems[id] = idx
+}
+
+// maxStoredItems bounds rememberItem's map: past it, it starts again.
+const maxStoredItems = 1 << 20
+
 // errMaxSize is a write that would take the database file and the event
 // log past Options.MaxSize together.
 var errMaxSize = fmt.Errorf("storage: the database and its event log: %w", bolterrors.ErrMaxSizeReached)
@@ -221,7 +237,7 @@ func (s *Store) addToTail(lb *logBatch, pos int64) {
 	cur.add(lb, pos)
 	full := cur.events >= genEvents
 	if full {
-		s.gens = append(s.gens, newTailGen(pos))
+		s.gens = append(s.gens, newTailGen(pos, genEvents))
 	}
 	s.tailMu.Unlock()
 	s.tailEvents += int64(len(lb.events))
@@ -461,7 +477,7 @@ func (s *Store) freezeLocked() {
 		return
 	}
 	s.tailMu.Lock()
-	s.gens = append(s.gens, newTailGen(cur.end))
+	s.gens = append(s.gens, newTailGen(cur.end, int(cur.events)))
 	s.tailMu.Unlock()
 }
 

@@ -182,6 +182,9 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
+		if s.log != nil {
+			s.storedItems = nil // under s.mu (exclusive); the id may come back with a new index
+		}
 		w := newWriter(tx)
 		// The item's pairs: one look-up per user, since pairs are keyed
 		// user first (version 5 keeps no per-item index; schema.go).

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -119,4 +120,39 @@ func TestStore_filterSparesPairLookups(t *testing.T) {
 		t.Fatal(err)
 	}
 	comparePublicReads(t, withF, direct)
+}
+
+// TestStore_deletedItemComesBackNew: appends remember the indices of the
+// items bbolt holds; an item deleted and then named by an event again is
+// a new item with a new index, its events its own, not the old index's.
+func TestStore_deletedItemComesBackNew(t *testing.T) {
+	st := openTestStore(t, filepath.Join(t.TempDir(), "d.db"), Options{Now: fixedClock})
+	ctx := context.Background()
+	mustAdd(t, st, ev("a", "x", "view"), ev("a", "y", "view"))
+	if err := st.applyTail(); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, st, ev("b", "x", "like")) // x's index now remembered
+	if err := st.DeleteItem(ctx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, st, ev("c", "x", "view"))
+	for _, apply := range []bool{false, true} {
+		if apply {
+			if err := st.applyTail(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h, _, err := st.History(ctx, "c", api.Page{Limit: 10})
+		if err != nil || len(h) != 1 || h[0].ItemID != "x" || h[0].Count != 1 {
+			t.Fatalf("applied %v: c's history %+v, %v; want x once", apply, h, err)
+		}
+		if c := mustCounts(t, st); c.Items != 2 || c.Interactions != 2 {
+			t.Fatalf("applied %v: %+v, want 2 items (y, the new x) and 2 pairs (a–y, c–x)", apply, c)
+		}
+		in, err := st.ItemsInteracted(ctx, []uint32{1, 2, 3})
+		if err != nil || in[0] || !in[1] || !in[2] {
+			t.Fatalf("applied %v: ItemsInteracted(1 old x, 2 y, 3 new x) = %v, %v", apply, in, err)
+		}
+	}
 }

@@ -84,8 +84,9 @@ type Store struct {
 	kick        chan struct{}
 	foldKick    chan struct{} // nil without the background fold
 	stop        chan struct{}
-	applierDone chan struct{} // closed once the applier and the folder stopped
-	filter      *pairFilter   // the pairs bbolt holds, for the fold; nil without the applier
+	applierDone chan struct{}     // closed once the applier and the folder stopped
+	filter      *pairFilter       // the pairs bbolt holds, for the fold; nil without the applier
+	storedItems map[string]uint64 // item indices appends looked up in bbolt (rememberItem)
 }
 
 // batchDelay is how long db.Batch waits for more writers before it
@@ -195,7 +196,7 @@ func (s *Store) openLog(path string, noApplier bool) error {
 		return err
 	}
 	s.room = sync.NewCond(&s.mu)
-	s.gens = []*tailGen{newTailGen(applied)}
+	s.gens = []*tailGen{newTailGen(applied, 0)}
 	if id == nil {
 		// A read-only file from before the log (schema 2 or 3) has none.
 		return nil

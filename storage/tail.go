@@ -67,8 +67,13 @@ type tailPair struct {
 	laterDays map[string]int64
 }
 
-func newTailGen(end int64) *tailGen {
-	return &tailGen{end: end, last: map[string]int32{}, itemIdx: map[string]uint64{},
+// newTailGen returns an empty generation ending at end, with room for
+// hint events (the last one's size: a generation that fills grows in one
+// step instead of doubling its way up).
+func newTailGen(end int64, hint int) *tailGen {
+	hint = min(hint, genEvents)
+	return &tailGen{end: end, raw: make([]logEvent, 0, hint), prev: make([]int32, 0, hint),
+		last: map[string]int32{}, itemIdx: map[string]uint64{},
 		itemID: map[uint64]string{}, counters: map[string]int64{}, days: map[string]int64{},
 		touched: map[uint64]struct{}{},
 		users:   map[string]*tailUser{}, popDelta: map[uint64]int64{}, pairsDelta: map[uint64]int64{},
@@ -382,7 +387,7 @@ func tailUserFold(tx *bolt.Tx, tail []*tailGen, id string) (tu *tailUser, ok boo
 			continue
 		}
 		if one == nil {
-			one = newTailGen(0)
+			one = newTailGen(0, 0)
 		}
 		lb := logBatch{events: make([]logEvent, len(evs))}
 		for j, e := range evs {
