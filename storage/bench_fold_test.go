@@ -19,8 +19,16 @@ import (
 // before it returns, with no applier running, then the whole tail applied
 // in one transaction. ack-cpu-µs/event is the process's CPU time per event
 // during the appends; apply-cpu-µs/event during the apply (the fold, where
-// it happens then, and the bbolt writes).
+// it happens then, and the bbolt writes). With filter=true the store has the
+// Bloom filter over its stored pairs that a store with its applier builds at
+// open (pairfilter.go); without it every new pair is looked up in bbolt.
 func BenchmarkStore_TailFold(b *testing.B) {
+	for _, filter := range []bool{false, true} {
+		b.Run(fmt.Sprintf("filter=%v", filter), func(b *testing.B) { benchTailFold(b, filter) })
+	}
+}
+
+func benchTailFold(b *testing.B, filter bool) {
 	const stored, nUsers, nItems, batch, batches = 1_000_000, 100_000, 5_000, 1000, 256
 	rng := rand.New(rand.NewPCG(9, 10))
 	draw := func() api.Interaction {
@@ -44,6 +52,10 @@ func BenchmarkStore_TailFold(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	if filter {
+		s.filter = newPairFilter(stored)
+		s.filter.build(s.db, nil)
+	}
 	ctx := context.Background()
 	var ack, apply float64
 	b.ResetTimer()
