@@ -53,8 +53,9 @@ func benchTailFold(b *testing.B, filter bool) {
 	}
 	defer s.Close()
 	if filter {
-		s.filter = newPairFilter(stored)
-		s.filter.build(s.db, nil)
+		s.filter = &pairFilter{}
+		s.filter.grow(s.db, stored, s.stop)
+		s.filter.wg.Wait()
 	}
 	ctx := context.Background()
 	var ack, apply float64

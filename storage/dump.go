@@ -318,7 +318,7 @@ func dumpModels(b *bolt.Bucket, sink DumpSink) error {
 func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 	// Exclusive: the event log's tail is applied first, so "empty" means
 	// no acknowledged event either, and none is appended meanwhile.
-	err := s.updateExclusive(ctx, func(tx *bolt.Tx) error {
+	restore := func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketUsers, bucketItems, bucketModels, bucketJobs, bucketReports} {
 			if k, _ := tx.Bucket(name).Cursor().First(); k != nil {
 				return ErrNotEmpty
@@ -343,6 +343,13 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 		if s.log != nil {
 			s.nextItem = max(s.nextItem, tx.Bucket(bucketItemIDs).Sequence()+1)
 		}
+		return nil
+	}
+	err := s.exclusive(ctx, func() error {
+		if err := s.update(ctx, restore); err != nil {
+			return err
+		}
+		s.growFilter() // still exclusive: a restore of many pairs outgrows the table
 		return nil
 	})
 	if err == nil {

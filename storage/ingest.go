@@ -353,7 +353,25 @@ func (s *Store) applyLocked(unlock bool) error {
 	s.tailEvents -= events
 	s.applyErr = nil
 	s.room.Broadcast()
+	s.growFilter()
 	return nil
+}
+
+// growFilter gives the pair filter a larger table, built in the
+// background, once the stored pairs outgrew the one it has. The caller
+// holds applyMu, so no write that sets pairs is in flight.
+func (s *Store) growFilter() {
+	if s.filter == nil {
+		return
+	}
+	var pairs int64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		pairs = int64(getU64(tx.Bucket(bucketMeta).Get([]byte("c/" + counterPairs))))
+		return nil
+	})
+	if err == nil {
+		s.filter.grow(s.db, pairs, s.stop)
+	}
 }
 
 // applyFrozen folds the frozen generations (the oldest of the tail) and

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
+	"sync"
 	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
@@ -14,67 +15,114 @@ import (
 // in bbolt: a "no", the answer for most of the new pairs that scattered
 // events bring, spares a descent of the pairs B-tree (README "Scale").
 //
-// It answers "maybe" for every pair bbolt holds: the build at open sets
-// the pairs bbolt held then, and the applier sets the pairs it writes
-// before it commits them, as does a restore. A deleted pair keeps its
-// bits: the stale "maybe" costs one look-up. Until the build is done it
-// answers "maybe" to everything.
+// It answers "maybe" for every pair bbolt holds: a table is built from
+// the pairs bbolt holds when it starts, and the applier and a restore
+// set the pairs they write, before they commit them, in the answering
+// table and in the one being built. A deleted pair keeps its bits: the
+// stale "maybe" costs one look-up. Until its first table is built it
+// answers "maybe" to everything. When the pairs outgrow the answering
+// table twice over, the applier starts a larger one (grow); it answers
+// once built.
 type pairFilter struct {
-	ready atomic.Bool
-	words []atomic.Uint64
+	table atomic.Pointer[filterTable] // the answering table; nil until the first is built
+	next  atomic.Pointer[filterTable] // a table being built
+	wg    sync.WaitGroup              // the build in flight
 }
 
-// filterBitsPerPair sizes the filter at open: 16 bits a pair, rounded up
-// to a power of two, leave about 1 in 200 of the absent pairs a false
-// "maybe" (4 bits of a word a pair); twice the pairs, about 1 in 30.
+// filterTable is one table of the filter, sized for pairs.
+type filterTable struct {
+	words []atomic.Uint64
+	pairs int64
+}
+
+// filterBitsPerPair sizes a table: 16 bits a pair, rounded up to a power
+// of two, leave about 1 in 200 of the absent pairs a false "maybe" (4 bits
+// of a word a pair); twice the pairs, about 1 in 30.
 const filterBitsPerPair = 16
 
-func newPairFilter(pairs int64) *pairFilter {
+func newFilterTable(pairs int64) *filterTable {
 	words := 1 << 14
 	for int64(words)*64 < pairs*filterBitsPerPair {
 		words <<= 1
 	}
-	return &pairFilter{words: make([]atomic.Uint64, words)}
+	return &filterTable{words: make([]atomic.Uint64, words), pairs: pairs}
 }
 
 // slot returns the word of pair (user, item) and the 4 bits it sets there.
-func (f *pairFilter) slot(user, item uint64) (*atomic.Uint64, uint64) {
+func (t *filterTable) slot(user, item uint64) (*atomic.Uint64, uint64) {
 	h := (user*0x9e3779b97f4a7c15 ^ item) * 0xbf58476d1ce4e5b9
 	h ^= h >> 31
 	h *= 0x94d049bb133111eb
 	h ^= h >> 29
-	w := &f.words[(h>>32)&uint64(len(f.words)-1)]
+	w := &t.words[(h>>32)&uint64(len(t.words)-1)]
 	m := uint64(1)<<(h&63) | uint64(1)<<(h>>6&63) | uint64(1)<<(h>>12&63) | uint64(1)<<(h>>18&63)
 	return w, m
 }
 
-func (f *pairFilter) add(user, item uint64) {
-	w, m := f.slot(user, item)
+func (t *filterTable) add(user, item uint64) {
+	w, m := t.slot(user, item)
 	if w.Load()&m != m {
 		w.Or(m)
+	}
+}
+
+func (t *filterTable) mayHold(user, item uint64) bool {
+	w, m := t.slot(user, item)
+	return w.Load()&m == m
+}
+
+// add sets pair (user, item), which bbolt is about to hold.
+func (f *pairFilter) add(user, item uint64) {
+	if t := f.table.Load(); t != nil {
+		t.add(user, item)
+	}
+	if t := f.next.Load(); t != nil {
+		t.add(user, item)
 	}
 }
 
 // mayHold reports whether bbolt may hold the pair (user, item); false means
 // it does not. A nil filter says "maybe".
 func (f *pairFilter) mayHold(user, item uint64) bool {
-	if f == nil || !f.ready.Load() {
+	if f == nil {
 		return true
 	}
-	w, m := f.slot(user, item)
-	return w.Load()&m == m
+	t := f.table.Load()
+	return t == nil || t.mayHold(user, item)
 }
 
-// build sets the pairs of db, in read transactions of filterChunk keys
-// each (a long read would hold up a commit that grows the file), and
-// then makes the filter answer. It gives up, leaving the filter saying
-// "maybe", when stop is closed or a read fails.
-func (f *pairFilter) build(db *bolt.DB, stop <-chan struct{}) {
+// grow starts building, in the background, a table sized for pairs when
+// there is none yet or the answering one was sized for less than half of
+// them. The caller must have no write in flight that sets pairs (the
+// applier between its transactions, holding applyMu): a pair committed
+// before the new table exists is then one its build reads. It returns at
+// once; stop closed abandons the build.
+func (f *pairFilter) grow(db *bolt.DB, pairs int64, stop <-chan struct{}) {
+	if f.next.Load() != nil {
+		return
+	}
+	if t := f.table.Load(); t != nil && pairs <= 2*t.pairs {
+		return
+	}
+	t := newFilterTable(pairs)
+	f.next.Store(t)
+	f.wg.Go(func() {
+		if t.build(db, stop) {
+			f.table.Store(t)
+		}
+		f.next.Store(nil)
+	})
+}
+
+// build sets the pairs of db in t, in read transactions of filterChunk
+// keys each (a long read would hold up a commit that grows the file). It
+// reports false, having given up, when stop is closed or a read fails.
+func (t *filterTable) build(db *bolt.DB, stop <-chan struct{}) bool {
 	var after []byte
 	for done := false; !done; {
 		select {
 		case <-stop:
-			return
+			return false
 		default:
 		}
 		err := db.View(func(tx *bolt.Tx) error {
@@ -86,7 +134,7 @@ func (f *pairFilter) build(db *bolt.DB, stop <-chan struct{}) {
 				}
 			}
 			for n := 0; k != nil && n < filterChunk; k, _ = c.Next() {
-				f.add(binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:]))
+				t.add(binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:]))
 				after = append(after[:0], k...)
 				n++
 			}
@@ -94,11 +142,11 @@ func (f *pairFilter) build(db *bolt.DB, stop <-chan struct{}) {
 			return nil
 		})
 		if err != nil {
-			return
+			return false
 		}
 	}
-	f.ready.Store(true)
+	return true
 }
 
-// filterChunk is the most pairs one read transaction of the build takes.
+// filterChunk is the most pairs one read transaction of a build takes.
 const filterChunk = 1 << 20

@@ -2,12 +2,16 @@ package storage
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"sync/atomic"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
 )
@@ -19,7 +23,9 @@ import (
 // L Poisson with the filter's pairs per word.
 func TestPairFilter_rates(t *testing.T) {
 	const n = 200_000
-	f := newPairFilter(n)
+	f := &pairFilter{}
+	tab := newFilterTable(n)
+	f.next.Store(tab) // being built: set, not yet answering
 	rng := rand.New(rand.NewPCG(1, 2))
 	type pair struct{ u, i uint64 }
 	in := make([]pair, n)
@@ -29,9 +35,9 @@ func TestPairFilter_rates(t *testing.T) {
 		f.add(in[k].u, in[k].i)
 	}
 	if !f.mayHold(1<<40, 1) {
-		t.Fatal("a filter not yet ready said no")
+		t.Fatal("a filter with no table built said no")
 	}
-	f.ready.Store(true)
+	f.table.Store(tab)
 	for _, p := range in {
 		if !f.mayHold(p.u, p.i) {
 			t.Fatalf("pair %v added, filter says no", p)
@@ -44,7 +50,7 @@ func TestPairFilter_rates(t *testing.T) {
 			false1++
 		}
 	}
-	lambda := float64(n) / float64(len(f.words))
+	lambda := float64(n) / float64(len(tab.words))
 	want, p := 0.0, math.Exp(-lambda) // P(L = 0)
 	for l := 0; l < 200; l++ {
 		want += p * math.Pow(1-math.Pow(1-1.0/64, 4*float64(l)), 4)
@@ -55,7 +61,7 @@ func TestPairFilter_rates(t *testing.T) {
 	if math.Abs(got-want) > 5*math.Sqrt(want/probes) || got > 0.01 {
 		t.Fatalf("false maybes %.5f, want %.5f (%.1f pairs a word)", got, want, lambda)
 	}
-	t.Logf("%d bits a pair: false maybes %.5f, Bloom %.5f", len(f.words)*64/n, got, want)
+	t.Logf("%d bits a pair: false maybes %.5f, Bloom %.5f", len(tab.words)*64/n, got, want)
 }
 
 // TestStore_filterSparesPairLookups: with the filter built, the fold looks
@@ -74,9 +80,10 @@ func TestStore_filterSparesPairLookups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	withF.filter = newPairFilter(mustCounts(t, withF).Interactions)
-	withF.filter.build(withF.db, nil)
-	if !withF.filter.ready.Load() {
+	withF.filter = &pairFilter{}
+	withF.filter.grow(withF.db, mustCounts(t, withF).Interactions, withF.stop)
+	withF.filter.wg.Wait()
+	if withF.filter.table.Load() == nil {
 		t.Fatal("the build did not finish")
 	}
 	// A third repeats a stored pair, the rest are new pairs of stored users.
@@ -155,4 +162,57 @@ func TestStore_deletedItemComesBackNew(t *testing.T) {
 			t.Fatalf("applied %v: ItemsInteracted(1 old x, 2 y, 3 new x) = %v, %v", apply, in, err)
 		}
 	}
+}
+
+// TestPairFilter_grows: a store that starts empty gets a table at open,
+// and a larger one each time its pairs outgrow the answering table twice
+// over; every stored pair is a "maybe" throughout, and the store folds as
+// the direct path does.
+func TestPairFilter_grows(t *testing.T) {
+	dir := t.TempDir()
+	lg := openLogStore(t, filepath.Join(dir, "g.db"))
+	direct := openDirectStore(t, filepath.Join(dir, "direct.db"))
+	lg.filter = &pairFilter{}
+	lg.filter.grow(lg.db, 0, lg.stop) // as at open
+	lg.filter.wg.Wait()
+	first := lg.filter.table.Load()
+	if first == nil || first.pairs != 0 {
+		t.Fatalf("table at open %+v, want one sized for 0 pairs", first)
+	}
+	sizes := []int64{first.pairs}
+	for round := range 4 {
+		// Each round more than doubles the pairs: 40 users × 25·2^round new items.
+		var evs []api.Interaction
+		for u := range 40 {
+			for i := range 25 << round {
+				evs = append(evs, ev(fmt.Sprintf("u%d", u), fmt.Sprintf("r%d-i%d", round, i), "view"))
+			}
+		}
+		feed(t, evs, uint64(round), lg, direct)
+		if err := lg.applyTail(); err != nil { // grows the filter, in the background
+			t.Fatal(err)
+		}
+		lg.filter.wg.Wait()
+		tab := lg.filter.table.Load()
+		pairs := mustCounts(t, lg).Interactions
+		if tab.pairs != pairs {
+			t.Fatalf("round %d: table sized for %d pairs, %d stored", round, tab.pairs, pairs)
+		}
+		sizes = append(sizes, tab.pairs)
+		err := lg.db.View(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketPairs).ForEach(func(k, _ []byte) error {
+				if !lg.filter.mayHold(binary.BigEndian.Uint64(k), binary.BigEndian.Uint64(k[8:])) {
+					return fmt.Errorf("stored pair %x: filter says no", k)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	if want := []int64{0, 1000, 3000, 7000, 15000}; !reflect.DeepEqual(sizes, want) {
+		t.Fatalf("tables sized for %v pairs, want %v", sizes, want)
+	}
+	comparePublicReads(t, lg, direct)
 }

@@ -224,13 +224,14 @@ func (s *Store) openLog(path string, noApplier bool) error {
 		s.kick <- struct{}{} // apply the replayed tail now, not at the first tick
 		s.foldKick <- struct{}{}
 	}
-	s.filter = newPairFilter(pairs)
+	s.filter = &pairFilter{}
+	s.filter.grow(s.db, pairs, s.stop)
 	var wg sync.WaitGroup
 	wg.Go(s.applier)
 	wg.Go(s.folder)
-	wg.Go(func() { s.filter.build(s.db, s.stop) })
 	go func() {
 		wg.Wait()
+		s.filter.wg.Wait()
 		close(s.applierDone)
 	}()
 	return nil
