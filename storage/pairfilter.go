@@ -15,8 +15,9 @@ import (
 // in bbolt: a "no", the answer for most of the new pairs that scattered
 // events bring, spares a descent of the pairs B-tree (README "Scale").
 //
-// It answers "maybe" for every pair bbolt holds: a table is built from
-// the pairs bbolt holds when it starts, and the applier and a restore
+// It answers "maybe" for every pair bbolt holds: a table is built, in the
+// background once the applier first applies events, from the pairs bbolt
+// holds when it starts, and the applier and a restore
 // set the pairs they write, before they commit them, in the answering
 // table and in the one being built. A deleted pair keeps its bits: the
 // stale "maybe" costs one look-up. Until its first table is built it

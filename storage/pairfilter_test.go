@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -215,4 +216,31 @@ func TestPairFilter_grows(t *testing.T) {
 		t.Fatalf("tables sized for %v pairs, want %v", sizes, want)
 	}
 	comparePublicReads(t, lg, direct)
+}
+
+// TestPairFilter_builtOnceIngesting: opening a store with pairs builds no
+// table (a process that only reads or trains never scans the pairs for
+// it); the applier's first apply of events starts one, sized for the
+// pairs stored.
+func TestPairFilter_builtOnceIngesting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.db")
+	st := openTestStore(t, path, Options{Now: fixedClock})
+	mustAdd(t, st, ev("a", "x", "view"), ev("b", "y", "view"))
+	st.Close()
+	st = openTestStore(t, path, Options{Now: fixedClock})
+	time.Sleep(2 * applyEvery) // the applier has ticked, with nothing to apply
+	if st.filter.table.Load() != nil || st.filter.next.Load() != nil {
+		t.Fatal("a table was built at open, before any event")
+	}
+	mustAdd(t, st, ev("c", "z", "view"))
+	deadline := time.Now().Add(10 * time.Second)
+	for st.filter.table.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("no table 10 s after the first events")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if tab := st.filter.table.Load(); tab.pairs != 3 || !st.filter.mayHold(1, 1) {
+		t.Fatalf("table sized for %d pairs, want 3; (a, x) a maybe: %v", tab.pairs, st.filter.mayHold(1, 1))
+	}
 }
