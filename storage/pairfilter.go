@@ -72,12 +72,18 @@ func (t *filterTable) mayHold(user, item uint64) bool {
 	return w.Load()&m == m
 }
 
-// add sets pair (user, item), which bbolt is about to hold.
+// add sets pair (user, item), which bbolt is about to hold, in the table
+// being built and the answering one. It reads next first: a build ends by
+// making its table the answering one and then clearing next, so an add
+// that finds next cleared finds the new table answering. (Read the other
+// way round, an add could take the old table before the switch and next
+// after the clear, and the pair would be missing from the new table.)
 func (f *pairFilter) add(user, item uint64) {
-	if t := f.table.Load(); t != nil {
-		t.add(user, item)
+	next := f.next.Load()
+	if next != nil {
+		next.add(user, item)
 	}
-	if t := f.next.Load(); t != nil {
+	if t := f.table.Load(); t != nil && t != next {
 		t.add(user, item)
 	}
 }

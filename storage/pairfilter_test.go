@@ -244,3 +244,51 @@ func TestPairFilter_builtOnceIngesting(t *testing.T) {
 		t.Fatalf("table sized for %d pairs, want 3; (a, x) a maybe: %v", tab.pairs, st.filter.mayHold(1, 1))
 	}
 }
+
+// TestPairFilter_addMeetsBuildEnd: a pair added while a build ends is set
+// in the table that answers after it. The build ends by making its table
+// the answering one and then clearing next; add must read next before the
+// answering table, or an add that read the old table before the switch and
+// next after the clear sets the pair in the old table only, and the new one
+// answers a false "no". Many short builds race a stream of adds.
+func TestPairFilter_addMeetsBuildEnd(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "f.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket(bucketPairs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	for round := range 3000 {
+		f := &pairFilter{}
+		f.table.Store(newFilterTable(0))
+		f.grow(db, 1, stop) // the answering table holds 0 pairs: grows
+		done := make(chan struct{})
+		go func() { f.wg.Wait(); close(done) }()
+		var added []uint64
+		for i := uint64(1); ; i++ {
+			f.add(uint64(round), i)
+			added = append(added, i)
+			select {
+			case <-done:
+			default:
+				continue
+			}
+			break
+		}
+		tab := f.table.Load()
+		if tab.pairs != 1 {
+			t.Fatalf("round %d: answering table sized for %d pairs, want the grown one", round, tab.pairs)
+		}
+		for _, i := range added {
+			if !tab.mayHold(uint64(round), i) {
+				t.Fatalf("round %d: pair (%d, %d) added during the build is a \"no\" once it ends", round, round, i)
+			}
+		}
+	}
+}
