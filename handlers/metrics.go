@@ -36,21 +36,7 @@ func newMetrics(reg *prometheus.Registry, stats api.StatsService) *metrics {
 	}
 	reg.MustRegister(m.requests, m.latency, m.internalErrors)
 	if stats != nil {
-		gauge := func(name, help string, pick func(api.Counts) int64) {
-			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				defer cancel()
-				c, err := stats.Counts(ctx)
-				if err != nil {
-					return -1
-				}
-				return float64(pick(c))
-			}))
-		}
-		gauge("recsys_stored_interactions", "Distinct (user, item) pairs stored.", func(c api.Counts) int64 { return c.Interactions })
-		gauge("recsys_stored_events", "Events accepted, repeats included.", func(c api.Counts) int64 { return c.Events })
-		gauge("recsys_stored_users", "Users stored.", func(c api.Counts) int64 { return c.Users })
-		gauge("recsys_stored_items", "Items stored.", func(c api.Counts) int64 { return c.Items })
+		reg.MustRegister(countsCollector{stats})
 	}
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return m
@@ -71,4 +57,40 @@ func (h *handler) instrument(next http.Handler) http.Handler {
 		h.metrics.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
 		h.metrics.latency.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
 	})
+}
+
+// countsCollector exports the store's counts as gauges, read once a scrape
+// so that the four come from one moment (and one fold of the unapplied
+// tail, which a read of the counts folds first).
+type countsCollector struct{ stats api.StatsService }
+
+var countsDescs = [...]struct {
+	desc *prometheus.Desc
+	pick func(api.Counts) int64
+}{
+	{prometheus.NewDesc("recsys_stored_interactions", "Distinct (user, item) pairs stored.", nil, nil), func(c api.Counts) int64 { return c.Interactions }},
+	{prometheus.NewDesc("recsys_stored_events", "Events accepted, repeats included.", nil, nil), func(c api.Counts) int64 { return c.Events }},
+	{prometheus.NewDesc("recsys_stored_users", "Users stored.", nil, nil), func(c api.Counts) int64 { return c.Users }},
+	{prometheus.NewDesc("recsys_stored_items", "Items stored.", nil, nil), func(c api.Counts) int64 { return c.Items }},
+}
+
+func (countsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range countsDescs {
+		ch <- d.desc
+	}
+}
+
+// Collect reports −1 for every count the store could not read within a
+// second.
+func (cc countsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := cc.stats.Counts(ctx)
+	for _, d := range countsDescs {
+		v := float64(d.pick(c))
+		if err != nil {
+			v = -1
+		}
+		ch <- prometheus.MustNewConstMetric(d.desc, prometheus.GaugeValue, v)
+	}
 }
