@@ -156,10 +156,8 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		res.DBBytes = fileSize(db)
 		log("reusing %s (%s); no import", db, mib(res.DBBytes))
 	} else {
-		for _, f := range []string{db, db + ".lock"} {
-			if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
+		if err := removeScaleDB(db); err != nil {
+			return err
 		}
 		args := []string{"import", "--db", db, "--format", "csv"}
 		if c.Incremental {
@@ -538,4 +536,17 @@ func printScale(w io.Writer, r *ScaleResult) {
 			r.ServedModel, r.ServeStartSec, r.ServeLoadAvg, mib(r.ServePeakRSS), mib(r.ServeRSSAnon), mib(r.ServeRSSFile))
 		printBench(w, r.Serving)
 	}
+}
+
+// removeScaleDB removes an earlier run's database at db, with its lock file
+// and its event log (db + ".events"): the import refuses an event log that
+// is not its database's, so a log left behind would fail every later run
+// on the same folder.
+func removeScaleDB(db string) error {
+	for _, f := range []string{db, db + ".lock"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return os.RemoveAll(db + ".events")
 }

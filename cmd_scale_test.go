@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,5 +85,38 @@ func TestLastGeneratedUser(t *testing.T) {
 	}
 	if _, err := lastGeneratedUser(bad); err == nil {
 		t.Fatal("a file not written by the generator was accepted")
+	}
+}
+
+// TestRemoveScaleDB: a new run on an earlier run's folder removes its
+// database, lock file and event log (an import refuses a log that is not
+// its database's), and a folder without them is no error.
+func TestRemoveScaleDB(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "scale.db")
+	for _, f := range []string{db, db + ".lock", filepath.Join(db+".events", "00000000000000000000.log")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := filepath.Join(dir, "events.csv")
+	if err := os.WriteFile(keep, []byte("u1,i1,,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := removeScaleDB(db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{db, db + ".lock", db + ".events"} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still there (%v)", f, err)
+		}
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("events.csv removed: %v", err)
 	}
 }
