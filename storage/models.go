@@ -162,17 +162,17 @@ var ErrCorruptModel = errors.New("the stored model is corrupt (checksum mismatch
 // A blob written before sealing (no magic) is returned as it is.
 func openBlob(v []byte) ([]byte, error) {
 	if !bytes.HasPrefix(v, blobMagic) {
-		return append([]byte(nil), v...), nil
+		return readMapped(v), nil
 	}
 	if len(v) < len(blobMagic)+4 {
 		return nil, ErrCorruptModel
 	}
 	sum := binary.BigEndian.Uint32(v[len(blobMagic):])
-	blob := v[len(blobMagic)+4:]
+	blob := readMapped(v[len(blobMagic)+4:])
 	if crc32.Checksum(blob, crcTable) != sum {
 		return nil, ErrCorruptModel
 	}
-	return append([]byte(nil), blob...), nil
+	return blob, nil
 }
 
 // SetActiveModel makes name the model that answers by default.
