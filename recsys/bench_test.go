@@ -240,8 +240,8 @@ func topNEachUser(b *testing.B, x *Matrix, query func(h []uint32, skip func(uint
 // BenchmarkUserSideSearch finds KNN(u) at k = 200 of 200 training users of
 // a matrix of `recsys scale`'s shape (30,000 Pareto users with 143 items
 // on average over 27,000 Zipf items, 4.3M events), by the sparse and the
-// dense accumulation, cosine and KUNN; search picks dense for all but the
-// lightest histories here.
+// dense accumulation, cosine and KUNN, and as search picks (the cosine by
+// popular bits for all but the lightest histories here).
 func BenchmarkUserSideSearch(b *testing.B) {
 	x := scaleMatrix(b, 46, 30000, 27000, 143)
 	for _, sim := range []string{simCosine, simKUNN} {
@@ -260,6 +260,13 @@ func BenchmarkUserSideSearch(b *testing.B) {
 				}
 			})
 		}
+		b.Run(sim+"/search", func(b *testing.B) {
+			for b.Loop() {
+				for u := 0; u < 30000; u += 150 {
+					s.search(u, x.Row(u), 200, sc)
+				}
+			}
+		})
 	}
 }
 

@@ -265,7 +265,7 @@ func newFEBRExtractor(k, nItems int, items *itemSide, users *userSide) *febrExtr
 		}
 		if users != nil {
 			sc.acc[1] = newSideAcc(nItems)
-			sc.user.co.acc = make([]float64, users.x.nUsers)
+			sc.user = *users.newScratch()
 		}
 		return sc
 	}

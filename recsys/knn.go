@@ -254,13 +254,23 @@ func (a *coAcc) top(best *topK, k, self int, dense bool, c float64, counts csr) 
 	if self >= 0 && self < len(a.acc) {
 		a.acc[self] = 0 // KNN is over the other rows
 	}
+	// Once k are kept, a row enters only if v/√(c·cs) can beat the root
+	// r, that is v² ≥ r²·c·cs; the slack leaves every float tie to push.
+	floor := 0.0
 	for s, v := range a.acc {
 		if v == 0 {
 			continue
 		}
-		cs := float64(counts.ptr[s+1] - counts.ptr[s])
-		best.push(Neighbour{Index: uint32(s), Value: v / math.Sqrt(c*cs)})
 		a.acc[s] = 0
+		cs := float64(counts.ptr[s+1] - counts.ptr[s])
+		if v*v < floor*cs {
+			continue
+		}
+		best.push(Neighbour{Index: uint32(s), Value: v / math.Sqrt(c*cs)})
+		if k > 0 && len(best.h) == k {
+			r := best.h[0].Value
+			floor = r * r * c * (1 - 1e-9)
+		}
 	}
 	return best.sorted()
 }

@@ -179,6 +179,11 @@ func TestUserSide_searchDenseEqualsSparse(t *testing.T) {
 				if slices.ContainsFunc(sc.co.acc, func(a float64) bool { return a != 0 }) {
 					t.Fatalf("p %g kunn %v %s: the scratch sums are not cleared", p, kunn, what)
 				}
+				if s.pop != nil {
+					if got := s.pop.search(x, self, h, k, sc.cnt, sc.mask, &sc.best); !slices.Equal(got, sparse) {
+						t.Fatalf("p %g %s: by popular bits %v, sparse %v", p, what, got, sparse)
+					}
+				}
 			}
 			for u := range x.Users() {
 				for _, k := range []int{1, 7, 100} {
@@ -188,6 +193,66 @@ func TestUserSide_searchDenseEqualsSparse(t *testing.T) {
 			h := append(slices.Clone(x.Row(3)), 99)
 			h = slices.Insert(h, 1, h[0])
 			same("live history", 10, -1, h, nil)
+			if (s.pop != nil) == kunn {
+				t.Fatalf("p %g kunn %v: popular bits %v", p, kunn, s.pop != nil)
+			}
 		}
 	}
+}
+
+// On a matrix of `recsys scale`'s shape, where only the head of the items
+// is held as bits (two words of them), the popcount search gives the same
+// KNN(u), values included, as the accumulation; the counts are left zero.
+func TestPopularBits_searchEqualsAccumulation(t *testing.T) {
+	x := scaleMatrix(t, 5, 3000, 500, 30)
+	s := newUserSide(x, 0, false)
+	if s.pop == nil || s.pop.words != 2 {
+		t.Fatalf("popular bits %+v: want two words on this matrix", s.pop)
+	}
+	// The most popular items are held, up to the cap: here more items
+	// qualify than the cap, so the cut falls inside the qualifying ones.
+	qualify, leastHeld, mostLeft := 0, x.Users(), 0
+	for j := range x.Items() {
+		if x.ItemCount(j)*popularBitsShare >= x.Users() {
+			qualify++
+		}
+		if s.pop.bit[j] >= 0 {
+			leastHeld = min(leastHeld, x.ItemCount(j))
+		} else {
+			mostLeft = max(mostLeft, x.ItemCount(j))
+		}
+	}
+	if qualify <= popularBitsMax || leastHeld < mostLeft {
+		t.Fatalf("%d items qualify; the least popular held has %d users, the most popular left %d", qualify, leastHeld, mostLeft)
+	}
+	sc := s.pool.Get().(*userScratch)
+	check := func(self int, h []uint32, k int) {
+		t.Helper()
+		want := slices.Clone(s.searchMode(self, h, k, sc, true))
+		got := s.pop.search(x, self, h, k, sc.cnt, sc.mask, &sc.best)
+		if !slices.Equal(got, want) {
+			t.Fatalf("user %d k %d: by popular bits %d neighbours %v..., accumulated %d %v...", self, k, len(got), got[:min(3, len(got))], len(want), want[:min(3, len(want))])
+		}
+		if slices.ContainsFunc(sc.cnt, func(c uint32) bool { return c != 0 }) {
+			t.Fatalf("user %d k %d: counts not cleared", self, k)
+		}
+	}
+	for u := 0; u < x.Users(); u += 7 {
+		for _, k := range []int{0, 1, 50, x.Users()} {
+			check(u, x.Row(u), k)
+		}
+	}
+	h := append(slices.Clone(x.Row(10)), uint32(x.Items()+3))
+	h = slices.Insert(h, 1, h[0])
+	check(-1, h, 40)
+	// search takes the bits once the popular columns outweigh a scan.
+	for u := range x.Users() {
+		if s.pop.entries(x, x.Row(u)) > x.Users() {
+			if got, want := slices.Clone(s.search(u, x.Row(u), 30, sc)), s.searchMode(u, x.Row(u), 30, sc, false); !slices.Equal(got, want) {
+				t.Fatalf("user %d: search %v, sparse %v", u, got, want)
+			}
+			return
+		}
+	}
+	t.Fatal("no user whose popular items outweigh a scan")
 }

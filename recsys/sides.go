@@ -64,20 +64,37 @@ type userSide struct {
 	// scored with their training row (NeighbourCache.forUsers).
 	lists *userLists
 	kmax  int
+	// pop, under the cosine, holds the most popular items as bits
+	// (popularBits); nil under KUNN, whose sums are not counts.
+	pop *popularBits
 }
 
 type userScratch struct {
 	co   coAcc
 	best topK
+	// cnt and mask are popularBits.search's, when the side has pop.
+	cnt  []uint32
+	mask []uint64
 }
 
 func newUserSide(x *Matrix, k int, kunn bool) *userSide {
 	s := &userSide{x: x, k: k}
 	if kunn {
 		s.weight = kunnWeights(x.byItem)
+	} else {
+		s.pop = newPopularBits(x)
 	}
-	s.pool.New = func() any { return &userScratch{co: coAcc{acc: make([]float64, x.nUsers)}} }
+	s.pool.New = func() any { return s.newScratch() }
 	return s
+}
+
+// newScratch returns the scratch of one search over s.
+func (s *userSide) newScratch() *userScratch {
+	sc := &userScratch{co: coAcc{acc: make([]float64, s.x.nUsers)}}
+	if s.pop != nil {
+		sc.cnt, sc.mask = make([]uint32, s.x.nUsers), make([]uint64, s.pop.words)
+	}
+	return sc
 }
 
 // knownCount is c(u) for a live history: its distinct items that the
@@ -135,8 +152,13 @@ func (s *userSide) neighbours(self int, history []uint32, sc *userScratch) []Nei
 }
 
 // search is neighbours at size k, without the memo: the co-occurrence
-// sums of the history's items against every training user (coAcc).
+// sums of the history's items against every training user (coAcc), or,
+// when its popular items alone would cost more adds than there are users,
+// their counts by popcount (popularBits).
 func (s *userSide) search(self int, history []uint32, k int, sc *userScratch) []Neighbour {
+	if s.pop != nil && s.pop.entries(s.x, history) > s.x.nUsers {
+		return s.pop.search(s.x, self, history, k, sc.cnt, sc.mask, &sc.best)
+	}
 	entries := 0
 	for _, j := range history {
 		if int(j) < s.x.nItems {
