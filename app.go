@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -118,6 +119,9 @@ type App struct {
 	// pprof is the profiling server, nil unless Config.PprofAddr is set.
 	pprofLn  net.Listener
 	pprofSrv *http.Server
+	// stopLoad cancels the start's load of the models after the active
+	// one and waits for it; nil until NewApp starts it.
+	stopLoad func()
 	// closeOnce makes Close safe to repeat: NewApp's cleanup and a
 	// caller's deferred Close may both reach it.
 	closeOnce sync.Once
@@ -161,8 +165,16 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	eng := serving.NewEngine(st, serving.EngineOptions{ContentApproxAbove: c.ContentApproxAbove, ColdSlotsPer10: c.ColdSlotsPer10})
 	// A persisted model that cannot be read (a damaged record) is logged,
 	// counted in recsys_model_load_errors and named by /readyz; the service
-	// starts anyway on the rest, an older version, or popularity.
-	loadErrs := eng.LoadPersisted(ctx, st)
+	// starts anyway on the rest, an older version, or popularity. The
+	// active model loads before the listener opens, the models only asked
+	// for by name after it (LoadPersistedAsync); Close stops that load.
+	var lateLoadErrs atomic.Int64
+	loadCtx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopLoad = func() { stopLoad(); _ = eng.WaitLoaded(context.Background()) }
+	loadErrs := eng.LoadPersistedAsync(loadCtx, st, func(err error) {
+		lateLoadErrs.Add(1)
+		c.Logger.Error("loading persisted models", "err", err)
+	})
 	for _, err := range loadErrs {
 		c.Logger.Error("loading persisted models", "err", err)
 	}
@@ -189,7 +201,10 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
 			Help: "Persisted models (or the active model) that could not be loaded at start."},
-			func() float64 { return float64(len(loadErrs)) }),
+			func() float64 { return float64(int64(len(loadErrs)) + lateLoadErrs.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_models_loading",
+			Help: "Persisted models the start is still loading after the active one; a request naming one is answered 503 model_not_ready."},
+			func() float64 { return float64(eng.LoadingCount()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_training_leader",
 			Help: "1 while this process runs the training jobs and triggers (the elected leader among replicas), else 0."},
 			func() float64 {
@@ -446,6 +461,9 @@ func (a *App) Close() error {
 			if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 				errs = append(errs, err)
 			}
+		}
+		if a.stopLoad != nil {
+			a.stopLoad()
 		}
 		if a.store != nil {
 			errs = append(errs, a.store.Close())

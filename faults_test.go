@@ -266,6 +266,66 @@ func (s *syncBuffer) String() string {
 
 // corruptModel flips bytes in the middle of a stored model blob with bbolt
 // directly, as a damaged disk would, while no server has the file open.
+// TestFault_corruptLaterModel: a server answers once its active model is
+// loaded and loads the others after it. A damaged newest version of one of
+// those is logged and counted when its load gets to it, and its previous
+// version answers ?model= from then on; recsys_models_loading falls to 0.
+func TestFault_corruptLaterModel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "models.db")
+	start := func(logs io.Writer) *testApp {
+		return startApp(t, func(c *Config) {
+			c.DB = db
+			c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+		})
+	}
+	a := start(io.Discard)
+	a.load(t, clustered(300, 200, 20, 3, 4))
+	for range 2 {
+		if j := waitJob(t, a.getter(t), a.retrain(t, "itemknn", "userknn"), time.Minute, api.Job.Done); j.State != api.JobSucceeded {
+			t.Fatalf("training: %+v", j)
+		}
+	}
+	if status, body := a.do(t, http.MethodPost, "/admin/models/itemknn/activate", "", nil); status != http.StatusOK {
+		t.Fatalf("activating itemknn: %d %s", status, body)
+	}
+	var models api.ModelsOut
+	a.getJSON(t, "/models", &models)
+	var versions []string // newest first
+	for _, m := range models.Models {
+		if m.Name == "userknn" {
+			versions = append(versions, m.Version)
+		}
+	}
+	if len(versions) != 2 {
+		t.Fatalf("userknn versions: %v", versions)
+	}
+	a.stopNow(t)
+
+	corruptModel(t, db, "userknn", versions[0])
+	var logs syncBuffer
+	b := start(&logs)
+	if got := b.recommend(t, "u2"); got.Model != "itemknn" || got.Fallback != "" {
+		t.Fatalf("at the start: %+v, want the active itemknn", got)
+	}
+	for deadline := time.Now().Add(30 * time.Second); metricValue(t, b, "recsys_models_loading") != "0"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("recsys_models_loading = %s after 30 s", metricValue(t, b, "recsys_models_loading"))
+		}
+	}
+	if v := metricValue(t, b, "recsys_model_load_errors"); v != "1" {
+		t.Fatalf("recsys_model_load_errors = %s, want 1", v)
+	}
+	if l := logs.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, versions[0]) {
+		t.Fatalf("no error log line names the damaged version:\n%s", l)
+	}
+	var got api.RecommendationsOut
+	if status := b.getJSON(t, "/users/u2/recommendations?n=10&model=userknn", &got); status != http.StatusOK || got.ModelVersion != versions[1] {
+		t.Fatalf("?model=userknn: %d %+v, want the previous version %s", status, got, versions[1])
+	}
+	b.stopNow(t)
+	checkDB(t, db)
+}
+
 func corruptModel(tb testing.TB, path, name, version string) {
 	tb.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})

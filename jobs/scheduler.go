@@ -65,6 +65,8 @@ type Serving interface {
 	Activate(name string) error
 	Active() *serving.Served
 	Lookup(name string) *serving.Served
+	// Loading reports a persisted model the start has not loaded yet.
+	Loading(name string) bool
 }
 
 // Options configure the scheduler's triggers (docs/design.md#jobs).
@@ -583,6 +585,9 @@ func (s *Scheduler) Activate(ctx context.Context, name string) error {
 		return api.Errorf(api.CodeNotFound, "unknown model %q", name)
 	}
 	if s.eng.Lookup(name) == nil {
+		if s.eng.Loading(name) {
+			return s.eng.Activate(name) // model_not_ready, retry shortly; nothing changes
+		}
 		return api.Errorf(api.CodeNotFound, "model %q is not trained yet", name)
 	}
 	if err := s.st.SetActiveModel(ctx, name); err != nil {

@@ -62,6 +62,9 @@ type Engine struct {
 	search   atomic.Pointer[contentSearch]
 	searchMu sync.Mutex // serialises makers of search
 	cold     atomic.Pointer[coldItems]
+	// loadDone is closed when LoadPersistedAsync's goroutine ends; nil
+	// without one.
+	loadDone chan struct{}
 }
 
 // catalogueCache is an immutable catalogue with its popularity order.
@@ -229,6 +232,9 @@ func (s *modelSet) pick(model string) (name string, m *Served, err error) {
 	if m = s.recommender(name); m != nil {
 		return name, m, nil
 	}
+	if s.loading[name] {
+		return "", nil, stillLoading(name)
+	}
 	if slices.Contains(kindOrder, name) {
 		return "", nil, api.FieldError("model", fmt.Sprintf("%q is not a recommender: it ranks items by feature similarity to one item or vector; use GET /items/{id}/similar?by=content or POST /search/similar (recommenders: %s)", name, strings.Join(recsys.Names(), ", ")))
 	}
@@ -391,11 +397,15 @@ func (e *Engine) collaborativeSimilar(c *catalogueCache, idx uint32, req api.Sim
 	return out, nil
 }
 
+// neighbourFallbacks are the models whose item lists answer similar items
+// when the active model has none, in order of preference.
+var neighbourFallbacks = []string{"itemknn", "slim", "kunn-i", "kunn"}
+
 // neighbourModel picks the model whose item lists answer similar items:
 // the active one if it has them, else the first of a fixed preference.
 func (e *Engine) neighbourModel() (*Served, recsys.ItemNeighbourhood) {
 	set := e.models.Load()
-	for _, name := range append([]string{set.active}, "itemknn", "slim", "kunn-i", "kunn") {
+	for _, name := range append([]string{set.active}, neighbourFallbacks...) {
 		if m := set.byName[name]; m != nil {
 			if nb, ok := m.Model.(recsys.ItemNeighbourhood); ok {
 				return m, nb

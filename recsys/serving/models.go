@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"recsys/api"
@@ -37,6 +38,37 @@ func (m *Served) recommends() bool {
 type modelSet struct {
 	active string
 	byName map[string]*Served
+	// loading names the persisted models a start is still decoding after
+	// the ones it served first (LoadPersistedAsync).
+	loading map[string]bool
+}
+
+// with returns a copy of s with m served (nil: none added) and name no
+// longer loading.
+func (s *modelSet) with(name string, m *Served) *modelSet {
+	next := &modelSet{byName: make(map[string]*Served, len(s.byName)+1), active: s.active}
+	for k, v := range s.byName {
+		next.byName[k] = v
+	}
+	if m != nil {
+		next.byName[name] = m
+	}
+	if len(s.loading) > 0 {
+		next.loading = make(map[string]bool, len(s.loading))
+		for k := range s.loading {
+			if k != name {
+				next.loading[k] = true
+			}
+		}
+	}
+	return next
+}
+
+// stillLoading is the answer to a request that names a model the start
+// has not decoded yet.
+func stillLoading(name string) error {
+	return &api.Error{Code: api.CodeModelNotReady, RetryAfter: 1,
+		Message: fmt.Sprintf("model %q is still loading: the server has just started and loads its other models after the active one; retry in a moment", name)}
 }
 
 // recommender returns the served recommender called name, nil when none
@@ -56,12 +88,9 @@ func (s *modelSet) recommender(name string) *Served {
 func (e *Engine) Install(m *Served, activate bool) {
 	e.swapMu.Lock()
 	defer e.swapMu.Unlock()
-	old := e.models.Load()
-	next := &modelSet{byName: make(map[string]*Served, len(old.byName)+1), active: old.active}
-	for k, v := range old.byName {
-		next.byName[k] = v
-	}
-	next.byName[m.Info.Name] = m
+	// A version installed while the start still loads the persisted one
+	// is newer: the load leaves it (installLoaded).
+	next := e.models.Load().with(m.Info.Name, m)
 	if m.recommends() && (activate || next.active == "") {
 		next.active = m.Info.Name
 	}
@@ -74,12 +103,36 @@ func (e *Engine) Activate(name string) error {
 	defer e.swapMu.Unlock()
 	old := e.models.Load()
 	if m, ok := old.byName[name]; !ok {
+		if old.loading[name] {
+			return stillLoading(name)
+		}
 		return api.Errorf(api.CodeNotFound, "model %q is not trained", name)
 	} else if !m.recommends() {
 		return api.Errorf(api.CodeNotFound, "%q is not a recommender and cannot answer recommendations", name)
 	}
-	e.models.Store(&modelSet{active: name, byName: old.byName})
+	e.models.Store(&modelSet{active: name, byName: old.byName, loading: old.loading})
 	return nil
+}
+
+// Loading reports whether name is a persisted model the start is still
+// loading (LoadPersistedAsync).
+func (e *Engine) Loading(name string) bool { return e.models.Load().loading[name] }
+
+// LoadingCount is the number of persisted models the start is still
+// loading.
+func (e *Engine) LoadingCount() int { return len(e.models.Load().loading) }
+
+// installLoaded serves a persisted model the start loaded after the first
+// ones (m nil: none of its versions loaded), unless a newer version was
+// installed meanwhile.
+func (e *Engine) installLoaded(name string, m *Served) {
+	e.swapMu.Lock()
+	defer e.swapMu.Unlock()
+	old := e.models.Load()
+	if !old.loading[name] {
+		return
+	}
+	e.models.Store(old.with(name, m))
 }
 
 // Active returns the active model, nil when none is loaded.
@@ -101,84 +154,181 @@ type ModelStore interface {
 	ActiveModel(ctx context.Context) (string, error)
 }
 
-func newestOf(newest []api.ModelInfo, info api.ModelInfo) bool {
-	for _, n := range newest {
-		if n.Name == info.Name && n.Version == info.Version {
-			return true
-		}
-	}
-	return false
+// persisted is what a start loads: the stored versions of every model by
+// name, newest first, the names in the store's order, and the active one.
+type persisted struct {
+	names    []string
+	versions map[string][]api.ModelInfo
+	active   string
 }
 
-// LoadPersisted serves the newest persisted version of every model, of
-// every kind (Decode), and activates the stored active one. A model that
-// fails to decode is skipped and reported in the returned error list; the
-// service keeps going with the rest (or the popularity fallback).
-func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
+func readPersisted(ctx context.Context, st ModelStore) (*persisted, error) {
 	infos, err := st.Models(ctx)
 	if err != nil {
-		return []error{err}
+		return nil, err
 	}
-	active, err := st.ActiveModel(ctx)
-	if err != nil {
-		return []error{err}
+	p := &persisted{versions: map[string][]api.ModelInfo{}}
+	if p.active, err = st.ActiveModel(ctx); err != nil {
+		return nil, err
 	}
-	// The newest version of each name, decoded concurrently: at 20M
-	// events each neighbourhood model takes about a second to decode and
-	// index, most of a server's start.
-	var newest []api.ModelInfo
-	seen := map[string]bool{}
 	for _, info := range infos { // newest first within a name
-		if !seen[info.Name] {
-			seen[info.Name] = true
-			newest = append(newest, info)
+		if p.versions[info.Name] == nil {
+			p.names = append(p.names, info.Name)
 		}
+		p.versions[info.Name] = append(p.versions[info.Name], info)
 	}
-	decoded := make([]Artefact, len(newest))
-	failed := make([]error, len(newest))
-	var wg sync.WaitGroup
-	for k, info := range newest {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			blob, err := st.ModelBlob(ctx, info.Name, info.Version)
-			if err == nil {
-				decoded[k], err = Decode(info.Name, blob)
-			}
-			failed[k] = err
-		}()
-	}
-	wg.Wait()
+	return p, nil
+}
+
+// loadVersions decodes the newest of a model's versions that decodes: a
+// version that fails is reported and the next older one tried. It returns
+// nil when none loads.
+func loadVersions(ctx context.Context, st ModelStore, versions []api.ModelInfo) (*Served, []error) {
 	var errs []error
-	loaded := map[string]bool{}
-	for k, info := range newest {
-		if failed[k] != nil {
-			errs = append(errs, fmt.Errorf("model %s %s: %w", info.Name, info.Version, failed[k]))
-			continue
-		}
-		e.Install(&Served{Info: info, Model: decoded[k]}, info.Name == active)
-		loaded[info.Name] = true
-	}
-	// A name whose newest version failed falls back to its older ones.
-	for _, info := range infos {
-		if loaded[info.Name] || newestOf(newest, info) {
-			continue
-		}
+	for _, info := range versions {
 		blob, err := st.ModelBlob(ctx, info.Name, info.Version)
+		var m Artefact
 		if err == nil {
-			var m Artefact
-			if m, err = Decode(info.Name, blob); err == nil {
-				e.Install(&Served{Info: info, Model: m}, info.Name == active)
-				loaded[info.Name] = true
-				continue
-			}
+			m, err = Decode(info.Name, blob)
+		}
+		if err == nil {
+			return &Served{Info: info, Model: m}, errs
 		}
 		errs = append(errs, fmt.Errorf("model %s %s: %w", info.Name, info.Version, err))
 	}
-	if active != "" && !loaded[active] {
-		errs = append(errs, fmt.Errorf("the active model %q could not be loaded; answering from the popularity fallback", active))
+	return nil, errs
+}
+
+// loadAll loads the named models concurrently (at 20M events a
+// neighbourhood model takes about a second to decode and index) and
+// installs them in the order given, activating p's active one.
+func (e *Engine) loadAll(ctx context.Context, st ModelStore, p *persisted, names []string) []error {
+	served := make([]*Served, len(names))
+	failed := make([][]error, len(names))
+	var wg sync.WaitGroup
+	for k, name := range names {
+		wg.Go(func() { served[k], failed[k] = loadVersions(ctx, st, p.versions[name]) })
+	}
+	wg.Wait()
+	var errs []error
+	for k, name := range names {
+		errs = append(errs, failed[k]...)
+		if served[k] != nil {
+			e.Install(served[k], name == p.active)
+		}
 	}
 	return errs
+}
+
+// activeMissing reports an active model that none of the loads served.
+func (e *Engine) activeMissing(p *persisted) []error {
+	if p.active != "" && e.Lookup(p.active) == nil {
+		return []error{fmt.Errorf("the active model %q could not be loaded; answering from the popularity fallback", p.active)}
+	}
+	return nil
+}
+
+// LoadPersisted serves the newest persisted version of every model, of
+// every kind (Decode), and activates the stored active one. A version that
+// fails to decode is skipped and reported in the returned error list, and
+// the model's older version served instead if it has one; the service
+// keeps going with the rest (or the popularity fallback).
+func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
+	p, err := readPersisted(ctx, st)
+	if err != nil {
+		return []error{err}
+	}
+	return append(e.loadAll(ctx, st, p, p.names), e.activeMissing(p)...)
+}
+
+// LoadPersistedAsync is LoadPersisted for a server's start: it loads, and
+// returns after, only the models that requests naming no model answer
+// from — the active model, the model similar items fall back to when the
+// active one has no item lists (neighbourModel), and the content model —
+// and loads the others from a goroutine, one at a time so that a core is
+// left to the requests, each served as soon as it is decoded. Until then
+// a request naming one is answered model_not_ready with Retry-After
+// (Loading). Errors of the later loads go to report; WaitLoaded returns
+// when they are done, or ctx is cancelled.
+func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, report func(error)) []error {
+	e.loadDone = make(chan struct{})
+	p, err := readPersisted(ctx, st)
+	if err != nil || p.active == "" {
+		// Without a stored active model the first recommender loaded
+		// becomes the active one (Install): all of them load first.
+		close(e.loadDone)
+		if err != nil {
+			return []error{err}
+		}
+		return e.loadAll(ctx, st, p, p.names)
+	}
+	var first []string
+	for _, name := range []string{p.active, ContentModelName} {
+		if p.versions[name] != nil && !slices.Contains(first, name) {
+			first = append(first, name)
+		}
+	}
+	errs := e.loadAll(ctx, st, p, first)
+	if m, _ := e.neighbourModel(); m == nil {
+		for _, name := range neighbourFallbacks {
+			if p.versions[name] == nil || slices.Contains(first, name) {
+				continue
+			}
+			first = append(first, name)
+			errs = append(errs, e.loadAll(ctx, st, p, []string{name})...)
+			if m, _ := e.neighbourModel(); m != nil {
+				break
+			}
+		}
+	}
+	errs = append(errs, e.activeMissing(p)...)
+	var rest []string
+	for _, name := range p.names {
+		if !slices.Contains(first, name) {
+			rest = append(rest, name)
+		}
+	}
+	e.swapMu.Lock()
+	next := e.models.Load().with("", nil)
+	next.loading = map[string]bool{}
+	for _, name := range rest {
+		if next.byName[name] == nil {
+			next.loading[name] = true
+		}
+	}
+	e.models.Store(next)
+	e.swapMu.Unlock()
+	go func() {
+		defer close(e.loadDone)
+		for _, name := range rest {
+			if ctx.Err() != nil {
+				e.installLoaded(name, nil)
+				continue
+			}
+			m, errs := loadVersions(ctx, st, p.versions[name])
+			if ctx.Err() == nil { // a cancelled load is not a damaged model
+				for _, err := range errs {
+					report(err)
+				}
+			}
+			e.installLoaded(name, m)
+		}
+	}()
+	return errs
+}
+
+// WaitLoaded returns once the models LoadPersistedAsync left to its
+// goroutine are loaded (at once without one), or with ctx's error.
+func (e *Engine) WaitLoaded(ctx context.Context) error {
+	if e.loadDone == nil {
+		return nil
+	}
+	select {
+	case <-e.loadDone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Sync brings the served models up to the store's: a newer version of a

@@ -1,0 +1,203 @@
+package serving
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"recsys/api"
+	"recsys/recsys"
+	"recsys/retrieval"
+	"recsys/storage"
+)
+
+// gatedStore holds back the model blobs of the gated names until their
+// gate is closed, so a test sees the engine between the two parts of
+// LoadPersistedAsync.
+type gatedStore struct {
+	*storage.Store
+	gate map[string]chan struct{}
+}
+
+func (g *gatedStore) ModelBlob(ctx context.Context, name, version string) ([]byte, error) {
+	if ch := g.gate[name]; ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.Store.ModelBlob(ctx, name, version)
+}
+
+// persist stores m under a new version and returns its record.
+func persist(tb testing.TB, st *storage.Store, name string, m Artefact) api.ModelInfo {
+	tb.Helper()
+	ctx := context.Background()
+	v, err := st.NewModelVersion(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	info := api.ModelInfo{Name: name, Version: v, TrainedAt: time.Now()}
+	blob, err := m.MarshalBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := st.PutModel(ctx, info, blob); err != nil {
+		tb.Fatal(err)
+	}
+	return info
+}
+
+// errRecorder collects what LoadPersistedAsync reports.
+type errRecorder struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *errRecorder) report(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, err)
+}
+
+// A start serves the active model, the model similar items fall back to
+// (the active userknn has no item lists) and the content model before it
+// returns; the others load after. Until then a request naming one gets
+// model_not_ready with Retry-After and activating one changes nothing; a
+// version a training installs meanwhile is not replaced by the older
+// persisted one; a damaged newest version is reported and the older one
+// served; at the end every model is served and none is loading.
+func TestEngine_loadPersistedAsync(t *testing.T) {
+	st := twoTastes(t)
+	ctx := context.Background()
+	user := persist(t, st, "userknn", fitModel(t, st, "userknn", recsys.Params{K: 2}))
+	if _, ok := fitModel(t, st, "userknn", recsys.Params{K: 2}).(recsys.ItemNeighbourhood); ok {
+		t.Fatal("userknn has item lists: the test needs an active model without them")
+	}
+	items := persist(t, st, "itemknn", fitItemKNN(t, st, 2))
+	content := persist(t, st, ContentModelName, NewContent([]string{"x"}, retrieval.Euclidean([]float64{0}, []float64{1})))
+	oldKunn := persist(t, st, "kunn-i", fitModel(t, st, "kunn-i", recsys.Params{K: 2}))
+	if err := st.PutModel(ctx, api.ModelInfo{Name: "kunn-i", Version: "v999998", TrainedAt: time.Now()}, []byte("not a model")); err != nil {
+		t.Fatal(err)
+	}
+	pop := persist(t, st, "popular", fitModel(t, st, "popular", recsys.Params{}))
+	persist(t, st, "slim", fitModel(t, st, "slim", recsys.Params{K: 2, L1: 0.1, L2: 0.1}))
+	if err := st.SetActiveModel(ctx, "userknn"); err != nil {
+		t.Fatal(err)
+	}
+
+	gated := &gatedStore{Store: st, gate: map[string]chan struct{}{
+		"kunn-i": make(chan struct{}), "popular": make(chan struct{}), "slim": make(chan struct{})}}
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
+	var rec errRecorder
+	if errs := eng.LoadPersistedAsync(ctx, gated, rec.report); len(errs) != 0 {
+		t.Fatalf("first load: %v", errs)
+	}
+	for _, want := range []api.ModelInfo{user, items, content} {
+		if got := eng.Lookup(want.Name); got == nil || got.Info.Version != want.Version {
+			t.Fatalf("%s after the first load: %v, want version %s", want.Name, got, want.Version)
+		}
+	}
+	if a := eng.Active(); a == nil || a.Info.Name != "userknn" {
+		t.Fatalf("active %v, want userknn", a)
+	}
+	if eng.LoadingCount() != 3 || !eng.Loading("kunn-i") || !eng.Loading("popular") || eng.Loading("itemknn") {
+		t.Fatalf("loading %d (kunn-i %v, popular %v, itemknn %v), want kunn-i, popular and slim", eng.LoadingCount(), eng.Loading("kunn-i"), eng.Loading("popular"), eng.Loading("itemknn"))
+	}
+	if got, err := eng.Similar(ctx, api.SimilarRequest{ItemID: "a", N: 2}); err != nil || got.Model != "itemknn" {
+		t.Fatalf("similar while loading: %+v, %v; want itemknn's lists", got, err)
+	}
+	if got, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "p1", N: 2}); err != nil || got.Model != "userknn" {
+		t.Fatalf("recommend while loading: %+v, %v; want userknn", got, err)
+	}
+	_, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "p1", N: 2, Model: "kunn-i"})
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Code != api.CodeModelNotReady || ae.RetryAfter != 1 {
+		t.Fatalf("?model=kunn-i while loading: %v, want model_not_ready with Retry-After 1", err)
+	}
+	if err := eng.Activate("slim"); api.ErrorCode(err) != api.CodeModelNotReady || eng.Active().Info.Name != "userknn" {
+		t.Fatalf("activating slim while loading: %v, active %s; want model_not_ready and userknn", err, eng.Active().Info.Name)
+	}
+	if _, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "p1", N: 2, Model: "ease"}); api.ErrorCode(err) != api.CodeModelNotReady || errors.As(err, &ae) && ae.RetryAfter != 0 {
+		t.Fatalf("?model=ease (never trained): %v, want model_not_ready without Retry-After", err)
+	}
+
+	// A training installs popular while its persisted version waits.
+	trained := &Served{Info: api.ModelInfo{Name: "popular", Version: "v999999"}, Model: fitModel(t, st, "popular", recsys.Params{})}
+	eng.Install(trained, false)
+	if eng.Loading("popular") {
+		t.Fatal("popular still loading after a training installed it")
+	}
+	for _, ch := range gated.gate {
+		close(ch)
+	}
+	if err := eng.WaitLoaded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if eng.LoadingCount() != 0 {
+		t.Fatalf("%d still loading after WaitLoaded", eng.LoadingCount())
+	}
+	if got := eng.Lookup("popular"); got != trained {
+		t.Fatalf("popular %v after the load, want the trained %s, not the persisted %s", got.Info, trained.Info.Version, pop.Version)
+	}
+	if got := eng.Lookup("kunn-i"); got == nil || got.Info.Version != oldKunn.Version {
+		t.Fatalf("kunn-i %v, want the older version %s in place of the damaged one", got, oldKunn.Version)
+	}
+	rec.mu.Lock()
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0].Error(), "kunn-i v999998") {
+		t.Fatalf("reported %v, want the damaged kunn-i v999998 alone", rec.errs)
+	}
+	rec.mu.Unlock()
+	if got, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "p1", N: 2, Model: "slim"}); err != nil || got.Model != "slim" {
+		t.Fatalf("?model=slim after the load: %+v, %v", got, err)
+	}
+	if err := eng.Activate("slim"); err != nil || eng.Active().Info.Name != "slim" {
+		t.Fatalf("activating slim after the load: %v", err)
+	}
+}
+
+// Cancelling the start's context stops the later loads: WaitLoaded
+// returns, the models not loaded are neither served nor loading, and the
+// first ones still serve. With an active model that has item lists, no
+// other model loads first.
+func TestEngine_loadPersistedAsyncCancelled(t *testing.T) {
+	st := twoTastes(t)
+	items := persist(t, st, "itemknn", fitItemKNN(t, st, 2))
+	persist(t, st, "userknn", fitModel(t, st, "userknn", recsys.Params{K: 2}))
+	persist(t, st, "slim", fitModel(t, st, "slim", recsys.Params{K: 2, L1: 0.1, L2: 0.1}))
+	if err := st.SetActiveModel(context.Background(), "itemknn"); err != nil {
+		t.Fatal(err)
+	}
+	gated := &gatedStore{Store: st, gate: map[string]chan struct{}{"userknn": make(chan struct{}), "slim": make(chan struct{})}}
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	var rec errRecorder
+	if errs := eng.LoadPersistedAsync(ctx, gated, rec.report); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	defer func() {
+		if len(rec.errs) != 0 {
+			t.Errorf("reported %v: a cancelled load is not a load error", rec.errs)
+		}
+	}()
+	if eng.LoadingCount() != 2 || eng.Lookup("slim") != nil {
+		t.Fatalf("loading %d, slim %v: want userknn and slim both left to the goroutine", eng.LoadingCount(), eng.Lookup("slim"))
+	}
+	cancel()
+	if err := eng.WaitLoaded(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if eng.LoadingCount() != 0 || eng.Lookup("userknn") != nil || eng.Lookup("slim") != nil {
+		t.Fatalf("after cancelling: loading %d, userknn %v, slim %v", eng.LoadingCount(), eng.Lookup("userknn"), eng.Lookup("slim"))
+	}
+	if a := eng.Active(); a == nil || a.Info.Version != items.Version {
+		t.Fatalf("active %v, want itemknn %s", a, items.Version)
+	}
+	if _, err := eng.Recommend(context.Background(), api.RecommendRequest{UserID: "p1", N: 2, Model: "slim"}); api.ErrorCode(err) != api.CodeModelNotReady {
+		t.Fatalf("?model=slim after a cancelled load: %v, want model_not_ready (not trained here)", err)
+	}
+}
