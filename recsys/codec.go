@@ -100,7 +100,8 @@ func writeMatrix(e *blob.Encoder, x *Matrix) {
 }
 
 // readMatrix reads a matrix and checks that its rows are strictly
-// ascending and in range and that its column lengths match.
+// ascending and in range and that its column lengths match. A matrix equal
+// to one a loaded model holds is that one (intern).
 func readMatrix(d *blob.Decoder) *Matrix {
 	nUsers := d.Count(1)
 	nItems := d.Count(1)
@@ -118,6 +119,12 @@ func readMatrix(d *blob.Decoder) *Matrix {
 	}
 	if d.Err() != nil {
 		return nil
+	}
+	if raw := d.Peek(4 * ptr[nUsers]); raw != nil {
+		if x := internedMatrix(ptr, colLen, raw); x != nil {
+			d.Raw(len(raw))
+			return x
+		}
 	}
 	idx := d.Uint32s(ptr[nUsers])
 	if d.Err() != nil {
@@ -138,5 +145,6 @@ func readMatrix(d *blob.Decoder) *Matrix {
 			return nil
 		}
 	}
+	intern(x)
 	return x
 }

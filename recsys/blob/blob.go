@@ -118,6 +118,15 @@ func (d *Decoder) Rest() []byte {
 	return out
 }
 
+// Peek returns the next n bytes (not a copy) without consuming them, nil
+// when fewer are left or the decoder has failed.
+func (d *Decoder) Peek(n int) []byte {
+	if d.err != nil || n < 0 || n > len(d.b) {
+		return nil
+	}
+	return d.b[:n:n]
+}
+
 // Finish returns the first failure, or the corrupt error when bytes are
 // left over.
 func (d *Decoder) Finish() error {

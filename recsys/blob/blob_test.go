@@ -153,3 +153,22 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+// Peek shows the next bytes without consuming them, and nothing when
+// fewer are left or the decoder has failed.
+func TestDecoder_Peek(t *testing.T) {
+	d := NewDecoder([]byte{1, 2, 3}, errTest)
+	if p := d.Peek(2); !slices.Equal(p, []byte{1, 2}) || d.Len() != 3 {
+		t.Fatalf("Peek(2) = %v, %d left; want [1 2] and 3 left", p, d.Len())
+	}
+	if p := d.Peek(4); p != nil || d.Err() != nil {
+		t.Fatalf("Peek past the end = %v, err %v; want nil and no failure", p, d.Err())
+	}
+	if b := d.Byte(); b != 1 {
+		t.Fatalf("Byte after Peek = %d, want 1", b)
+	}
+	d.Raw(5)
+	if p := d.Peek(0); p != nil {
+		t.Fatalf("Peek after a failure = %v, want nil", p)
+	}
+}
