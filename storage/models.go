@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"os"
 	"sort"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -132,13 +134,49 @@ func (s *Store) ModelBlob(ctx context.Context, name, version string) ([]byte, er
 			return api.Errorf(api.CodeNotFound, "model %s version %s not found", name, version)
 		}
 		var err error
-		blob, err = openBlob(b)
-		if err != nil {
+		if blob, err = openSealed(s.readValue(tx, b)); err != nil {
 			return fmt.Errorf("model %s version %s: %w", name, version, err)
 		}
 		return nil
 	})
 	return blob, err
+}
+
+// readValue returns a private copy of v, a value of tx. A large value (a
+// model blob) lies in consecutive pages of the file, and is read from it
+// with one pread instead of copied out of the map: a copy from the map
+// takes a page fault per 4 KiB page, 440,000 of them for the 22 models of
+// auto mode at 20M events, each costing a virtual machine microseconds
+// even with the file cached. The copy from the map remains for small
+// values and whenever the read does not give back the value's own bytes.
+func (s *Store) readValue(tx *bolt.Tx, v []byte) []byte {
+	if len(v) >= 1<<20 {
+		if out, ok := s.preadValue(tx, v); ok {
+			return out
+		}
+	}
+	return readMapped(v)
+}
+
+// preadValue reads v, a value of tx, from the file; ok is false when v is
+// not the bytes of the file at its place in the map.
+func (s *Store) preadValue(tx *bolt.Tx, v []byte) (out []byte, ok bool) {
+	off := int64(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - s.db.Info().Data) // the map starts at the file's offset 0
+	if len(v) < 64 || off < 0 || off+int64(len(v)) > tx.Size() {
+		return nil, false
+	}
+	f, err := os.Open(s.db.Path())
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	out = make([]byte, len(v))
+	// The ends are compared with the map's (two pages touched): a read
+	// from the wrong place falls back instead of failing the checksum.
+	if _, err := f.ReadAt(out, off); err != nil || !bytes.Equal(out[:64], v[:64]) || !bytes.Equal(out[len(out)-64:], v[len(v)-64:]) {
+		return nil, false
+	}
+	return out, true
 }
 
 // blobMagic starts a sealed model blob: magic, CRC-32C of the rest, the
@@ -160,15 +198,18 @@ var ErrCorruptModel = errors.New("the stored model is corrupt (checksum mismatch
 
 // openBlob checks and strips the seal, copying out of the transaction.
 // A blob written before sealing (no magic) is returned as it is.
-func openBlob(v []byte) ([]byte, error) {
+func openBlob(v []byte) ([]byte, error) { return openSealed(readMapped(v)) }
+
+// openSealed is openBlob of a private copy, which it strips in place.
+func openSealed(v []byte) ([]byte, error) {
 	if !bytes.HasPrefix(v, blobMagic) {
-		return readMapped(v), nil
+		return v, nil
 	}
 	if len(v) < len(blobMagic)+4 {
 		return nil, ErrCorruptModel
 	}
 	sum := binary.BigEndian.Uint32(v[len(blobMagic):])
-	blob := readMapped(v[len(blobMagic)+4:])
+	blob := v[len(blobMagic)+4:]
 	if crc32.Checksum(blob, crcTable) != sum {
 		return nil, ErrCorruptModel
 	}

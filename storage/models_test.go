@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -115,5 +116,20 @@ func TestStore_ModelBlob_large(t *testing.T) {
 	mustAdd(t, s, ev("a", "x", "view"))
 	if got, err := s.ModelBlob(ctx, "m5", "v000001"); err != nil || !bytes.Equal(got, blobs[5]) {
 		t.Fatalf("after a write: %v, equal=%v", err, bytes.Equal(got, blobs[5]))
+	}
+	// The large values are read from the file (pread), not copied out of
+	// the map; a slice that is not in the map is not read from the file.
+	err = s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketModels).Get(modelKey("m4", "v000001"))
+		if got, ok := s.preadValue(tx, v); !ok || !bytes.Equal(got, v) {
+			return fmt.Errorf("pread of m4: ok %v, equal %v", ok, bytes.Equal(got, v))
+		}
+		if got, ok := s.preadValue(tx, slices.Clone(v)); ok {
+			return fmt.Errorf("a copy of m4 outside the map read as %d bytes from the file", len(got))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
