@@ -154,8 +154,9 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		return nil, err
 	}
 	a.store = st
-	if f, ok := st.(interface{ Prefetch() }); ok {
-		f.Prefetch() // a bbolt file: the serving working set is most of it
+	var warm *storage.Warmup
+	if f, ok := st.(interface{ Prefetch() *storage.Warmup }); ok {
+		warm = f.Prefetch() // a bbolt file: the serving working set is most of it
 	}
 	if c.Demo {
 		if err = fillDemo(ctx, st, c.Logger); err != nil {
@@ -194,6 +195,13 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 				return api.Errorf(api.CodeModelNotReady, "the persisted models could not be loaded (%v); serving the popularity fallback: POST /admin/retrain, or start with --allow-fallback to report ready", errors.Join(loadErrs...))
 			}
 			return api.Errorf(api.CodeModelNotReady, "no trained model is loaded yet; POST /admin/retrain, or start with --allow-fallback to report ready while serving popularity")
+		}
+		// Answered before the file is in memory, a request would read
+		// its pages from the disk one at a time (storage.Prefetch).
+		if warm != nil {
+			if err := warm.Err(); err != nil {
+				return api.Errorf(api.CodeUnavailable, "%v", err)
+			}
 		}
 		return nil
 	}

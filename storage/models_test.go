@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -131,5 +134,42 @@ func TestStore_ModelBlob_large(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Prefetch reads the whole file and its Warmup says how far it is until
+// it is done; a file this small fits the memory, so readiness waits for it.
+// A file of at most prefetchAtOnce is read before Prefetch returns.
+func TestStore_Prefetch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	s := openTestStore(t, path, Options{Now: fixedClock})
+	if w := s.Prefetch(); w != nil {
+		t.Fatalf("a new store's file: Warmup %+v, want it read at once", w)
+	}
+	blob := make([]byte, prefetchAtOnce+(6<<20))
+	for i := range blob {
+		blob[i] = byte(i * 7)
+	}
+	if err := s.PutModel(context.Background(), api.ModelInfo{Name: "m", Version: "v000001"}, blob); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := s.Prefetch()
+	if w == nil {
+		t.Fatal("no Warmup for a file of a few MB")
+	}
+	if err := w.Err(); err != nil && !strings.Contains(err.Error(), fmt.Sprintf("of %d MB", fi.Size()>>20)) {
+		t.Fatalf("Warmup.Err while reading: %v, want the file's size named", err)
+	}
+	select {
+	case <-w.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read did not end in 10 s")
+	}
+	if err := w.Err(); err != nil || w.read.Load() != fi.Size() {
+		t.Fatalf("after the read: %v, %d bytes read of %d", err, w.read.Load(), fi.Size())
 	}
 }

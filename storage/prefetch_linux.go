@@ -28,3 +28,12 @@ func readMapped(v []byte) []byte {
 	_, _, _ = unix.Syscall(unix.SYS_MADVISE, aligned, n, unix.MADV_RANDOM)
 	return out
 }
+
+// physicalMemory is the machine's memory in bytes, 0 if unknown.
+func physicalMemory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}

@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +53,16 @@ func persist(tb testing.TB, st *storage.Store, name string, m Artefact) api.Mode
 	return info
 }
 
+// waitFor polls cond for up to 10 s.
+func waitFor(cond func() bool) error {
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return errors.New("condition not met in 10 s")
+		}
+	}
+	return nil
+}
+
 // errRecorder collects what LoadPersistedAsync reports.
 type errRecorder struct {
 	mu   sync.Mutex
@@ -94,8 +105,13 @@ func TestEngine_loadPersistedAsync(t *testing.T) {
 		"kunn-i": make(chan struct{}), "popular": make(chan struct{}), "slim": make(chan struct{})}}
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
 	var rec errRecorder
+	procs := runtime.GOMAXPROCS(0)
 	if errs := eng.LoadPersistedAsync(ctx, gated, rec.report); len(errs) != 0 {
 		t.Fatalf("first load: %v", errs)
+	}
+	// On Linux the later loads run with one processor more (backgroundThread).
+	if want := procs + 1; runtime.GOOS == "linux" && waitFor(func() bool { return runtime.GOMAXPROCS(0) == want }) != nil {
+		t.Fatalf("GOMAXPROCS %d while the later models load, want %d", runtime.GOMAXPROCS(0), want)
 	}
 	for _, want := range []api.ModelInfo{user, items, content} {
 		if got := eng.Lookup(want.Name); got == nil || got.Info.Version != want.Version {
@@ -140,6 +156,9 @@ func TestEngine_loadPersistedAsync(t *testing.T) {
 	}
 	if eng.LoadingCount() != 0 {
 		t.Fatalf("%d still loading after WaitLoaded", eng.LoadingCount())
+	}
+	if runtime.GOMAXPROCS(0) != procs {
+		t.Fatalf("GOMAXPROCS %d after the load, want %d again", runtime.GOMAXPROCS(0), procs)
 	}
 	if got := eng.Lookup("popular"); got != trained {
 		t.Fatalf("popular %v after the load, want the trained %s, not the persisted %s", got.Info, trained.Info.Version, pop.Version)

@@ -245,8 +245,9 @@ func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
 // returns after, only the models that requests naming no model answer
 // from — the active model, the model similar items fall back to when the
 // active one has no item lists (neighbourModel), and the content model —
-// and loads the others from a goroutine, one at a time so that a core is
-// left to the requests, each served as soon as it is decoded. Until then
+// and loads the others from a goroutine, one at a time and at a lower
+// thread priority so that the requests keep the cores, each served as
+// soon as it is decoded. Until then
 // a request naming one is answered model_not_ready with Retry-After
 // (Loading). Errors of the later loads go to report; WaitLoaded returns
 // when they are done, or ctx is cancelled.
@@ -300,6 +301,7 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, report f
 	e.swapMu.Unlock()
 	go func() {
 		defer close(e.loadDone)
+		defer backgroundThread()()
 		for _, name := range rest {
 			if ctx.Err() != nil {
 				e.installLoaded(name, nil)
