@@ -264,41 +264,56 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// corruptModel flips bytes in the middle of a stored model blob with bbolt
-// directly, as a damaged disk would, while no server has the file open.
-// TestFault_corruptLaterModel: a server answers once its active model is
-// loaded and loads the others after it. A damaged newest version of one of
-// those is logged and counted when its load gets to it, and its previous
-// version answers ?model= from then on; recsys_models_loading falls to 0.
-func TestFault_corruptLaterModel(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "models.db")
-	start := func(logs io.Writer) *testApp {
+// trainedTwice starts a server on a new database file, loads clustered
+// events and trains the models twice, so each has two versions; start
+// starts another server on the file, logging to logs.
+func trainedTwice(t *testing.T, models ...string) (db string, start func(logs io.Writer) *testApp, a *testApp) {
+	t.Helper()
+	db = filepath.Join(t.TempDir(), "models.db")
+	start = func(logs io.Writer) *testApp {
 		return startApp(t, func(c *Config) {
 			c.DB = db
 			c.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		})
 	}
-	a := start(io.Discard)
+	a = start(io.Discard)
 	a.load(t, clustered(300, 200, 20, 3, 4))
 	for range 2 {
-		if j := waitJob(t, a.getter(t), a.retrain(t, "itemknn", "userknn"), time.Minute, api.Job.Done); j.State != api.JobSucceeded {
+		if j := waitJob(t, a.getter(t), a.retrain(t, models...), time.Minute, api.Job.Done); j.State != api.JobSucceeded {
 			t.Fatalf("training: %+v", j)
 		}
 	}
+	return db, start, a
+}
+
+// versions lists the stored versions of a model, newest first; there must
+// be two.
+func (a *testApp) versions(t *testing.T, name string) []string {
+	t.Helper()
+	var models api.ModelsOut
+	a.getJSON(t, "/models", &models)
+	var out []string
+	for _, m := range models.Models {
+		if m.Name == name {
+			out = append(out, m.Version)
+		}
+	}
+	if len(out) != 2 {
+		t.Fatalf("%s versions: %v", name, out)
+	}
+	return out
+}
+
+// TestFault_corruptLaterModel: a server answers once its active model is
+// loaded and loads the others after it. A damaged newest version of one of
+// those is logged and counted when its load gets to it, and its previous
+// version answers ?model= from then on; recsys_models_loading falls to 0.
+func TestFault_corruptLaterModel(t *testing.T) {
+	db, start, a := trainedTwice(t, "itemknn", "userknn")
 	if status, body := a.do(t, http.MethodPost, "/admin/models/itemknn/activate", "", nil); status != http.StatusOK {
 		t.Fatalf("activating itemknn: %d %s", status, body)
 	}
-	var models api.ModelsOut
-	a.getJSON(t, "/models", &models)
-	var versions []string // newest first
-	for _, m := range models.Models {
-		if m.Name == "userknn" {
-			versions = append(versions, m.Version)
-		}
-	}
-	if len(versions) != 2 {
-		t.Fatalf("userknn versions: %v", versions)
-	}
+	versions := a.versions(t, "userknn")
 	a.stopNow(t)
 
 	corruptModel(t, db, "userknn", versions[0])
@@ -326,6 +341,8 @@ func TestFault_corruptLaterModel(t *testing.T) {
 	checkDB(t, db)
 }
 
+// corruptModel flips bytes in the middle of a stored model blob with bbolt
+// directly, as a damaged disk would, while no server has the file open.
 func corruptModel(tb testing.TB, path, name, version string) {
 	tb.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -370,31 +387,8 @@ func metricValue(tb testing.TB, a *testApp, name string) string {
 // line naming the version, the recsys_model_load_errors metric, and (with
 // no model left) /readyz naming the failure. A retrain then recovers.
 func TestFault_corruptModel(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "models.db")
-	start := func(logs io.Writer) *testApp {
-		return startApp(t, func(c *Config) {
-			c.DB = db
-			c.Logger = slog.New(slog.NewTextHandler(logs, nil))
-		})
-	}
-	a := start(io.Discard)
-	a.load(t, clustered(300, 200, 20, 3, 4))
-	for range 2 {
-		if j := waitJob(t, a.getter(t), a.retrain(t, "itemknn"), time.Minute, api.Job.Done); j.State != api.JobSucceeded {
-			t.Fatalf("training: %+v", j)
-		}
-	}
-	var models api.ModelsOut
-	a.getJSON(t, "/models", &models)
-	var versions []string // newest first
-	for _, m := range models.Models {
-		if m.Name == "itemknn" {
-			versions = append(versions, m.Version)
-		}
-	}
-	if len(versions) != 2 {
-		t.Fatalf("itemknn versions: %v", versions)
-	}
+	db, start, a := trainedTwice(t, "itemknn")
+	versions := a.versions(t, "itemknn")
 	if got := a.recommend(t, "u2"); got.ModelVersion != versions[0] {
 		t.Fatalf("serving %s, want the newest %s", got.ModelVersion, versions[0])
 	}
