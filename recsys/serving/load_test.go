@@ -220,3 +220,42 @@ func TestEngine_loadPersistedAsyncCancelled(t *testing.T) {
 		t.Fatalf("?model=slim after a cancelled load: %v, want model_not_ready (not trained here)", err)
 	}
 }
+
+// When no version of the stored active model loads, the start answers as
+// a full load did: the first recommender served becomes the active model,
+// here userknn, loaded after the start (no model similar items fall back
+// to is stored), and the first load's error says popularity answers
+// until then; with a fallback stored (kunn-i), that one loads first,
+// becomes active, and the error names it.
+func TestEngine_loadPersistedAsyncActiveDamaged(t *testing.T) {
+	for _, withFallback := range []bool{false, true} {
+		st := twoTastes(t)
+		ctx := context.Background()
+		if err := st.PutModel(ctx, api.ModelInfo{Name: "kunn-u", Version: "v000001", TrainedAt: time.Now()}, []byte("not a model")); err != nil {
+			t.Fatal(err)
+		}
+		want, answering := persist(t, st, "userknn", fitModel(t, st, "userknn", recsys.Params{K: 2})), "the popularity fallback"
+		if withFallback {
+			want = persist(t, st, "kunn-i", fitModel(t, st, "kunn-i", recsys.Params{K: 2}))
+			answering = `"kunn-i" instead`
+		}
+		if err := st.SetActiveModel(ctx, "kunn-u"); err != nil {
+			t.Fatal(err)
+		}
+		eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
+		var rec errRecorder
+		errs := eng.LoadPersistedAsync(ctx, st, rec.report)
+		if err := eng.WaitLoaded(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(errs) != 2 || !strings.Contains(errs[0].Error(), "kunn-u v000001") || !strings.Contains(errs[1].Error(), `"kunn-u" could not be loaded; answering from `+answering) {
+			t.Fatalf("fallback %v: first load's errors %v, want the damaged kunn-u and the model answering instead", withFallback, errs)
+		}
+		if a := eng.Active(); a == nil || a.Info.Name != want.Name || a.Info.Version != want.Version {
+			t.Fatalf("fallback %v: active %v, want %s %s", withFallback, a, want.Name, want.Version)
+		}
+		if got, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "p1", N: 2}); err != nil || got.Model != want.Name || got.Fallback != "" {
+			t.Fatalf("fallback %v: recommend %+v, %v; want %s", withFallback, got, err, want.Name)
+		}
+	}
+}

@@ -124,7 +124,8 @@ func (e *Engine) LoadingCount() int { return len(e.models.Load().loading) }
 
 // installLoaded serves a persisted model the start loaded after the first
 // ones (m nil: none of its versions loaded), unless a newer version was
-// installed meanwhile.
+// installed meanwhile; a recommender becomes the active model when none
+// is, as with Install.
 func (e *Engine) installLoaded(name string, m *Served) {
 	e.swapMu.Lock()
 	defer e.swapMu.Unlock()
@@ -132,7 +133,11 @@ func (e *Engine) installLoaded(name string, m *Served) {
 	if !old.loading[name] {
 		return
 	}
-	e.models.Store(old.with(name, m))
+	next := old.with(name, m)
+	if m != nil && m.recommends() && next.active == "" {
+		next.active = name // as Install: the stored active model could not be loaded
+	}
+	e.models.Store(next)
 }
 
 // Active returns the active model, nil when none is loaded.
@@ -222,10 +227,13 @@ func (e *Engine) loadAll(ctx context.Context, st ModelStore, p *persisted, names
 
 // activeMissing reports an active model that none of the loads served.
 func (e *Engine) activeMissing(p *persisted) []error {
-	if p.active != "" && e.Lookup(p.active) == nil {
-		return []error{fmt.Errorf("the active model %q could not be loaded; answering from the popularity fallback", p.active)}
+	if p.active == "" || e.Lookup(p.active) != nil {
+		return nil
 	}
-	return nil
+	if a := e.Active(); a != nil { // Install made the first recommender loaded active
+		return []error{fmt.Errorf("the active model %q could not be loaded; answering from %q instead", p.active, a.Info.Name)}
+	}
+	return []error{fmt.Errorf("the active model %q could not be loaded; answering from the popularity fallback", p.active)}
 }
 
 // LoadPersisted serves the newest persisted version of every model, of
