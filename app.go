@@ -172,7 +172,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	var lateLoadErrs atomic.Int64
 	loadCtx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopLoad = func() { stopLoad(); _ = eng.WaitLoaded(context.Background()) }
-	loadErrs := eng.LoadPersistedAsync(loadCtx, st, func(err error) {
+	loadErrs := eng.LoadPersistedAsync(loadCtx, st, runningArms(ctx, st, c), func(err error) {
 		lateLoadErrs.Add(1)
 		c.Logger.Error("loading persisted models", "err", err)
 	})
@@ -244,7 +244,8 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 			Model: func(name string) (known, served bool) {
 				known = slices.Contains(recsys.Names(), name)
 				return known, name == "popular" || eng.Lookup(name) != nil
-			}})
+			},
+			Loading: eng.Loading})
 		deps.Online = a.online
 	}
 	h := handlers.New(deps)
@@ -479,6 +480,32 @@ func (a *App) Close() error {
 		a.closeErr = errors.Join(errs...)
 	})
 	return a.closeErr
+}
+
+// runningArms names the models of the running experiment, which answer
+// requests that name no model (online.Service.Assign): a start loads them
+// with the active one. None when online measurement is off or the store
+// cannot say.
+func runningArms(ctx context.Context, st storage.Backend, c Config) []string {
+	lister, ok := st.(interface {
+		Experiments(context.Context) ([]api.Experiment, error)
+	})
+	if c.Online.Off || !ok {
+		return nil
+	}
+	exps, err := lister.Experiments(ctx)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range exps {
+		if e.Running() {
+			for _, a := range e.Arms {
+				names = append(names, a.Model)
+			}
+		}
+	}
+	return names
 }
 
 // The PostgreSQL store is a shared one, and its jobs table the replicas'

@@ -134,7 +134,11 @@ func (s *Store) ModelBlob(ctx context.Context, name, version string) ([]byte, er
 			return api.Errorf(api.CodeNotFound, "model %s version %s not found", name, version)
 		}
 		var err error
-		if blob, err = openSealed(s.readValue(tx, b)); err != nil {
+		blob, err = openSealed(s.readValue(tx, b))
+		if errors.Is(err, ErrCorruptModel) && len(b) >= 1<<20 {
+			blob, err = openBlob(b) // the map's bytes, in case the file read differed
+		}
+		if err != nil {
 			return fmt.Errorf("model %s version %s: %w", name, version, err)
 		}
 		return nil

@@ -13,12 +13,14 @@ import (
 // request's thread keeps its processor. Reading the file is a sequence of
 // large system calls at the disk's speed (3.8 GB in about 7 s here).
 // posix_fadvise(WILLNEED), used before, reads only the first readahead
-// window on Linux, not the file. It returns at once; a failure only loses
-// the head start, and closing the store stops the read.
+// window on Linux, not the file. A file of at most prefetchAtOnce is read
+// before it returns; a larger one from a goroutine, which closing the
+// store stops. A failure only loses the head start.
 //
 // The Warmup it returns lets readiness wait for the read when the file can
-// stay in memory (at most half of it); it is nil for a larger file, or
-// where the memory size is not known.
+// stay in memory (at most half of it, or of the cgroup's limit); it is nil
+// for a larger file, a file already read, or where the memory size is not
+// known.
 func (s *Store) Prefetch() *Warmup {
 	path, stop := s.db.Path(), s.stop // here: Close clears the path; stop is nil without the event log
 	f, err := os.Open(path)

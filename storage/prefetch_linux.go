@@ -2,6 +2,8 @@ package storage
 
 import (
 	"os"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -29,11 +31,18 @@ func readMapped(v []byte) []byte {
 	return out
 }
 
-// physicalMemory is the machine's memory in bytes, 0 if unknown.
+// physicalMemory is the memory the process may use, in bytes: the
+// machine's, or the cgroup (v2) limit when lower; 0 if unknown.
 func physicalMemory() int64 {
 	var si unix.Sysinfo_t
 	if err := unix.Sysinfo(&si); err != nil {
 		return 0
 	}
-	return int64(si.Totalram) * int64(si.Unit)
+	mem := int64(si.Totalram) * int64(si.Unit)
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && limit > 0 { // "max": none
+			mem = min(mem, limit)
+		}
+	}
+	return mem
 }

@@ -40,7 +40,10 @@ type Options struct {
 	MaxPending int
 	// Model says whether a model name is a recommender and whether it can
 	// serve now (for the arms of an experiment).
-	Model    func(name string) (known, served bool)
+	Model func(name string) (known, served bool)
+	// Loading, when set, says whether a model not served yet is one the
+	// server's start is still loading (an arm then waits for it).
+	Loading  func(name string) bool
 	Policy   api.Policy
 	Now      func() time.Time
 	Logger   *slog.Logger

@@ -105,8 +105,10 @@ func TestEngine_loadPersistedAsync(t *testing.T) {
 		"kunn-i": make(chan struct{}), "popular": make(chan struct{}), "slim": make(chan struct{})}}
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
 	var rec errRecorder
-	procs := runtime.GOMAXPROCS(0)
-	if errs := eng.LoadPersistedAsync(ctx, gated, rec.report); len(errs) != 0 {
+	// GOMAXPROCS set by the program (as by go test -cpu) is put back as it was.
+	procs := 1
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	if errs := eng.LoadPersistedAsync(ctx, gated, nil, rec.report); len(errs) != 0 {
 		t.Fatalf("first load: %v", errs)
 	}
 	// On Linux the later loads run with one processor more (backgroundThread).
@@ -140,6 +142,14 @@ func TestEngine_loadPersistedAsync(t *testing.T) {
 	}
 	if _, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "p1", N: 2, Model: "ease"}); api.ErrorCode(err) != api.CodeModelNotReady || errors.As(err, &ae) && ae.RetryAfter != 0 {
 		t.Fatalf("?model=ease (never trained): %v, want model_not_ready without Retry-After", err)
+	}
+
+	// A replica's Sync leaves the loading models to the load (it would
+	// decode them a second time, and here wait on their held-back blobs).
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := eng.Sync(sctx, gated); err != nil || eng.LoadingCount() != 3 {
+		t.Fatalf("Sync while loading: %v, %d loading; want nil and 3", err, eng.LoadingCount())
 	}
 
 	// A training installs popular while its persisted version waits.
@@ -195,7 +205,7 @@ func TestEngine_loadPersistedAsyncCancelled(t *testing.T) {
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	var rec errRecorder
-	if errs := eng.LoadPersistedAsync(ctx, gated, rec.report); len(errs) != 0 {
+	if errs := eng.LoadPersistedAsync(ctx, gated, nil, rec.report); len(errs) != 0 {
 		t.Fatal(errs)
 	}
 	defer func() {
@@ -244,7 +254,7 @@ func TestEngine_loadPersistedAsyncActiveDamaged(t *testing.T) {
 		}
 		eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
 		var rec errRecorder
-		errs := eng.LoadPersistedAsync(ctx, st, rec.report)
+		errs := eng.LoadPersistedAsync(ctx, st, nil, rec.report)
 		if err := eng.WaitLoaded(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -257,5 +267,33 @@ func TestEngine_loadPersistedAsyncActiveDamaged(t *testing.T) {
 		if got, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "p1", N: 2}); err != nil || got.Model != want.Name || got.Fallback != "" {
 			t.Fatalf("fallback %v: recommend %+v, %v; want %s", withFallback, got, err, want.Name)
 		}
+	}
+}
+
+// The models named as also (a running experiment's arms) load with the
+// active one; a name with no stored model is passed over.
+func TestEngine_loadPersistedAsyncAlso(t *testing.T) {
+	st := twoTastes(t)
+	persist(t, st, "itemknn", fitItemKNN(t, st, 2))
+	user := persist(t, st, "userknn", fitModel(t, st, "userknn", recsys.Params{K: 2}))
+	persist(t, st, "slim", fitModel(t, st, "slim", recsys.Params{K: 2, L1: 0.1, L2: 0.1}))
+	if err := st.SetActiveModel(context.Background(), "itemknn"); err != nil {
+		t.Fatal(err)
+	}
+	gated := &gatedStore{Store: st, gate: map[string]chan struct{}{"slim": make(chan struct{})}}
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
+	var rec errRecorder
+	if errs := eng.LoadPersistedAsync(context.Background(), gated, []string{"userknn", "ease"}, rec.report); len(errs) != 0 {
+		t.Fatal(errs)
+	}
+	if got := eng.Lookup("userknn"); got == nil || got.Info.Version != user.Version || eng.Loading("userknn") {
+		t.Fatalf("userknn after the first load: %v (loading %v), want %s served", got, eng.Loading("userknn"), user.Version)
+	}
+	if !eng.Loading("slim") || eng.Loading("ease") || eng.LoadingCount() != 1 {
+		t.Fatalf("loading: slim %v, ease %v, %d in all; want slim alone", eng.Loading("slim"), eng.Loading("ease"), eng.LoadingCount())
+	}
+	close(gated.gate["slim"])
+	if err := eng.WaitLoaded(context.Background()); err != nil || eng.Lookup("slim") == nil {
+		t.Fatalf("after the load: %v, slim %v", err, eng.Lookup("slim"))
 	}
 }

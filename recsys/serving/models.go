@@ -252,14 +252,15 @@ func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
 // LoadPersistedAsync is LoadPersisted for a server's start: it loads, and
 // returns after, only the models that requests naming no model answer
 // from — the active model, the model similar items fall back to when the
-// active one has no item lists (neighbourModel), and the content model —
+// active one has no item lists (neighbourModel), the content model, and
+// the models also names (a running experiment's arms) —
 // and loads the others from a goroutine, one at a time and at a lower
 // thread priority so that the requests keep the cores, each served as
 // soon as it is decoded. Until then
 // a request naming one is answered model_not_ready with Retry-After
 // (Loading). Errors of the later loads go to report; WaitLoaded returns
 // when they are done, or ctx is cancelled.
-func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, report func(error)) []error {
+func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []string, report func(error)) []error {
 	e.loadDone = make(chan struct{})
 	p, err := readPersisted(ctx, st)
 	if err != nil || p.active == "" {
@@ -272,7 +273,7 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, report f
 		return e.loadAll(ctx, st, p, p.names)
 	}
 	var first []string
-	for _, name := range []string{p.active, ContentModelName} {
+	for _, name := range append([]string{p.active, ContentModelName}, also...) {
 		if p.versions[name] != nil && !slices.Contains(first, name) {
 			first = append(first, name)
 		}
@@ -290,12 +291,16 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, report f
 			}
 		}
 	}
-	errs = append(errs, e.activeMissing(p)...)
 	var rest []string
 	for _, name := range p.names {
 		if !slices.Contains(first, name) {
 			rest = append(rest, name)
 		}
+	}
+	if missing := e.activeMissing(p); missing != nil && e.Active() == nil && len(rest) > 0 {
+		errs = append(errs, fmt.Errorf("%w until a model loaded after the start answers", missing[0]))
+	} else {
+		errs = append(errs, missing...)
 	}
 	e.swapMu.Lock()
 	next := e.models.Load().with("", nil)
@@ -311,7 +316,7 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, report f
 		defer close(e.loadDone)
 		defer backgroundThread()()
 		for _, name := range rest {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || !e.Loading(name) { // or a training or Sync served it meanwhile
 				e.installLoaded(name, nil)
 				continue
 			}
@@ -362,7 +367,11 @@ func (e *Engine) Sync(ctx context.Context, st ModelStore) error {
 			continue
 		}
 		seen[info.Name] = true
-		if cur := e.Lookup(info.Name); cur != nil && cur.Info.Version >= info.Version {
+		cur := e.Lookup(info.Name)
+		if cur == nil && e.Loading(info.Name) {
+			continue // the start's load serves it; a newer version is synced after
+		}
+		if cur != nil && cur.Info.Version >= info.Version {
 			continue
 		}
 		blob, err := st.ModelBlob(ctx, info.Name, info.Version)

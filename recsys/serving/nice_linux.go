@@ -1,7 +1,6 @@
 package serving
 
 import (
-	"os"
 	"runtime"
 	"sync"
 
@@ -32,10 +31,10 @@ func backgroundThread() (end func()) {
 		if extraProcs.n--; extraProcs.n > 0 {
 			return
 		}
-		if os.Getenv("GOMAXPROCS") != "" {
+		// The default, unless GOMAXPROCS was set (by the environment
+		// or the program): then the value it was.
+		if runtime.SetDefaultGOMAXPROCS(); runtime.GOMAXPROCS(0) != extraProcs.prev {
 			runtime.GOMAXPROCS(extraProcs.prev)
-		} else {
-			runtime.SetDefaultGOMAXPROCS()
 		}
 	}
 }

@@ -1,0 +1,43 @@
+package online_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"recsys/api"
+	"recsys/recsys/online"
+	"recsys/storage/storagetest"
+)
+
+// An arm whose model the server's start is still loading is refused with
+// model_not_ready and Retry-After, not as untrained, and nothing starts;
+// once the model is served the same experiment starts.
+func TestCreateExperiment_armStillLoading(t *testing.T) {
+	st := storagetest.Open(t)
+	served := map[string]bool{"popular": true, "itemknn": true}
+	loading := map[string]bool{"ease": true}
+	s := online.New(st, online.Options{
+		Model:   func(name string) (bool, bool) { return true, served[name] },
+		Loading: func(name string) bool { return loading[name] },
+	})
+	ctx := context.Background()
+	in := api.ExperimentIn{Name: "knn vs ease", Arms: []api.Arm{{Model: "itemknn", Share: 50}, {Model: "ease", Share: 50}}}
+	_, err := s.CreateExperiment(ctx, in)
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Code != api.CodeModelNotReady || ae.RetryAfter != 1 {
+		t.Fatalf("an arm still loading: %v, want model_not_ready with Retry-After 1", err)
+	}
+	if exps, err := st.Experiments(ctx); err != nil || len(exps) != 0 {
+		t.Fatalf("experiments stored after the refusal: %v, %v", exps, err)
+	}
+	in.Arms[1].Model = "slim" // neither served nor loading
+	if _, err := s.CreateExperiment(ctx, in); api.ErrorCode(err) != api.CodeInvalid {
+		t.Fatalf("an untrained arm: %v, want invalid", err)
+	}
+	in.Arms[1].Model = "ease"
+	served["ease"], loading["ease"] = true, false
+	if out, err := s.CreateExperiment(ctx, in); err != nil || out.State != "running" {
+		t.Fatalf("once loaded: %+v, %v", out, err)
+	}
+}
