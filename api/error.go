@@ -60,6 +60,13 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// ModelLoading is the error for a trained model the server's start has
+// not loaded yet: model_not_ready, with a retry after a second.
+func ModelLoading(name string) *Error {
+	return &Error{Code: CodeModelNotReady, RetryAfter: 1,
+		Message: fmt.Sprintf("model %q is still loading: the server has just started and loads its other models after the active one; retry in a moment", name)}
+}
+
 // FieldError returns an invalid-input error naming one field.
 func FieldError(field, problem string) *Error {
 	return &Error{Code: CodeInvalid, Message: fmt.Sprintf("%s: %s", field, problem),

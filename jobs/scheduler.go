@@ -587,8 +587,7 @@ func (s *Scheduler) Activate(ctx context.Context, name string) error {
 	loading := s.eng.Loading(name) // before Lookup: a load ends by serving the model
 	if s.eng.Lookup(name) == nil {
 		if loading { // not eng.Activate: the load may end meanwhile, and the choice go unrecorded
-			return &api.Error{Code: api.CodeModelNotReady, RetryAfter: 1,
-				Message: fmt.Sprintf("model %q is still loading: the server has just started; retry in a moment", name)}
+			return api.ModelLoading(name)
 		}
 		return api.Errorf(api.CodeNotFound, "model %q is not trained yet", name)
 	}

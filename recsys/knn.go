@@ -108,9 +108,30 @@ func fromRows(rows [][]Neighbour) *Neighbours {
 type topK struct {
 	k int
 	h []Neighbour
+	// floor is r²·c·(1 − 10⁻⁹) once k are kept, r the root's value and c
+	// the count offerCosine was given; 0 before (offerCosine).
+	floor float64
 }
 
-func (t *topK) reset(k int) { t.k, t.h = k, t.h[:0] }
+func (t *topK) reset(k int) { t.k, t.h, t.floor = k, t.h[:0], 0 }
+
+// offerCosine pushes row s with the value sum/√(c·cs), c and cs the two
+// rows' counts, c the same for every offer until the next reset. A row
+// whose value cannot beat the root r (sum² < r²·c·cs) is passed over
+// without the square root; the slack leaves every float tie to push.
+func (t *topK) offerCosine(s uint32, sum, c, cs float64) {
+	if sum*sum >= t.floor*cs { // small enough to inline: most rows stop here
+		t.pushCosine(s, sum, c, cs)
+	}
+}
+
+func (t *topK) pushCosine(s uint32, sum, c, cs float64) {
+	t.push(Neighbour{Index: s, Value: sum / math.Sqrt(c*cs)})
+	if t.k > 0 && len(t.h) == t.k {
+		r := t.h[0].Value
+		t.floor = r * r * c * (1 - 1e-9)
+	}
+}
 
 func (t *topK) push(e Neighbour) {
 	if t.k <= 0 {
@@ -244,8 +265,7 @@ func (a *coAcc) top(best *topK, k, self int, dense bool, c float64, counts csr) 
 	best.reset(k)
 	if !dense {
 		for _, s := range a.touched {
-			cs := float64(counts.ptr[s+1] - counts.ptr[s])
-			best.push(Neighbour{Index: s, Value: a.acc[s] / math.Sqrt(c*cs)})
+			best.offerCosine(s, a.acc[s], c, float64(counts.ptr[s+1]-counts.ptr[s]))
 			a.acc[s] = 0
 		}
 		a.touched = a.touched[:0]
@@ -254,23 +274,12 @@ func (a *coAcc) top(best *topK, k, self int, dense bool, c float64, counts csr) 
 	if self >= 0 && self < len(a.acc) {
 		a.acc[self] = 0 // KNN is over the other rows
 	}
-	// Once k are kept, a row enters only if v/√(c·cs) can beat the root
-	// r, that is v² ≥ r²·c·cs; the slack leaves every float tie to push.
-	floor := 0.0
 	for s, v := range a.acc {
 		if v == 0 {
 			continue
 		}
 		a.acc[s] = 0
-		cs := float64(counts.ptr[s+1] - counts.ptr[s])
-		if v*v < floor*cs {
-			continue
-		}
-		best.push(Neighbour{Index: uint32(s), Value: v / math.Sqrt(c*cs)})
-		if k > 0 && len(best.h) == k {
-			r := best.h[0].Value
-			floor = r * r * c * (1 - 1e-9)
-		}
+		best.offerCosine(uint32(s), v, c, float64(counts.ptr[s+1]-counts.ptr[s]))
 	}
 	return best.sorted()
 }

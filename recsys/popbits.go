@@ -1,7 +1,6 @@
 package recsys
 
 import (
-	"math"
 	"math/bits"
 	"slices"
 )
@@ -97,9 +96,6 @@ func (p *popularBits) search(x *Matrix, self int, history []uint32, k int, cnt [
 		return best.sorted()
 	}
 	c := float64(known)
-	// A user enters the heap only if sum/√(c·cs) can beat its root r,
-	// that is sum² ≥ r²·c·cs; the slack keeps every float tie for push.
-	floor := 0.0
 	w := p.words
 	for v := range cnt {
 		n := cnt[v]
@@ -110,15 +106,7 @@ func (p *popularBits) search(x *Matrix, self int, history []uint32, k int, cnt [
 		if n == 0 || v == self {
 			continue
 		}
-		f, cs := float64(n), float64(x.UserCount(v))
-		if f*f < floor*cs {
-			continue
-		}
-		best.push(Neighbour{Index: uint32(v), Value: f / math.Sqrt(c*cs)})
-		if len(best.h) == k {
-			r := best.h[0].Value
-			floor = r * r * c * (1 - 1e-9)
-		}
+		best.offerCosine(uint32(v), float64(n), c, float64(x.UserCount(v)))
 	}
 	return best.sorted()
 }

@@ -44,8 +44,7 @@ func (s *Service) validate(in api.ExperimentIn) (api.Experiment, error) {
 		case !known:
 			return e, api.FieldError(field+".model", fmt.Sprintf("unknown model %q", a.Model))
 		case !served && s.opts.Loading != nil && s.opts.Loading(a.Model):
-			return e, &api.Error{Code: api.CodeModelNotReady, RetryAfter: 1,
-				Message: fmt.Sprintf("%s.model: model %q is still loading: the server has just started; retry in a moment", field, a.Model)}
+			return e, api.ModelLoading(a.Model)
 		case !served:
 			return e, api.FieldError(field+".model", fmt.Sprintf("model %q is not trained yet; POST /admin/retrain first", a.Model))
 		case a.Share < 1 || a.Share > 99:

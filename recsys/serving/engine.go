@@ -233,7 +233,7 @@ func (s *modelSet) pick(model string) (name string, m *Served, err error) {
 		return name, m, nil
 	}
 	if s.loading[name] {
-		return "", nil, stillLoading(name)
+		return "", nil, api.ModelLoading(name)
 	}
 	if slices.Contains(kindOrder, name) {
 		return "", nil, api.FieldError("model", fmt.Sprintf("%q is not a recommender: it ranks items by feature similarity to one item or vector; use GET /items/{id}/similar?by=content or POST /search/similar (recommenders: %s)", name, strings.Join(recsys.Names(), ", ")))

@@ -64,13 +64,6 @@ func (s *modelSet) with(name string, m *Served) *modelSet {
 	return next
 }
 
-// stillLoading is the answer to a request that names a model the start
-// has not decoded yet.
-func stillLoading(name string) error {
-	return &api.Error{Code: api.CodeModelNotReady, RetryAfter: 1,
-		Message: fmt.Sprintf("model %q is still loading: the server has just started and loads its other models after the active one; retry in a moment", name)}
-}
-
 // recommender returns the served recommender called name, nil when none
 // is.
 func (s *modelSet) recommender(name string) *Served {
@@ -104,7 +97,7 @@ func (e *Engine) Activate(name string) error {
 	old := e.models.Load()
 	if m, ok := old.byName[name]; !ok {
 		if old.loading[name] {
-			return stillLoading(name)
+			return api.ModelLoading(name)
 		}
 		return api.Errorf(api.CodeNotFound, "model %q is not trained", name)
 	} else if !m.recommends() {
@@ -251,13 +244,12 @@ func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
 
 // LoadPersistedAsync is LoadPersisted for a server's start: it loads, and
 // returns after, only the models that requests naming no model answer
-// from — the active model, the model similar items fall back to when the
-// active one has no item lists (neighbourModel), the content model, and
-// the models also names (a running experiment's arms) —
-// and loads the others from a goroutine, one at a time and at a lower
-// thread priority so that the requests keep the cores, each served as
-// soon as it is decoded. Until then
-// a request naming one is answered model_not_ready with Retry-After
+// from (the active model, the model similar items fall back to when the
+// active one has no item lists, the content model, and the models also
+// names: a running experiment's arms). It loads the others from a
+// goroutine, one at a time and at a lower thread priority so that the
+// requests keep the cores, each served as soon as it is decoded; until
+// then a request naming one is answered model_not_ready with Retry-After
 // (Loading). Errors of the later loads go to report; WaitLoaded returns
 // when they are done, or ctx is cancelled.
 func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []string, report func(error)) []error {
