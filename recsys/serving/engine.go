@@ -415,10 +415,19 @@ func (e *Engine) neighbourModel() (*Served, recsys.ItemNeighbourhood) {
 	return nil, nil
 }
 
-// Ready reports whether the engine can answer: the catalogue loads.
+// Ready reports whether the engine can answer: the catalogue loads and
+// no model of the start is still loading (LoadPersistedAsync). Requests
+// that name no model are answered before that; a balancer that waits for
+// readiness sends none while the loads share the cores with them.
 func (e *Engine) Ready(ctx context.Context) error {
-	_, err := e.catalogue(ctx)
-	return err
+	if _, err := e.catalogue(ctx); err != nil {
+		return err
+	}
+	if names := e.LoadingNames(); len(names) > 0 {
+		return &api.Error{Code: api.CodeModelNotReady, RetryAfter: 1,
+			Message: fmt.Sprintf("%d of the persisted models still loading (%s); requests that name no model are answered meanwhile", len(names), strings.Join(names, ", "))}
+	}
+	return nil
 }
 
 // scoreBuffers recycles per-request score vectors.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"recsys/api"
 	"recsys/recsys"
@@ -114,6 +116,12 @@ func (e *Engine) Loading(name string) bool { return e.models.Load().loading[name
 // LoadingCount is the number of persisted models the start is still
 // loading.
 func (e *Engine) LoadingCount() int { return len(e.models.Load().loading) }
+
+// LoadingNames lists, sorted, the persisted models the start is still
+// loading.
+func (e *Engine) LoadingNames() []string {
+	return slices.Sorted(maps.Keys(e.models.Load().loading))
+}
 
 // installLoaded serves a persisted model the start loaded after the first
 // ones (m nil: none of its versions loaded), unless a newer version was
@@ -304,25 +312,37 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []s
 	}
 	e.models.Store(next)
 	e.swapMu.Unlock()
-	go func() {
-		defer close(e.loadDone)
-		defer backgroundThread()()
-		for _, name := range rest {
-			if ctx.Err() != nil || !e.Loading(name) { // or a training or Sync served it meanwhile
-				e.installLoaded(name, nil)
-				continue
-			}
-			m, errs := loadVersions(ctx, st, p.versions[name])
-			if ctx.Err() == nil { // a cancelled load is not a damaged model
-				for _, err := range errs {
-					report(err)
+	var turn atomic.Int64 // the index in rest of the next model to load
+	var wg sync.WaitGroup
+	for range min(backgroundLoaders, len(rest)) {
+		wg.Go(func() {
+			defer backgroundThread()()
+			for k := int(turn.Add(1)) - 1; k < len(rest); k = int(turn.Add(1)) - 1 {
+				name := rest[k]
+				if ctx.Err() != nil || !e.Loading(name) { // or a training or Sync served it meanwhile
+					e.installLoaded(name, nil)
+					continue
 				}
+				m, errs := loadVersions(ctx, st, p.versions[name])
+				if ctx.Err() == nil { // a cancelled load is not a damaged model
+					for _, err := range errs {
+						report(err)
+					}
+				}
+				e.installLoaded(name, m)
 			}
-			e.installLoaded(name, m)
-		}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(e.loadDone)
 	}()
 	return errs
 }
+
+// backgroundLoaders is the number of models a start loads at a time after
+// the first ones, each on its own background thread.
+const backgroundLoaders = 2
 
 // WaitLoaded returns once the models LoadPersistedAsync left to its
 // goroutine are loaded (at once without one), or with ctx's error.

@@ -12,7 +12,7 @@ import (
 // function that ends that. A goroutine holds one of Go's GOMAXPROCS
 // processors while it runs, whatever its thread's priority, so the
 // requests would be left one processor of two: GOMAXPROCS is raised by
-// one meanwhile, and the goroutine's thread runs at nice 10, so the
+// one for each such goroutine running, and the goroutine's thread runs at nice 10, so the
 // kernel gives the cores to the requests' threads first. The goroutine
 // is locked to that thread, which ends with it.
 func backgroundThread() (end func()) {
@@ -22,13 +22,14 @@ func backgroundThread() (end func()) {
 	defer extraProcs.Unlock()
 	if extraProcs.n == 0 {
 		extraProcs.prev = runtime.GOMAXPROCS(0)
-		runtime.GOMAXPROCS(extraProcs.prev + 1)
 	}
 	extraProcs.n++
+	runtime.GOMAXPROCS(extraProcs.prev + extraProcs.n)
 	return func() {
 		extraProcs.Lock()
 		defer extraProcs.Unlock()
 		if extraProcs.n--; extraProcs.n > 0 {
+			runtime.GOMAXPROCS(extraProcs.prev + extraProcs.n)
 			return
 		}
 		// The default, unless GOMAXPROCS was set (by the environment
@@ -39,8 +40,8 @@ func backgroundThread() (end func()) {
 	}
 }
 
-// extraProcs counts the background goroutines running, the first of which
-// raised GOMAXPROCS from prev and the last of which puts it back.
+// extraProcs counts the background goroutines running: GOMAXPROCS is prev
+// plus n while n > 0, and the last to end puts it back.
 var extraProcs struct {
 	sync.Mutex
 	n, prev int
