@@ -120,8 +120,6 @@ func readMatrix(d *blob.Decoder) *Matrix {
 	if d.Err() != nil {
 		return nil
 	}
-	decoded.decoding.Lock()
-	defer decoded.decoding.Unlock()
 	if raw := d.Peek(4 * ptr[nUsers]); raw != nil {
 		if x := internedMatrix(ptr, colLen, raw); x != nil {
 			d.Raw(len(raw))

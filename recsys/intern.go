@@ -19,10 +19,6 @@ import (
 var decoded struct {
 	mu sync.Mutex
 	by map[matrixShape][]weak.Pointer[Matrix]
-	// decoding is held from the look-up of a matrix to its intern, so that
-	// two models loaded at once (serving's two loaders) share one decode
-	// rather than each missing the table and decoding its own.
-	decoding sync.Mutex
 }
 
 type matrixShape struct{ users, items, nnz int }

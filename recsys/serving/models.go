@@ -345,7 +345,7 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []s
 const backgroundLoaders = 2
 
 // WaitLoaded returns once the models LoadPersistedAsync left to its
-// loaders are loaded (at once without one), or with ctx's error.
+// goroutine are loaded (at once without one), or with ctx's error.
 func (e *Engine) WaitLoaded(ctx context.Context) error {
 	if e.loadDone == nil {
 		return nil
