@@ -89,6 +89,11 @@ type OnlineStore interface {
 	// OnlineCounts lists the counters of the days from..to (YYYY-MM-DD,
 	// inclusive), in day, model, experiment, arm order.
 	OnlineCounts(ctx context.Context, from, to string) ([]OnlineCount, error)
+	// PruneImpressions deletes the oldest lists shown before before, at
+	// most limit of them, with the credits of their items, in one
+	// transaction, and returns how many it deleted. The counters keep
+	// them: only a touch naming a deleted list can no longer be credited.
+	PruneImpressions(ctx context.Context, before time.Time, limit int) (int, error)
 	// CreateExperiment stores a new experiment with a fresh ID; it is a
 	// conflict while another experiment runs.
 	CreateExperiment(ctx context.Context, e Experiment) (Experiment, error)
@@ -217,6 +222,12 @@ type ExperimentsOut struct {
 // then the process's prefix and a sequence number.
 func NewRecommendationID(at time.Time, prefix string, seq uint64) string {
 	return fmt.Sprintf("%016x-%s%x", uint64(at.UnixNano()), prefix, seq)
+}
+
+// RecommendationIDsBefore is the string that the ids NewRecommendationID
+// made for times before t sort below, and the others not.
+func RecommendationIDsBefore(t time.Time) string {
+	return fmt.Sprintf("%016x", uint64(t.UnixNano()))
 }
 
 // RecommendationTime is the time NewRecommendationID put in id; ok is

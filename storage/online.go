@@ -125,6 +125,48 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 	return err
 }
 
+// PruneImpressions deletes the oldest lists shown before before, at most
+// limit, and their attributions (api.OnlineStore). Both buckets are in time
+// order (impKey; a recommendation id starts with its time in hex), so both
+// are cut from their first key.
+func (s *Store) PruneImpressions(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 || before.UnixNano() <= 0 {
+		return 0, nil
+	}
+	cut := binary.BigEndian.AppendUint64(nil, uint64(before.UnixNano()))
+	n := 0
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		n = 0
+		b, ab := tx.Bucket(bucketImps), tx.Bucket(bucketAttrib)
+		var last string // the newest id deleted
+		c := b.Cursor()
+		for k, _ := c.First(); k != nil && n < limit && bytes.Compare(k[:8], cut) < 0; k, _ = c.First() {
+			last = string(k[8:])
+			if err := c.Delete(); err != nil {
+				return err
+			}
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+		// Attribution keys are id | 0 | position, and ids of one time
+		// sort by their suffix as the log does: everything up to last's.
+		ac := ab.Cursor()
+		for k, _ := ac.First(); k != nil; k, _ = ac.First() {
+			id, _, _ := bytes.Cut(k, []byte{0})
+			if string(id) > last {
+				break
+			}
+			if err := ac.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
 // TallyShown sums the lists and items of impressions per counter row
 // (day, model, experiment, arm), in the order the rows first appear.
 func TallyShown(imps []api.Impression) []api.OnlineCount {

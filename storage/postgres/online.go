@@ -156,6 +156,32 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 	return out, err
 }
 
+// PruneImpressions deletes the oldest lists shown before before, at most
+// limit, and their attributions (api.OnlineStore). Ids start with their
+// time, so the primary keys' order is the log's.
+func (s *Store) PruneImpressions(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 || before.UnixNano() <= 0 {
+		return 0, nil
+	}
+	n := 0
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		n = 0
+		var last *string // the newest id to delete
+		if err := tx.QueryRow(ctx, `SELECT max(id) FROM (SELECT id FROM impressions WHERE id < $1 ORDER BY id LIMIT $2) oldest`,
+			api.RecommendationIDsBefore(before), limit).Scan(&last); err != nil || last == nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM impressions WHERE id <= $1`, *last)
+		if err != nil {
+			return err
+		}
+		n = int(tag.RowsAffected())
+		_, err = tx.Exec(ctx, `DELETE FROM attributions WHERE id <= $1`, *last)
+		return err
+	})
+	return n, s.errOf(err)
+}
+
 // OnlineCounts lists the counters of the days from..to (YYYY-MM-DD).
 func (s *Store) OnlineCounts(ctx context.Context, from, to string) ([]api.OnlineCount, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT day, model, experiment, arm, lists, impressions, clicks, conversions

@@ -65,6 +65,7 @@ var contractCases = []struct {
 	{"invariants", testInvariants},
 	{"dump and restore", testDumpRestore},
 	{"online", testOnline},
+	{"online pruning", testOnlinePrune},
 	{"experiments", testExperiments},
 }
 

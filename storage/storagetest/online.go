@@ -95,6 +95,73 @@ func testOnline(t *testing.T, open Opener) {
 	}
 }
 
+// testOnlinePrune: pruning deletes the oldest lists shown before a time,
+// at most the limit in one call, and their credits, and leaves the
+// counters, the newer lists and their credits as they were; a touch
+// naming a deleted list, or falling in its window, is not credited.
+func testOnlinePrune(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	t0 := time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC)
+	id := func(m int, seq uint64) string { return api.NewRecommendationID(t0.Add(time.Duration(m)*time.Minute), "p", seq) }
+	r1, r2, r3, r4 := id(0, 1), id(1, 2), id(2, 3), id(10, 4)
+	imps := []api.Impression{
+		{ID: r1, UserID: "u1", Model: "itemknn", ModelVersion: "v1", Items: []string{"i1", "i2"}, At: t0},
+		{ID: r2, UserID: "u1", Model: "itemknn", ModelVersion: "v1", Items: []string{"i3"}, At: t0.Add(time.Minute)},
+		{ID: r3, UserID: "u2", Model: "itemknn", ModelVersion: "v1", Items: []string{"i1"}, At: t0.Add(2 * time.Minute)},
+		{ID: r4, UserID: "u2", Model: "itemknn", ModelVersion: "v1", Items: []string{"i2"}, At: t0.Add(10 * time.Minute)},
+	}
+	if err := s.PutImpressions(bg, imps); err != nil {
+		t.Fatal(err)
+	}
+	const window = 30 * time.Minute
+	at := t0.Add(11 * time.Minute)
+	attribute := func(name string, tc api.Touch, want int) {
+		t.Helper()
+		got, err := s.Attribute(bg, []api.Touch{tc}, window)
+		if err != nil || len(got) != want {
+			t.Errorf("%s: Attribute = %+v, %v; want %d credit(s)", name, got, err, want)
+		}
+	}
+	attribute("r1 before pruning", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at}, 1)
+	attribute("r3 before pruning", api.Touch{RecommendationID: r3, UserID: "u2", ItemID: "i1", At: at}, 1)
+	before, err := s.OnlineCounts(bg, "2026-03-09", "2026-03-09")
+	if err != nil || len(before) != 1 || before[0].Lists != 4 || before[0].Impressions != 5 || before[0].Clicks != 2 {
+		t.Fatalf("counters before pruning: %+v, %v; want 4 lists, 5 impressions, 2 clicks", before, err)
+	}
+
+	cut := t0.Add(2 * time.Minute) // r3, shown at the cut, stays
+	prune := func(limit, want int) {
+		t.Helper()
+		if n, err := s.PruneImpressions(bg, cut, limit); err != nil || n != want {
+			t.Fatalf("PruneImpressions(limit %d) = %d, %v; want %d", limit, n, err, want)
+		}
+	}
+	counters := func(name string, want []api.OnlineCount) []api.OnlineCount {
+		t.Helper()
+		got, err := s.OnlineCounts(bg, "2026-03-09", "2026-03-09")
+		if err != nil || want != nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("counters %s: %+v, %v; want them unchanged, %+v", name, got, err, want)
+		}
+		return got
+	}
+	prune(0, 0)
+	prune(1, 1) // r1
+	counters("after pruning r1", before)
+	// r1's credits went with it: the same list recorded again starts afresh.
+	if err := s.PutImpressions(bg, imps[:1]); err != nil {
+		t.Fatal(err)
+	}
+	attribute("r1 recorded again", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at}, 1)
+	again := counters("after r1 again", nil)
+	prune(10, 2) // r1 again and r2
+	prune(10, 0)
+	counters("after pruning r1 and r2", again)
+	attribute("r1 pruned, by id", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i1", At: at}, 0)
+	attribute("r2 pruned, by window", api.Touch{UserID: "u1", ItemID: "i3", At: t0.Add(3 * time.Minute)}, 0)
+	attribute("r3 kept, credited already", api.Touch{RecommendationID: r3, UserID: "u2", ItemID: "i1", At: at}, 0)
+	attribute("r4 kept", api.Touch{RecommendationID: r4, UserID: "u2", ItemID: "i2", At: at}, 1)
+}
+
 // testExperiments: one experiment runs at a time; stopping it lets the
 // next start; ids increase and the list is newest first.
 func testExperiments(t *testing.T, open Opener) {
