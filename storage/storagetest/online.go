@@ -102,7 +102,9 @@ func testOnline(t *testing.T, open Opener) {
 func testOnlinePrune(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	t0 := time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC)
-	id := func(m int, seq uint64) string { return api.NewRecommendationID(t0.Add(time.Duration(m)*time.Minute), "p", seq) }
+	id := func(m int, seq uint64) string {
+		return api.NewRecommendationID(t0.Add(time.Duration(m)*time.Minute), "p", seq)
+	}
 	r1, r2, r3, r4 := id(0, 1), id(1, 2), id(2, 3), id(10, 4)
 	imps := []api.Impression{
 		{ID: r1, UserID: "u1", Model: "itemknn", ModelVersion: "v1", Items: []string{"i1", "i2"}, At: t0},
