@@ -67,6 +67,7 @@ type OnlineConfig struct {
 	Off             bool // no recommendation ids, impressions, attribution or experiments
 	Window          time.Duration
 	Sample          float64
+	Retention       time.Duration // negative: every list is kept
 	ConversionTypes []string
 }
 
@@ -239,7 +240,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		Logger: c.Logger, Registry: reg,
 	}
 	if !c.Online.Off {
-		a.online = online.New(st, online.Options{Window: c.Online.Window, Sample: c.Online.Sample,
+		a.online = online.New(st, online.Options{Window: c.Online.Window, Sample: c.Online.Sample, Retention: c.Online.Retention,
 			ConversionTypes: c.Online.ConversionTypes, Policy: st.Policy(), Logger: c.Logger, Registry: reg,
 			Model: func(name string) (known, served bool) {
 				known = slices.Contains(recsys.Names(), name)

@@ -53,6 +53,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
 	onlineOn := fs.Bool("online", envOr("RECSYS_ONLINE", "1") != "0", "name every recommendation answer, record impressions, attribute events and run experiments (env RECSYS_ONLINE=0 turns it off)")
 	fs.DurationVar(&c.Online.Window, "attribution-window", envDuration("RECSYS_ATTRIBUTION_WINDOW", online.DefaultWindow), "a positive event without a recommendation_id is credited to the user's latest list that showed the item this long before (env RECSYS_ATTRIBUTION_WINDOW)")
+	fs.DurationVar(&c.Online.Retention, "impression-retention", envDuration("RECSYS_IMPRESSION_RETENTION", online.DefaultRetention), "how long a recorded list is kept for attribution by its recommendation_id; its counts stay in /admin/online; 0 keeps every list (env RECSYS_IMPRESSION_RETENTION)")
 	fs.Float64Var(&c.Online.Sample, "impression-sample", envFloat("RECSYS_IMPRESSION_SAMPLE", 1), "share of recommendation lists recorded in the impression log, in (0, 1] (env RECSYS_IMPRESSION_SAMPLE)")
 	conv := fs.String("conversion-types", envOr("RECSYS_CONVERSION_TYPES", "purchase"), "event types that count as conversions (env RECSYS_CONVERSION_TYPES)")
 	if err := parseFlags(fs, args); err != nil {
@@ -74,6 +75,14 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	c.Online.Off = !*onlineOn
 	if c.Online.Window <= 0 {
 		return c, fmt.Errorf("--attribution-window must be positive")
+	}
+	switch r := c.Online.Retention; {
+	case r < 0:
+		return c, fmt.Errorf("--impression-retention must not be negative (0 keeps every list)")
+	case r == 0:
+		c.Online.Retention = -1 // online.Options: keep every list
+	case r < c.Online.Window:
+		return c, fmt.Errorf("--impression-retention %v is shorter than --attribution-window %v: a list must be kept while events can be credited to it", r, c.Online.Window)
 	}
 	if !(c.Online.Sample > 0 && c.Online.Sample <= 1) {
 		return c, fmt.Errorf("--impression-sample must be in (0, 1]")

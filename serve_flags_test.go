@@ -232,16 +232,20 @@ func TestServeFlags_online(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Online.Off || c.Online.Window != 30*time.Minute || c.Online.Sample != 1 || !slices.Equal(c.Online.ConversionTypes, []string{"purchase"}) {
+	if c.Online.Off || c.Online.Window != 30*time.Minute || c.Online.Sample != 1 || c.Online.Retention != 24*time.Hour ||
+		!slices.Equal(c.Online.ConversionTypes, []string{"purchase"}) {
 		t.Fatalf("defaults: %+v", c.Online)
 	}
 	c, err = parseServeFlags([]string{"--online=false", "--attribution-window", "2h", "--impression-sample", "0.25",
-		"--conversion-types", "purchase,cart"}, io.Discard)
+		"--impression-retention", "2h", "--conversion-types", "purchase,cart"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (OnlineConfig{Off: true, Window: 2 * time.Hour, Sample: 0.25, ConversionTypes: []string{"purchase", "cart"}}); !reflect.DeepEqual(c.Online, want) {
+	if want := (OnlineConfig{Off: true, Window: 2 * time.Hour, Sample: 0.25, Retention: 2 * time.Hour, ConversionTypes: []string{"purchase", "cart"}}); !reflect.DeepEqual(c.Online, want) {
 		t.Fatalf("parsed %+v, want %+v", c.Online, want)
+	}
+	if c, err = parseServeFlags([]string{"--impression-retention", "0"}, io.Discard); err != nil || c.Online.Retention >= 0 {
+		t.Fatalf("--impression-retention 0: %v, retention %v; want every list kept (negative)", err, c.Online.Retention)
 	}
 	for _, bad := range []struct {
 		args []string
@@ -250,6 +254,8 @@ func TestServeFlags_online(t *testing.T) {
 		{[]string{"--attribution-window", "0s"}, "--attribution-window"},
 		{[]string{"--impression-sample", "0"}, "--impression-sample"},
 		{[]string{"--impression-sample", "1.5"}, "--impression-sample"},
+		{[]string{"--impression-retention", "-1h"}, "--impression-retention must not be negative"},
+		{[]string{"--impression-retention", "10m"}, "shorter than --attribution-window 30m0s"},
 		{[]string{"--conversion-types", "purchase,order"}, `"order" is not an event type`},
 	} {
 		if _, err := parseServeFlags(bad.args, io.Discard); err == nil || !strings.Contains(err.Error(), bad.says) {

@@ -99,6 +99,9 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		added = added[:0]
 		b, ob := tx.Bucket(bucketImps), tx.Bucket(bucketOnline)
+		// The keys are times, so lists land at the end: pages split full
+		// rather than half empty (bbolt's default for keys in any order).
+		b.FillPercent = 1
 		for _, imp := range imps {
 			k, ok := impKey(imp.ID)
 			if !ok {

@@ -2,9 +2,12 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
 )
@@ -47,5 +50,43 @@ func TestStore_recentIndex_reopen(t *testing.T) {
 	got, err = s.Attribute(ctx, []api.Touch{{UserID: "u", ItemID: "b", At: now}}, 3*time.Hour)
 	if err != nil || len(got) != 1 || got[0].Model != "itemknn" || got[0].Position != 1 {
 		t.Fatalf("Attribute with a 3 h window = %+v, %v; want the itemknn list credited", got, err)
+	}
+}
+
+// TestStore_impressionLogFilled: the log's keys are times, so its pages
+// are written full: 20,000 lists of 10 items, written 400 at a time in
+// any order within a write, allocate at most a tenth more than their bytes
+// (at bbolt's default of half-full pages, 314 bytes a list against 146).
+func TestStore_impressionLogFilled(t *testing.T) {
+	ctx := context.Background()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "f.db"), Options{})
+	at := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	seq := uint64(0)
+	for range 50 {
+		imps := make([]api.Impression, 400)
+		for k := range imps {
+			seq++
+			at = at.Add(time.Millisecond)
+			items := make([]string, 10)
+			for i := range items {
+				items[i] = fmt.Sprintf("i%d", (int(seq)*7+i*131)%27000)
+			}
+			// Reversed within the write: the order of a flush's lists does not matter.
+			imps[len(imps)-1-k] = api.Impression{ID: api.NewRecommendationID(at, "ab12cd34-", seq),
+				UserID: fmt.Sprintf("u%d", seq%1000), Model: "kunn-i", ModelVersion: "v000123", Items: items, At: at}
+		}
+		if err := s.PutImpressions(ctx, imps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		st := tx.Bucket(bucketImps).Stats()
+		if st.KeyN != 20_000 || st.LeafAlloc > st.LeafInuse*11/10 {
+			t.Errorf("%d lists: leaf pages hold %d bytes of %d allocated, want at least 10/11 of them used", st.KeyN, st.LeafInuse, st.LeafAlloc)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

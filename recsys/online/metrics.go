@@ -10,7 +10,7 @@ import (
 // what GET /admin/online reports from the store.
 type metrics struct {
 	lists, impressions, clicks, conversions *prometheus.CounterVec
-	drops                                   prometheus.Counter
+	drops, prunes                           prometheus.Counter
 	attributionErrors                       prometheus.Counter
 }
 
@@ -25,11 +25,13 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		conversions: vec("recsys_online_conversions_total", "Shown items credited with a conversion event, by model."),
 		drops: prometheus.NewCounter(prometheus.CounterOpts{Name: "recsys_online_impressions_dropped_total",
 			Help: "Lists not recorded because the impression queue was full or its write failed."}),
+		prunes: prometheus.NewCounter(prometheus.CounterOpts{Name: "recsys_online_lists_pruned_total",
+			Help: "Lists deleted from the impression log after the retention (their counts stay in /admin/online)."}),
 		attributionErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "recsys_online_attribution_errors_total",
 			Help: "Event batches stored but not attributed because the attribution failed."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.lists, m.impressions, m.clicks, m.conversions, m.drops, m.attributionErrors)
+		reg.MustRegister(m.lists, m.impressions, m.clicks, m.conversions, m.drops, m.prunes, m.attributionErrors)
 	}
 	return m
 }
@@ -40,6 +42,8 @@ func (m *metrics) shown(model string, items int) {
 }
 
 func (m *metrics) dropped(n int) { m.drops.Add(float64(n)) }
+
+func (m *metrics) pruned(n int) { m.prunes.Add(float64(n)) }
 
 func (m *metrics) credited(a api.Attributed) {
 	if a.Click {

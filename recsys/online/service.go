@@ -30,6 +30,12 @@ type Options struct {
 	Window time.Duration
 	// Sample is the share of lists recorded, 0 < Sample ≤ 1 (default 1).
 	Sample float64
+	// Retention is how long a recorded list is kept for attribution
+	// (default 24 h; negative: every list is kept). Older lists are
+	// deleted every PruneEvery, their counts staying in the counters.
+	Retention time.Duration
+	// PruneEvery is how often lists past Retention are deleted (1 min).
+	PruneEvery time.Duration
 	// ConversionTypes are the event types that count as conversions
 	// (default purchase).
 	ConversionTypes []string
@@ -53,6 +59,8 @@ type Options struct {
 // Defaults.
 const (
 	DefaultWindow     = 30 * time.Minute
+	DefaultRetention  = 24 * time.Hour
+	DefaultPruneEvery = time.Minute
 	DefaultFlushEvery = 200 * time.Millisecond
 	DefaultMaxPending = 1 << 16
 	DefaultAlpha      = 0.05
@@ -87,6 +95,12 @@ func New(st api.OnlineStore, o Options) *Service {
 	if o.Sample <= 0 || o.Sample > 1 {
 		o.Sample = 1
 	}
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.PruneEvery <= 0 {
+		o.PruneEvery = DefaultPruneEvery
+	}
 	if o.ConversionTypes == nil {
 		o.ConversionTypes = []string{"purchase"}
 	}
@@ -118,14 +132,32 @@ func New(st api.OnlineStore, o Options) *Service {
 	return s
 }
 
-// Run writes the impression log every FlushEvery (or when a batch fills)
-// and follows the running experiment, until ctx ends; then it writes what
-// is left.
+// Run writes the impression log every FlushEvery (or when a batch fills),
+// follows the running experiment and deletes the lists past Retention
+// every PruneEvery, until ctx ends; then it writes what is left.
 func (s *Service) Run(ctx context.Context) {
 	tick := time.NewTicker(s.opts.FlushEvery)
 	defer tick.Stop()
 	refresh := time.Now()
 	s.refresh(ctx)
+	if s.opts.Retention > 0 {
+		prune := time.NewTicker(s.opts.PruneEvery)
+		defer prune.Stop()
+		var wg sync.WaitGroup
+		defer wg.Wait() // the store may be closed once Run returns
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-prune.C:
+				}
+				if err := s.Prune(ctx); err != nil && ctx.Err() == nil {
+					s.opts.Logger.Error("pruning the impression log", "err", err)
+				}
+			}
+		})
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -145,6 +177,26 @@ func (s *Service) Run(ctx context.Context) {
 		if time.Since(refresh) > 2*time.Second {
 			s.refresh(ctx)
 			refresh = time.Now()
+		}
+	}
+}
+
+// pruneBatch is the most lists Prune deletes in one transaction, so that
+// a backlog does not hold the store's writes for long.
+const pruneBatch = 10_000
+
+// Prune deletes the lists recorded longer than Retention ago, and their
+// credits, pruneBatch at a time; a touch naming one is no longer credited.
+func (s *Service) Prune(ctx context.Context) error {
+	if s.opts.Retention <= 0 {
+		return nil
+	}
+	before := s.opts.Now().Add(-s.opts.Retention)
+	for {
+		n, err := s.st.PruneImpressions(ctx, before, pruneBatch)
+		s.m.pruned(n)
+		if err != nil || n < pruneBatch {
+			return err
 		}
 	}
 }
