@@ -19,7 +19,7 @@ import (
 // deleted.
 func TestService_prune(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	const old = 10_003 // above the 10,000 lists of one transaction
+	const old = 2_503 // above the 1,000 lists of one transaction
 	imps := make([]api.Impression, 0, old+2)
 	for k := range old + 2 {
 		at := now.Add(-2*time.Hour + time.Duration(k)*time.Millisecond)

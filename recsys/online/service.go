@@ -182,21 +182,29 @@ func (s *Service) Run(ctx context.Context) {
 }
 
 // pruneBatch is the most lists Prune deletes in one transaction, so that
-// a backlog does not hold the store's writes for long.
-const pruneBatch = 10_000
+// a backlog does not hold the store's writer for long.
+const pruneBatch = 1_000
 
 // Prune deletes the lists recorded longer than Retention ago, and their
 // credits, pruneBatch at a time; a touch naming one is no longer credited.
+// After each transaction it waits as long as that took, leaving the
+// store's writer and a core to the requests at least half the time.
 func (s *Service) Prune(ctx context.Context) error {
 	if s.opts.Retention <= 0 {
 		return nil
 	}
 	before := s.opts.Now().Add(-s.opts.Retention)
 	for {
+		start := time.Now()
 		n, err := s.st.PruneImpressions(ctx, before, pruneBatch)
 		s.m.pruned(n)
 		if err != nil || n < pruneBatch {
 			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Since(start)):
 		}
 	}
 }
