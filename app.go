@@ -189,6 +189,12 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	ready := func(ctx context.Context) error {
 		if err := eng.Ready(ctx); err != nil {
+			var ae *api.Error
+			if errors.As(err, &ae) && ae.Code == api.CodeModelNotReady && eng.Active() == nil && len(loadErrs) > 0 {
+				// Still loading the others, but the active model failed: say both.
+				return &api.Error{Code: ae.Code, RetryAfter: ae.RetryAfter,
+					Message: fmt.Sprintf("the persisted active model could not be loaded (%v); %s", errors.Join(loadErrs...), ae.Message)}
+			}
 			return err
 		}
 		if eng.Active() == nil && !c.AllowFallback {

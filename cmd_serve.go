@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,14 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	c.Online.Off = !*onlineOn
 	if c.Online.Window <= 0 {
 		return c, fmt.Errorf("--attribution-window must be positive")
+	}
+	retentionSet := false
+	fs.Visit(func(f *flag.Flag) { retentionSet = retentionSet || f.Name == "impression-retention" })
+	if _, ok := os.LookupEnv("RECSYS_IMPRESSION_RETENTION"); ok {
+		retentionSet = true
+	}
+	if !retentionSet && c.Online.Window > c.Online.Retention {
+		c.Online.Retention = c.Online.Window // the default covers a longer window
 	}
 	switch r := c.Online.Retention; {
 	case r < 0:

@@ -247,6 +247,14 @@ func TestServeFlags_online(t *testing.T) {
 	if c, err = parseServeFlags([]string{"--impression-retention", "0"}, io.Discard); err != nil || c.Online.Retention >= 0 {
 		t.Fatalf("--impression-retention 0: %v, retention %v; want every list kept (negative)", err, c.Online.Retention)
 	}
+	// A window past the default retention, which is not set, stretches it.
+	if c, err = parseServeFlags([]string{"--attribution-window", "48h"}, io.Discard); err != nil || c.Online.Retention != 48*time.Hour {
+		t.Fatalf("--attribution-window 48h alone: %v, retention %v; want 48h", err, c.Online.Retention)
+	}
+	t.Setenv("RECSYS_IMPRESSION_RETENTION", "1h")
+	if _, err = parseServeFlags([]string{"--attribution-window", "2h"}, io.Discard); err == nil || !strings.Contains(err.Error(), "shorter than --attribution-window") {
+		t.Fatalf("RECSYS_IMPRESSION_RETENTION=1h with a 2h window: %v, want a refusal", err)
+	}
 	for _, bad := range []struct {
 		args []string
 		says string

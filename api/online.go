@@ -236,6 +236,13 @@ func RecommendationTime(id string) (time.Time, bool) {
 	if len(id) < 18 || id[16] != '-' {
 		return time.Time{}, false
 	}
+	// Lower-case only, as made: the stores keep ids in the order of
+	// their times, as strings (PruneImpressions).
+	for _, c := range id[:16] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return time.Time{}, false
+		}
+	}
 	ns, err := strconv.ParseUint(id[:16], 16, 64)
 	if err != nil {
 		return time.Time{}, false

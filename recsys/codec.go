@@ -145,6 +145,5 @@ func readMatrix(d *blob.Decoder) *Matrix {
 			return nil
 		}
 	}
-	intern(x)
-	return x
+	return intern(x)
 }

@@ -38,8 +38,11 @@ func internedMatrix(ptr, colLen []int, idx []byte) *Matrix {
 	return nil
 }
 
-// intern records x as held, dropping the entries of collected matrices.
-func intern(x *Matrix) {
+// intern records x as held and returns it, or returns the held matrix equal
+// to x when another decode (a server's other loader) recorded one since
+// the look-up, so that the two models share it and x goes; it drops the
+// entries of collected matrices.
+func intern(x *Matrix) *Matrix {
 	key := matrixShape{x.nUsers, x.nItems, x.NNZ()}
 	decoded.mu.Lock()
 	defer decoded.mu.Unlock()
@@ -54,7 +57,13 @@ func intern(x *Matrix) {
 			decoded.by[k] = ws
 		}
 	}
+	for _, w := range decoded.by[key] {
+		if y := w.Value(); y != nil && slices.Equal(y.byUser.ptr, x.byUser.ptr) && slices.Equal(y.byUser.idx, x.byUser.idx) {
+			return y
+		}
+	}
 	decoded.by[key] = append(decoded.by[key], weak.Make(x))
+	return x
 }
 
 // encodes reports whether x is the matrix of the given row pointers,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -89,4 +90,43 @@ func TestReadMatrix_interned(t *testing.T) {
 		t.Fatal("the table still holds a matrix no model holds")
 	}
 	runtime.KeepAlive(d)
+}
+
+// Two models of one training matrix decoded at the same moment (a
+// server's two loaders) share one matrix: both may miss the table and
+// decode, but the second to record its copy takes the first's instead.
+func TestReadMatrix_internedConcurrently(t *testing.T) {
+	for round := range 8 {
+		x, _ := randomMatrix(t, uint64(100+round), 3000, 400, 0.05)
+		m, err := New("userknn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Fit(context.Background(), x, Params{K: 5}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		var got [2]*Matrix
+		var wg sync.WaitGroup
+		for g := range got {
+			wg.Go(func() {
+				<-start
+				m, err := Load(b)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[g] = m.(*UserP).side.x
+			})
+		}
+		close(start)
+		wg.Wait()
+		if got[0] == nil || got[0] != got[1] {
+			t.Fatalf("round %d: decoded at once as %p and %p, want one shared matrix", round, got[0], got[1])
+		}
+	}
 }

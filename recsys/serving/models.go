@@ -254,12 +254,12 @@ func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
 // returns after, only the models that requests naming no model answer
 // from (the active model, the model similar items fall back to when the
 // active one has no item lists, the content model, and the models also
-// names: a running experiment's arms). It loads the others from a
-// goroutine, one at a time and at a lower thread priority so that the
-// requests keep the cores, each served as soon as it is decoded; until
-// then a request naming one is answered model_not_ready with Retry-After
-// (Loading). Errors of the later loads go to report; WaitLoaded returns
-// when they are done, or ctx is cancelled.
+// names: a running experiment's arms). It loads the others after it,
+// backgroundLoaders at a time, each on a thread of lower priority so that
+// the requests keep the cores, each served as soon as it is decoded;
+// until then a request naming one is answered model_not_ready with
+// Retry-After (Loading), and Ready is not. Errors of the later loads go to
+// report; WaitLoaded returns when they are done, or ctx is cancelled.
 func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []string, report func(error)) []error {
 	e.loadDone = make(chan struct{})
 	p, err := readPersisted(ctx, st)
@@ -345,7 +345,7 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []s
 const backgroundLoaders = 2
 
 // WaitLoaded returns once the models LoadPersistedAsync left to its
-// goroutine are loaded (at once without one), or with ctx's error.
+// loaders are loaded (at once without one), or with ctx's error.
 func (e *Engine) WaitLoaded(ctx context.Context) error {
 	if e.loadDone == nil {
 		return nil

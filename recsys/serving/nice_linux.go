@@ -12,9 +12,9 @@ import (
 // function that ends that. A goroutine holds one of Go's GOMAXPROCS
 // processors while it runs, whatever its thread's priority, so the
 // requests would be left one processor of two: GOMAXPROCS is raised by
-// one for each such goroutine running, and the goroutine's thread runs at nice 10, so the
-// kernel gives the cores to the requests' threads first. The goroutine
-// is locked to that thread, which ends with it.
+// one for each such goroutine running, and the goroutine's thread runs at
+// nice 10, so the kernel gives the cores to the requests' threads first.
+// The goroutine is locked to that thread, which ends with it.
 func backgroundThread() (end func()) {
 	runtime.LockOSThread()
 	_ = unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), 10)

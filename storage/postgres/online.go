@@ -24,6 +24,9 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 	return s.tx(ctx, func(tx pgx.Tx) error {
 		var b pgx.Batch
 		for _, imp := range imps {
+			if _, ok := api.RecommendationTime(imp.ID); !ok { // ids keep the log in time order (PruneImpressions)
+				return fmt.Errorf("impression %q: not an id of api.NewRecommendationID", imp.ID)
+			}
 			b.Queue(`INSERT INTO impressions (id, user_id, at, model, model_version, experiment, arm, items)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
 				imp.ID, imp.UserID, storage.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
@@ -166,6 +169,11 @@ func (s *Store) PruneImpressions(ctx context.Context, before time.Time, limit in
 	n := 0
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		n = 0
+		// One replica prunes at a time; the others find nothing to do.
+		var mine bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtext('recsys prune ' || current_schema()))`).Scan(&mine); err != nil || !mine {
+			return err
+		}
 		var last *string // the newest id to delete
 		if err := tx.QueryRow(ctx, `SELECT max(id) FROM (SELECT id FROM impressions WHERE id < $1 ORDER BY id LIMIT $2) oldest`,
 			api.RecommendationIDsBefore(before), limit).Scan(&last); err != nil || last == nil {

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,6 +116,14 @@ func testOnlinePrune(t *testing.T, open Opener) {
 	if err := s.PutImpressions(bg, imps); err != nil {
 		t.Fatal(err)
 	}
+	// The log is kept in the order of the ids' times: an id of another
+	// form (upper-case hex here) is refused, and nothing of its batch kept.
+	upper := strings.ToUpper(r4[:16]) + r4[16:]
+	bad := []api.Impression{{ID: id(20, 5), UserID: "u3", Model: "itemknn", Items: []string{"i1"}, At: t0.Add(20 * time.Minute)},
+		{ID: upper, UserID: "u3", Model: "itemknn", Items: []string{"i1"}, At: t0.Add(10 * time.Minute)}}
+	if err := s.PutImpressions(bg, bad); err == nil || upper == r4 {
+		t.Fatalf("PutImpressions(%q) = %v, want an error", upper, err)
+	}
 	const window = 30 * time.Minute
 	at := t0.Add(11 * time.Minute)
 	attribute := func(name string, tc api.Touch, want int) {
@@ -125,10 +134,11 @@ func testOnlinePrune(t *testing.T, open Opener) {
 		}
 	}
 	attribute("r1 before pruning", api.Touch{RecommendationID: r1, UserID: "u1", ItemID: "i2", At: at}, 1)
+	attribute("r2 before pruning", api.Touch{RecommendationID: r2, UserID: "u1", ItemID: "i3", At: at}, 1)
 	attribute("r3 before pruning", api.Touch{RecommendationID: r3, UserID: "u2", ItemID: "i1", At: at}, 1)
 	before, err := s.OnlineCounts(bg, "2026-03-09", "2026-03-09")
-	if err != nil || len(before) != 1 || before[0].Lists != 4 || before[0].Impressions != 5 || before[0].Clicks != 2 {
-		t.Fatalf("counters before pruning: %+v, %v; want 4 lists, 5 impressions, 2 clicks", before, err)
+	if err != nil || len(before) != 1 || before[0].Lists != 4 || before[0].Impressions != 5 || before[0].Clicks != 3 {
+		t.Fatalf("counters before pruning: %+v, %v; want 4 lists, 5 impressions, 3 clicks", before, err)
 	}
 
 	cut := t0.Add(2 * time.Minute) // r3, shown at the cut, stays
@@ -149,6 +159,8 @@ func testOnlinePrune(t *testing.T, open Opener) {
 	prune(0, 0)
 	prune(1, 1) // r1
 	counters("after pruning r1", before)
+	// r2, before the cut but past the limit, kept its list and its credit.
+	attribute("r2 kept by the limit, credited already", api.Touch{RecommendationID: r2, UserID: "u1", ItemID: "i3", At: at}, 0)
 	// r1's credits went with it: the same list recorded again starts afresh.
 	if err := s.PutImpressions(bg, imps[:1]); err != nil {
 		t.Fatal(err)
