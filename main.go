@@ -6,6 +6,7 @@
 //	recsys train   --db FILE [--models NAME,...]
 //	recsys eval    --data PATH --format movielens|lastfm|csv [--models ...] [--json FILE]
 //	recsys migrate --from DB --to DB
+//	recsys compact --db FILE
 package main
 
 import (
@@ -31,6 +32,7 @@ Usage:
   recsys bench   --addr HOST:PORT [--duration 30s] [--concurrency 32] [--rate R] [--mix recommend=80,similar=10,ingest=10]
   recsys scale   [--interactions 1000000] [--models popular,itemknn,kunn-i] [--dir DIR] [--bench 10s] [--rate R] [--serve-only] [--json FILE]
   recsys migrate --from FILE.db|postgres://... --to postgres://...|FILE.db
+  recsys compact --db FILE.db    (a stopped server's file, without its free pages)
 
 DB is a bbolt file or postgres://user:pass@host:port/db.
 
@@ -65,6 +67,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"bench":          runBench,
 	"scale":          runScale,
 	"migrate":        runMigrate,
+	"compact":        runCompact,
 }
 
 // run dispatches a subcommand; it is main without the process around it.

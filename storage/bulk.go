@@ -88,7 +88,7 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	removeStaleTemps(path)
+	removeStaleTemps(path, bulkTempInfix)
 	removeStaleLogs(path)
 	// An existing target stays locked (bbolt's own flock) until the new
 	// file has replaced it, so no server or import starts on it meanwhile.
@@ -260,11 +260,11 @@ func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 	return db, nil
 }
 
-// removeStaleTemps deletes the temporary files of killed loads into path.
-// A file whose lock another process holds belongs to a load still running
-// and is left alone.
-func removeStaleTemps(path string) {
-	names, _ := filepath.Glob(path + bulkTempInfix + "*")
+// removeStaleTemps deletes the temporary files (path, infix, a suffix) of
+// killed loads or compactions into path. A file whose lock another process
+// holds belongs to one still running and is left alone.
+func removeStaleTemps(path, infix string) {
+	names, _ := filepath.Glob(path + infix + "*")
 	for _, name := range names {
 		f, err := os.Open(name)
 		if err != nil {
