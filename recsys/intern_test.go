@@ -14,21 +14,7 @@ import (
 // matrix, the table lets it go.
 func TestReadMatrix_interned(t *testing.T) {
 	x, _ := randomMatrix(t, 3, 40, 25, 0.3)
-	encode := func(name string, x *Matrix) []byte {
-		t.Helper()
-		m, err := New(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Fit(context.Background(), x, Params{K: 5}); err != nil {
-			t.Fatal(err)
-		}
-		b, err := m.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
+	encode := func(name string, x *Matrix) []byte { return fittedBlob(t, name, x) }
 	matrixOf := func(b []byte) *Matrix {
 		t.Helper()
 		m, err := Load(b)
@@ -98,17 +84,7 @@ func TestReadMatrix_interned(t *testing.T) {
 func TestReadMatrix_internedConcurrently(t *testing.T) {
 	for round := range 8 {
 		x, _ := randomMatrix(t, uint64(100+round), 3000, 400, 0.05)
-		m, err := New("userknn")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Fit(context.Background(), x, Params{K: 5}); err != nil {
-			t.Fatal(err)
-		}
-		b, err := m.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := fittedBlob(t, "userknn", x)
 		start := make(chan struct{})
 		var got [2]*Matrix
 		var wg sync.WaitGroup
@@ -129,4 +105,21 @@ func TestReadMatrix_internedConcurrently(t *testing.T) {
 			t.Fatalf("round %d: decoded at once as %p and %p, want one shared matrix", round, got[0], got[1])
 		}
 	}
+}
+
+// fittedBlob is model name fitted on x at k = 5, encoded.
+func fittedBlob(tb testing.TB, name string, x *Matrix) []byte {
+	tb.Helper()
+	m, err := New(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := m.Fit(context.Background(), x, Params{K: 5}); err != nil {
+		tb.Fatal(err)
+	}
+	b, err := m.MarshalBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }

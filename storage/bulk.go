@@ -99,16 +99,10 @@ func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) 
 	if old != nil {
 		defer old.Close()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+bulkTempInfix+"*")
+	tmpName, err := tempBeside(path, bulkTempInfix, old != nil)
 	if err != nil {
 		return BulkStats{}, err
 	}
-	tmpName := tmp.Name()
-	if fi, err := os.Stat(path); err == nil && old != nil {
-		// The new file keeps the old one's permissions, as far as it can.
-		_ = tmp.Chmod(fi.Mode().Perm())
-	}
-	tmp.Close()
 	published := false
 	defer func() {
 		if !published {
@@ -275,6 +269,25 @@ func removeStaleTemps(path, infix string) {
 		}
 		f.Close()
 	}
+}
+
+// tempBeside creates the temporary file (path, infix, a random suffix) a
+// new database is built in, in path's folder so that it can replace path
+// by rename; with keepMode it takes path's permissions, as far as it can.
+func tempBeside(path, infix string, keepMode bool) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+infix+"*")
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(path); err == nil && keepMode {
+		_ = tmp.Chmod(fi.Mode().Perm())
+	}
+	name := tmp.Name()
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
 }
 
 // publish puts the finished file tmp at path: by rename over a pristine

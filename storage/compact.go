@@ -51,13 +51,10 @@ func Compact(path string, timeout time.Duration) (before, after int64, err error
 		return 0, 0, err
 	}
 	removeStaleTemps(path, compactTempInfix)
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+compactTempInfix+"*")
+	tmpName, err := tempBeside(path, compactTempInfix, true)
 	if err != nil {
 		return 0, 0, err
 	}
-	tmpName := tmp.Name()
-	_ = tmp.Chmod(fi.Mode().Perm())
-	tmp.Close()
 	published := false
 	defer func() {
 		if !published {
