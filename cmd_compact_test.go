@@ -19,12 +19,7 @@ import (
 func TestCompact_command(t *testing.T) {
 	dir := t.TempDir()
 	path, copyPath := filepath.Join(dir, "c.db"), filepath.Join(dir, "copy.db")
-	st, err := storage.Open(path, storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	storagetest.Fill(t, st, 4)
-	st.Close()
+	filledFile(t, path)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -24,13 +24,7 @@ import (
 func TestMigrate_command(t *testing.T) {
 	dir := t.TempDir()
 	first, back := filepath.Join(dir, "first.db"), filepath.Join(dir, "back.db")
-	now := time.Date(2026, 3, 8, 9, 10, 11, 12, time.UTC)
-	st, err := storage.Open(first, storage.Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	storagetest.Fill(t, st, 4)
-	st.Close()
+	filledFile(t, first)
 	dsn := pgtest.Schema(t)
 
 	migrateOK := func(from, to string) string {
@@ -87,5 +81,20 @@ func TestMigrate_command(t *testing.T) {
 				t.Errorf("%s: left %s behind", c.name, c.noTarget)
 			}
 		}
+	}
+}
+
+// filledFile writes storagetest.Fill's records (seed 4) into a new bbolt
+// file at path, at a fixed time.
+func filledFile(tb testing.TB, path string) {
+	tb.Helper()
+	now := time.Date(2026, 3, 8, 9, 10, 11, 12, time.UTC)
+	st, err := storage.Open(path, storage.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	storagetest.Fill(tb, st, 4)
+	if err := st.Close(); err != nil {
+		tb.Fatal(err)
 	}
 }
