@@ -235,7 +235,17 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 			func() float64 { return float64(bs.TailEvents()) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_event_log_bytes",
 				Help: "Size of the event log (every event ever ingested through it)."},
-				func() float64 { return float64(bs.LogBytes()) }))
+				func() float64 { return float64(bs.LogBytes()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_db_bytes",
+				Help: "Size of the bbolt database file on disk."},
+				func() float64 { return float64(bs.FileBytes()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_db_free_bytes",
+				Help: "Bytes of the database file in free pages, which writes reuse and `recsys compact` (server stopped) removes."},
+				func() float64 { return float64(bs.FreeBytes()) }))
+		if free, size := bs.FreeBytes(), bs.FileBytes(); free >= 256<<20 && 4*free >= size {
+			c.Logger.Info("much of the database file is free pages: stop the server and run recsys compact to shrink it",
+				"free_mib", free>>20, "file_mib", size>>20)
+		}
 	}
 	deps := handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,

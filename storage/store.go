@@ -460,6 +460,21 @@ func (s *Store) Size() int64 {
 	return n
 }
 
+// FileBytes is the size of the database file on disk, 0 if it cannot be
+// read (bbolt grows the file ahead of the pages in use, Size).
+func (s *Store) FileBytes() int64 {
+	fi, err := os.Stat(s.db.Path())
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// FreeBytes is the part of the file in free pages: pages of deleted
+// records, which later writes reuse but which stay in the file until
+// Compact.
+func (s *Store) FreeBytes() int64 { return int64(s.db.Stats().FreeAlloc) }
+
 func counter(meta *bolt.Bucket, name string) int64 {
 	return int64(getU64(meta.Get([]byte("c/" + name))))
 }
