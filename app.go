@@ -187,31 +187,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	if err = sched.Recover(ctx); err != nil {
 		return nil, err
 	}
-	ready := func(ctx context.Context) error {
-		if err := eng.Ready(ctx); err != nil {
-			var ae *api.Error
-			if errors.As(err, &ae) && ae.Code == api.CodeModelNotReady && eng.Active() == nil && len(loadErrs) > 0 {
-				// Still loading the others, but the active model failed: say both.
-				return &api.Error{Code: ae.Code, RetryAfter: ae.RetryAfter,
-					Message: fmt.Sprintf("the persisted active model could not be loaded (%v); %s", errors.Join(loadErrs...), ae.Message)}
-			}
-			return err
-		}
-		if eng.Active() == nil && !c.AllowFallback {
-			if len(loadErrs) > 0 {
-				return api.Errorf(api.CodeModelNotReady, "the persisted models could not be loaded (%v); serving the popularity fallback: POST /admin/retrain, or start with --allow-fallback to report ready", errors.Join(loadErrs...))
-			}
-			return api.Errorf(api.CodeModelNotReady, "no trained model is loaded yet; POST /admin/retrain, or start with --allow-fallback to report ready while serving popularity")
-		}
-		// Answered before the file is in memory, a request would read
-		// its pages from the disk one at a time (storage.Prefetch).
-		if warm != nil {
-			if err := warm.Err(); err != nil {
-				return api.Errorf(api.CodeUnavailable, "%v", err)
-			}
-		}
-		return nil
-	}
+	ready := readiness(eng, loadErrs, c.AllowFallback, warm)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
@@ -532,3 +508,35 @@ var (
 	_ sharedStore = (*postgres.Store)(nil)
 	_ jobs.Shared = (*postgres.Store)(nil)
 )
+
+// readiness is /readyz: the store reads, the start's models are loaded
+// (serving.Engine.Ready), a trained model answers unless allowFallback,
+// and the start's read of the file into memory (warm, nil for none) is
+// done. loadErrs are the errors of the start's first loads.
+func readiness(eng *serving.Engine, loadErrs []error, allowFallback bool, warm *storage.Warmup) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := eng.Ready(ctx); err != nil {
+			var ae *api.Error
+			if errors.As(err, &ae) && ae.Code == api.CodeModelNotReady && eng.Active() == nil && len(loadErrs) > 0 {
+				// Still loading the others, but the active model failed: say both.
+				return &api.Error{Code: ae.Code, RetryAfter: ae.RetryAfter,
+					Message: fmt.Sprintf("the persisted active model could not be loaded (%v); %s", errors.Join(loadErrs...), ae.Message)}
+			}
+			return err
+		}
+		if eng.Active() == nil && !allowFallback {
+			if len(loadErrs) > 0 {
+				return api.Errorf(api.CodeModelNotReady, "the persisted models could not be loaded (%v); serving the popularity fallback: POST /admin/retrain, or start with --allow-fallback to report ready", errors.Join(loadErrs...))
+			}
+			return api.Errorf(api.CodeModelNotReady, "no trained model is loaded yet; POST /admin/retrain, or start with --allow-fallback to report ready while serving popularity")
+		}
+		// Answered before the file is in memory, a request would read
+		// its pages from the disk one at a time (storage.Prefetch).
+		if warm != nil {
+			if err := warm.Err(); err != nil {
+				return api.Errorf(api.CodeUnavailable, "%v", err)
+			}
+		}
+		return nil
+	}
+}
