@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/bolttest"
 )
 
 // TestCompact: a file whose records were deleted shrinks, every bucket,
@@ -58,7 +58,7 @@ func TestCompact(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	want := rawRecords(t, path)
+	want := bolttest.File(t, path)
 	before, after, err := Compact(path, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +66,8 @@ func TestCompact(t *testing.T) {
 	if fi, _ := os.Stat(path); after != fi.Size() || after >= before {
 		t.Fatalf("sizes %d → %d (file %d): want the file smaller", before, after, fi.Size())
 	}
-	if got := rawRecords(t, path); got != want {
-		t.Fatalf("the compacted file's records differ:\n%.2000s\nwant\n%.2000s", got, want)
+	if diff := bolttest.Diff(bolttest.File(t, path), want, nil); diff != nil {
+		t.Fatalf("the compacted file's records differ: %v", diff)
 	}
 	if left, _ := filepath.Glob(path + compactTempInfix + "*"); len(left) != 0 {
 		t.Fatalf("temporary files left: %v", left)
@@ -106,29 +106,4 @@ func TestCompact(t *testing.T) {
 	if err != nil || fresh != top+1 {
 		t.Fatalf("the new user's index %d after the others' %d (%v): want the next one", fresh, top, err)
 	}
-}
-
-// rawRecords lists every bucket's sequence and every key and value of the
-// bbolt file at path.
-func rawRecords(tb testing.TB, path string) string {
-	tb.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer db.Close()
-	var out bytes.Buffer
-	err = db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			fmt.Fprintf(&out, "bucket %s seq %d\n", name, b.Sequence())
-			return b.ForEach(func(k, v []byte) error {
-				fmt.Fprintf(&out, "%x=%x\n", k, v)
-				return nil
-			})
-		})
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return out.String()
 }

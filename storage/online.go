@@ -139,35 +139,38 @@ func (s *Store) PruneImpressions(ctx context.Context, before time.Time, limit in
 	cut := binary.BigEndian.AppendUint64(nil, uint64(before.UnixNano()))
 	n := 0
 	err := s.update(ctx, func(tx *bolt.Tx) error {
-		n = 0
-		b, ab := tx.Bucket(bucketImps), tx.Bucket(bucketAttrib)
-		var last string // the newest id deleted
-		c := b.Cursor()
-		for k, _ := c.First(); k != nil && n < limit && bytes.Compare(k[:8], cut) < 0; k, _ = c.First() {
-			last = string(k[8:])
-			if err := c.Delete(); err != nil {
-				return err
-			}
-			n++
-		}
-		if n == 0 {
-			return nil
+		gone, err := deleteLeading(tx.Bucket(bucketImps), limit, func(k []byte) bool { return bytes.Compare(k[:8], cut) < 0 })
+		if n = len(gone); n == 0 || err != nil {
+			return err
 		}
 		// Attribution keys are id | 0 | position, and ids of one time
 		// sort by their suffix as the log does: everything up to last's.
-		ac := ab.Cursor()
-		for k, _ := ac.First(); k != nil; k, _ = ac.First() {
+		last := string(gone[n-1][8:])
+		_, err = deleteLeading(tx.Bucket(bucketAttrib), -1, func(k []byte) bool {
 			id, _, _ := bytes.Cut(k, []byte{0})
-			if string(id) > last {
-				break
-			}
-			if err := ac.Delete(); err != nil {
-				return err
-			}
-		}
-		return nil
+			return string(id) <= last
+		})
+		return err
 	})
 	return n, err
+}
+
+// deleteLeading deletes b's first keys while they satisfy while, at most
+// limit of them (negative: no limit), and returns them. The keys are read
+// in one pass and then deleted: a cursor's First after each delete would
+// step over every leaf emptied so far.
+func deleteLeading(b *bolt.Bucket, limit int, while func(k []byte) bool) ([][]byte, error) {
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && len(keys) != limit && while(k); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return keys, err
+		}
+	}
+	return keys, nil
 }
 
 // TallyShown sums the lists and items of impressions per counter row
