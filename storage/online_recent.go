@@ -82,8 +82,13 @@ func (r *recentIndex) add(imps []api.Impression) {
 	}
 }
 
-// push adds one list and drops those that left the window; r.mu held.
+// push adds one list and drops those that left the window; r.mu held. A
+// list without a user (an anonymous history's) is not indexed: only an
+// event naming its id is credited to it (Matches).
 func (r *recentIndex) push(e recentEntry) {
+	if e.user == "" {
+		return
+	}
 	r.fifo = append(r.fifo, e)
 	r.byUser[e.user] = append(r.byUser[e.user], e)
 	r.newest = max(r.newest, e.at)
@@ -93,7 +98,9 @@ func (r *recentIndex) push(e recentEntry) {
 		r.fifo[r.head] = recentEntry{}
 		r.head++
 		list := r.byUser[old.user]
-		if k := slices.IndexFunc(list, func(x recentEntry) bool { return x.id == old.id }); k >= 0 {
+		if len(list) > 0 && list[0].id == old.id {
+			list = list[1:] // the user's oldest, as lists come in time order
+		} else if k := slices.IndexFunc(list, func(x recentEntry) bool { return x.id == old.id }); k >= 0 {
 			list = slices.Delete(list, k, k+1)
 		}
 		if len(list) == 0 {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -127,5 +128,25 @@ func TestStore_FreeBytes(t *testing.T) {
 	}
 	if _, after, err := Compact(path, time.Second); err != nil || size-after < 1<<20 {
 		t.Fatalf("Compact: %d bytes from %d, %v; want 1 MiB less at least", after, size, err)
+	}
+}
+
+// The index of recent lists keeps a user's lists of the window, oldest
+// leaving first, and no list without a user (those are credited only by
+// their id): 3,000 lists a second apart, a 10-minute window.
+func TestRecentIndex_windowAndAnonymous(t *testing.T) {
+	r := &recentIndex{keep: 10 * time.Minute, byUser: map[string][]recentEntry{}}
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	for k := range 3000 {
+		at := t0 + int64(k)*int64(time.Second)
+		r.push(recentEntry{user: "u", id: fmt.Sprint("u", k), at: at})
+		r.push(recentEntry{user: "", id: fmt.Sprint("a", k), at: at})
+	}
+	got := r.lookup("u", 0, math.MaxInt64)
+	if len(got) != 601 || got[0] != "u2999" || got[600] != "u2399" {
+		t.Fatalf("u's lists: %d, from %v to %v; want the 601 of the last 10 minutes, newest first", len(got), got[0], got[len(got)-1])
+	}
+	if anon := r.lookup("", 0, math.MaxInt64); len(anon) != 0 || len(r.byUser) != 1 {
+		t.Fatalf("lists without a user indexed: %d (users %d)", len(anon), len(r.byUser))
 	}
 }
