@@ -283,10 +283,20 @@ type blendScratch struct {
 
 var blendPool sync.Pool
 
-// zscores writes base b's per-user z-scored scores for history into z
+// zscoreBase writes base's per-user z-scored scores for history into z
 // (len m.nItems): z-scored over the items not in the history (mark), 0
 // for every item when the scores do not vary there.
 func zscoreBase(base Model, self int, history []uint32, mark []bool, raw, z []float64) {
+	mean, inv := zscoreStats(base, self, history, mark, raw)
+	for i, s := range raw {
+		z[i] = (s - mean) * inv
+	}
+}
+
+// zscoreStats scores base for history into raw and returns the mean and
+// the inverse standard deviation of the scores over the items not in the
+// history (mark); inv is 0 when they do not vary there.
+func zscoreStats(base Model, self int, history []uint32, mark []bool, raw []float64) (mean, inv float64) {
 	ScoreUser(base, self, history, raw)
 	n, sum, sq := 0.0, 0.0, 0.0
 	for i, s := range raw {
@@ -296,22 +306,19 @@ func zscoreBase(base Model, self int, history []uint32, mark []bool, raw, z []fl
 			sq += s * s
 		}
 	}
-	mean := 0.0
-	inv := 0.0
 	if n > 0 {
 		mean = sum / n
 		if v := sq/n - mean*mean; v > 1e-24*max(1, sq/n) {
 			inv = 1 / math.Sqrt(v)
 		}
 	}
-	for i, s := range raw {
-		z[i] = (s - mean) * inv
-	}
+	return mean, inv
 }
 
 func (m *Blend) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }
 
-// ScoreUser fills Σ_b θ_b z_b(u, i) (self as in UserScorer).
+// ScoreUser fills Σ_b θ_b z_b(u, i) (self as in UserScorer), adding each
+// base's z-scores as they are computed.
 func (m *Blend) ScoreUser(self int, history []uint32, scores []float64) {
 	fill(scores, m.nItems, func(buf []float64) {
 		sc, _ := blendPool.Get().(*blendScratch)
@@ -319,15 +326,15 @@ func (m *Blend) ScoreUser(self int, history []uint32, scores []float64) {
 			sc = &blendScratch{base: make([]float64, m.nItems), hist: make([]bool, m.nItems)}
 		}
 		defer blendPool.Put(sc)
-		z := make([]float64, m.nItems)
 		markHistory(sc.hist, history, true)
 		for b, base := range m.bases {
-			if m.theta[b] == 0 {
+			t := m.theta[b]
+			if t == 0 {
 				continue
 			}
-			zscoreBase(base, self, history, sc.hist, sc.base, z)
-			for i, v := range z {
-				buf[i] += m.theta[b] * v
+			mean, inv := zscoreStats(base, self, history, sc.hist, sc.base)
+			for i, s := range sc.base {
+				buf[i] += t * ((s - mean) * inv)
 			}
 		}
 		markHistory(sc.hist, history, false)

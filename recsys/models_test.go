@@ -15,7 +15,7 @@ import (
 // themselves in the same registry and have their own tests).
 var ownModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}
 
-func fitted(t *testing.T, name string, x *Matrix, p Params) Model {
+func fitted(t testing.TB, name string, x *Matrix, p Params) Model {
 	t.Helper()
 	m, err := New(name)
 	if err != nil {

@@ -53,7 +53,13 @@ func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint
 	}
 	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: make([]uint32, 0, min(n, len(scores)))}
 	ex := 0
-	for i := range scores {
+	// Once n items are kept, an item scored below the worst of them (or
+	// NaN) cannot enter: one comparison passes over most of the catalogue.
+	floor := math.Inf(-1)
+	for i, s := range scores {
+		if q.full() && !(s >= floor) {
+			continue
+		}
 		item := uint32(i)
 		for ex < len(exclude) && exclude[ex] < item {
 			ex++
@@ -61,10 +67,13 @@ func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint
 		if ex < len(exclude) && exclude[ex] == item {
 			continue
 		}
-		if filtered(scores[i]) {
+		if filtered(s) {
 			continue
 		}
 		q.push(item)
+		if q.full() {
+			floor = scores[q.h[0]]
+		}
 	}
 	return q.sorted()
 }

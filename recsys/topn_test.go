@@ -82,6 +82,44 @@ func TestTopN_matchesFullSort(t *testing.T) {
 	}
 }
 
+// Filtered items (NaN and −Inf) anywhere, before and after the kept list
+// fills, never enter it, and an exclusion list longer than the catalogue's
+// tail is honoured: TopN is the full sort of the unfiltered items.
+func TestTopN_filteredAnywhere(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		n := 1 + rng.IntN(120)
+		scores, pop := tiedScores(rng, n, 6, 3)
+		var exclude, kept []uint32
+		for i := range n {
+			switch rng.IntN(6) {
+			case 0:
+				scores[i] = math.NaN()
+			case 1:
+				scores[i] = math.Inf(-1)
+			case 2:
+				exclude = append(exclude, uint32(i))
+			default:
+				kept = append(kept, uint32(i))
+			}
+		}
+		exclude = append(exclude, uint32(n), uint32(n+5)) // past the catalogue
+		// The full sort of the kept items alone (NaN cannot be sorted).
+		var dropped []uint32
+		for i := range n {
+			if !slices.Contains(kept, uint32(i)) {
+				dropped = append(dropped, uint32(i))
+			}
+		}
+		all := fullOrder(scores, pop, dropped)
+		for _, k := range []int{1, 3, 10, n} {
+			if got, want := TopN(scores, pop, exclude, k), all[:min(k, len(all))]; !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+				t.Fatalf("n %d: TopN(%d) = %v, want %v (scores %v)", n, k, got, want, scores)
+			}
+		}
+	}
+}
+
 func TestRanks_handExample(t *testing.T) {
 	// Items 0..5, item 4 in training. Order: 1 (score 4), then the tie at
 	// score 2 between 0 (pop 5), 3 (pop 5) and 5 (pop 7): 5, 0, 3; then 2.
