@@ -346,7 +346,7 @@ func fitSparseGrid(ctx context.Context, x *Matrix, k int, lambdas []float64, p P
 	}
 	out := make([]*itemSide, len(lambdas))
 	for c := range out {
-		out[c] = newItemSide(x.Items(), fromRows(rows[c]))
+		out[c] = newRankedItemSide(x.Items(), fromRows(rows[c]))
 		rows[c] = nil
 	}
 	return out, nil
@@ -436,6 +436,17 @@ func (m *EASE) Score(history []uint32, scores []float64) {
 
 func (m *EASE) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
 
+// RankTop implements TopRanker: the sparse model's weights are KNN lists,
+// ranked as ItemP's (rankIndex takes their negative entries), so a request
+// scores only the blocks of items that can still make the top n; the
+// dense model scores every item.
+func (m *EASE) RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
+	if m.side == nil || m.side.rank == nil || len(scores) < m.side.nItems {
+		return scoreTop(m, history, popularity, skip, n, scores)
+	}
+	return m.side.rank.topN(history, popularity, skip, n, scores)
+}
+
 // Explain implements Explainer: the consumed items i with B_ij, the terms
 // of score(u, j).
 func (m *EASE) Explain(history []uint32, items []uint32, n int) [][]Contribution {
@@ -517,7 +528,7 @@ func (m *EASE) UnmarshalBinary(data []byte) error {
 			d.Fail(nil)
 		}
 		if d.Err() == nil {
-			out.side = newItemSide(n, fwd)
+			out.side = newRankedItemSide(n, fwd)
 		}
 	case mode == 0:
 		out.active, out.b = readDenseB(d, n)

@@ -3,7 +3,6 @@ package recsys
 import (
 	"context"
 	"fmt"
-	"math"
 )
 
 // ItemP is the item-based predictor score(u, i) = aggsum(φ_item(u, i)) of
@@ -73,13 +72,7 @@ func (m *ItemP) Score(history []uint32, scores []float64) {
 // same answer as Score and TopN over the whole catalogue.
 func (m *ItemP) RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
 	if len(scores) < m.side.nItems {
-		m.Score(history, scores)
-		for i := range scores {
-			if skip(uint32(i)) {
-				scores[i] = math.Inf(-1)
-			}
-		}
-		return TopN(scores, popularity, nil, n)
+		return scoreTop(m, history, popularity, skip, n, scores)
 	}
 	return m.side.rank.topN(history, popularity, skip, n, scores)
 }

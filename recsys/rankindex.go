@@ -20,6 +20,18 @@ type TopRanker interface {
 	RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32
 }
 
+// scoreTop is RankTop by scoring every item, for a TopRanker that cannot
+// use its index (a catalogue shorter than the model's, a dense model).
+func scoreTop(m Model, history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
+	m.Score(history, scores)
+	for i := range scores {
+		if skip(uint32(i)) {
+			scores[i] = math.Inf(-1)
+		}
+	}
+	return TopN(scores, popularity, nil, n)
+}
+
 // rankBlocks caps the number of blocks of a rankIndex, and rankMinBlock
 // is the fewest items a block holds: every row keeps one bound per block,
 // so the bounds take at most 4·rankBlocks bytes per item, and a query adds
@@ -35,10 +47,11 @@ const (
 // query can skip most of the catalogue and still return the exact answer.
 //
 // Items get positions in decreasing order of their row sum Σ_j A(i, j) (a
-// bound on any of their scores) and are grouped in at most rankBlocks
-// blocks of consecutive positions; every reversed row is sorted by
-// position. For a history H, each block has the bound ub(b) =
-// Σ_{j∈H} max_{i∈b} A(i, j), added in ascending j, which is at least the
+// bound on any of their scores; of the positive entries alone when some
+// are negative) and are grouped in at most rankBlocks blocks of
+// consecutive positions; every reversed row is sorted by position. For a
+// history H, each block has the bound ub(b) =
+// Σ_{j∈H} max(0, max_{i∈b} A(i, j)), added in ascending j, which is at least the
 // score of every item of the block as the full scorer computes it: that
 // score adds the A(i, j) ≤ max terms in the same order, and rounded
 // addition is monotone (the maxima are kept as float32 rounded up, still
@@ -64,7 +77,7 @@ type rankIndex struct {
 	ptr    []int    // row j is ent[ptr[j]:ptr[j+1]]
 	ent    []rankEntry
 	shift  uint // a block holds 1<<shift consecutive positions
-	// bmax[j·nBlocks+b] is max_{i∈b} A(i, j), rounded up to a float32,
+	// bmax[j·nBlocks+b] is max(0, max_{i∈b} A(i, j)), rounded up to a float32,
 	// and row j's entries in block b are row(j)[boff[j·(nBlocks+1)+b]:
 	// boff[j·(nBlocks+1)+b+1]].
 	bmax []float32
@@ -116,13 +129,17 @@ func roundUp32(v float64) float32 {
 }
 
 // newRankIndex builds the index of the affinity whose KNN lists are fwd
-// (row i: j ∈ KNN(i) with A(i, j) > 0) over nItems items.
+// (row i: j ∈ KNN(i) with A(i, j)) over nItems items. The entries may be
+// negative (EASE's weights): an item's row sum is then that of its
+// positive entries, the most its score can reach, and a block's maximum
+// for row j is at least 0, the term of an item without j in its list.
 func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 	x := &rankIndex{nItems: nItems, order: make([]uint32, nItems), pos: make([]uint32, nItems)}
-	rowSum := make([]float64, nItems)
+	rowSum, absSum := make([]float64, nItems), make([]float64, nItems)
 	for i := 0; i < min(nItems, fwd.Rows()); i++ {
 		for _, e := range fwd.Row(i) {
-			rowSum[i] += e.Value
+			rowSum[i] += max(0, e.Value)
+			absSum[i] += math.Abs(e.Value)
 		}
 	}
 	for i := range x.order {
@@ -176,14 +193,15 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 			off[b+1] += off[b]
 		}
 	}
-	// A score adds at most the item's row entries, so it is at most their
-	// sum in exact arithmetic; both roundings together stay below a
-	// relative 2·nItems·2⁻⁵³, which the 1e-8 margin covers for catalogues
-	// up to 10⁷ items.
+	// A score adds some of the item's row entries, so it is at most the
+	// sum of the positive ones in exact arithmetic; both roundings
+	// together stay below 2·nItems·2⁻⁵³ times the sum of the entries'
+	// magnitudes, which the 1e-8 margin covers for catalogues up to 10⁷
+	// items (with no negative entry, rowSum·(1+1e-8)).
 	x.bound = make([]float64, nb)
 	for p, i := range x.order {
 		b := x.block(uint32(p))
-		x.bound[b] = max(x.bound[b], rowSum[i]*(1+1e-8))
+		x.bound[b] = max(x.bound[b], rowSum[i]+absSum[i]*1e-8)
 	}
 	x.pool.New = func() any { return &rankScratch{rest: make([]bool, nb), ub: make([]float64, nb)} }
 	return x

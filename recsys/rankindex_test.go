@@ -33,10 +33,19 @@ func fullTopN(m Model, history, pop []uint32, skip func(uint32) bool, n int, sco
 func TestRankTop_sameAsFullScoring(t *testing.T) {
 	skewed := generated(t, 5, 600, 700, 40)
 	ties, _ := randomMatrix(t, 6, 60, 300, 0.03) // few co-occurrences: many equal scores
+	negatives := 0                               // the sparse EASE's weights below 0
+	defer func() { mustNegative(t, negatives) }()
 	for _, data := range []struct {
 		name string
 		x    *Matrix
 	}{{"skewed", skewed}, {"ties", ties}} {
+		for _, k := range []int{5, 50} {
+			m, neg := sparseEASE(t, data.x, k)
+			negatives += neg
+			t.Run(fmt.Sprintf("%s/ease/k=%d", data.name, k), func(t *testing.T) {
+				checkRankTop(t, m, m, data.x)
+			})
+		}
 		for _, name := range []string{"itemknn", "kunn-i", "slim"} {
 			for _, k := range []int{5, 50} {
 				m, err := New(name)
@@ -106,14 +115,46 @@ func checkRankTop(t *testing.T, m Model, r TopRanker, x *Matrix) {
 func head(l []uint32) []uint32 { return l[:min(len(l), 12)] }
 
 // TestRankIndex_bound: the bound of a block is at least the score of each
-// of its items for a history (the pruning's premise), on skewed data.
+// of its items for a history (the pruning's premise), on skewed data, for
+// itemknn's cosines and for the sparse EASE's weights, some negative.
 func TestRankIndex_bound(t *testing.T) {
 	x := generated(t, 8, 400, 500, 30)
-	m := &ItemP{name: "itemknn"}
-	if err := m.Fit(context.Background(), x, Params{K: 40}); err != nil {
-		t.Fatal(err)
+	knn := fitted(t, "itemknn", x, Params{K: 40}).(*ItemP)
+	t.Run("itemknn", func(t *testing.T) { checkRankBounds(t, x, knn, knn.side.rank) })
+	ease, neg := sparseEASE(t, x, 40)
+	mustNegative(t, neg)
+	t.Run("ease", func(t *testing.T) { checkRankBounds(t, x, ease, ease.side.rank) })
+}
+
+// sparseEASE fits the sparse EASE at k on x and counts its negative
+// weights.
+func sparseEASE(t *testing.T, x *Matrix, k int) (*EASE, int) {
+	t.Helper()
+	t.Setenv(EnvEASEMaxDense, "0")
+	m := fitted(t, "ease", x, Params{K: k}).(*EASE)
+	if m.side == nil || m.side.rank == nil {
+		t.Fatal("the sparse EASE has no ranked item side")
 	}
-	ri := m.side.rank
+	neg := 0
+	for i := range m.side.fwd.Rows() {
+		for _, e := range m.side.fwd.Row(i) {
+			if e.Value < 0 {
+				neg++
+			}
+		}
+	}
+	return m, neg
+}
+
+// mustNegative fails t when a test meant to cover negative weights has none.
+func mustNegative(t *testing.T, neg int) {
+	t.Helper()
+	if neg == 0 {
+		t.Fatal("no negative EASE weight: the test would not cover them")
+	}
+}
+
+func checkRankBounds(t *testing.T, x *Matrix, m Model, ri *rankIndex) {
 	scores := make([]float64, x.Items())
 	for u := 0; u < x.Users(); u += 5 {
 		h := x.Row(u)
@@ -166,6 +207,29 @@ func TestRankIndex_bound(t *testing.T) {
 	}
 }
 
+// TestRankTop_negativeWeights: items whose lists hold large negative
+// weights beside small positive ones (their signed row sums far below what
+// a history without the negative items scores) are ranked as the full
+// scoring ranks them: the static bounds and the order of the blocks follow
+// the positive entries.
+func TestRankTop_negativeWeights(t *testing.T) {
+	x := generated(t, 12, 300, 400, 25)
+	rng := rand.New(rand.NewPCG(12, 1))
+	rows := make([][]Neighbour, x.Items())
+	for i := range rows {
+		for _, j := range rng.Perm(x.Items())[:12] {
+			v := rng.Float64()
+			if j%3 == 0 {
+				v = -10 * (1 + rng.Float64())
+			}
+			rows[i] = append(rows[i], Neighbour{Index: uint32(j), Value: v})
+		}
+		slices.SortFunc(rows[i], compareNeighbours)
+	}
+	m := &EASE{lambda: 1, k: 12, nItems: x.Items(), side: newRankedItemSide(x.Items(), fromRows(rows))}
+	checkRankTop(t, m, m, x)
+}
+
 // TestRankTop_sameAsFullScoring_ml100k is TestRankTop_sameAsFullScoring on
 // the positives of MovieLens 100K (../shared/datasets/ml-100k), k = 50:
 // real co-occurrences, where bounds and row sums do not line up as in
@@ -197,6 +261,9 @@ func TestRankTop_sameAsFullScoring_ml100k(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) { checkRankTop(t, m, m.(TopRanker), x) })
 	}
+	ease, neg := sparseEASE(t, x, 50)
+	mustNegative(t, neg)
+	t.Run("ease", func(t *testing.T) { checkRankTop(t, ease, ease, x) })
 }
 
 // TestRankTop_lateBlock: the answer lies past the first rankLead blocks,
