@@ -20,6 +20,22 @@ type TopRanker interface {
 	RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32
 }
 
+// AsTopRanker returns m as a TopRanker when it finds its top n without
+// scoring every item. A model whose RankTop would only score every item
+// (the dense EASE) says so by a ranksTop method reporting false; the
+// caller then scores and selects itself, filtering only the items it
+// knows to filter instead of asking about each one.
+func AsTopRanker(m Model) (TopRanker, bool) {
+	r, ok := m.(TopRanker)
+	if !ok {
+		return nil, false
+	}
+	if d, ok := m.(interface{ ranksTop() bool }); ok && !d.ranksTop() {
+		return nil, false
+	}
+	return r, true
+}
+
 // scoreTop is RankTop by scoring every item, for a TopRanker that cannot
 // use its index (a catalogue shorter than the model's, a dense model).
 func scoreTop(m Model, history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
@@ -135,11 +151,10 @@ func roundUp32(v float64) float32 {
 // for row j is at least 0, the term of an item without j in its list.
 func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 	x := &rankIndex{nItems: nItems, order: make([]uint32, nItems), pos: make([]uint32, nItems)}
-	rowSum, absSum := make([]float64, nItems), make([]float64, nItems)
+	rowSum := make([]float64, nItems)
 	for i := 0; i < min(nItems, fwd.Rows()); i++ {
 		for _, e := range fwd.Row(i) {
 			rowSum[i] += max(0, e.Value)
-			absSum[i] += math.Abs(e.Value)
 		}
 	}
 	for i := range x.order {
@@ -193,15 +208,17 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 			off[b+1] += off[b]
 		}
 	}
-	// A score adds some of the item's row entries, so it is at most the
-	// sum of the positive ones in exact arithmetic; both roundings
-	// together stay below 2·nItems·2⁻⁵³ times the sum of the entries'
-	// magnitudes, which the 1e-8 margin covers for catalogues up to 10⁷
-	// items (with no negative entry, rowSum·(1+1e-8)).
+	// A score adds some of the item's row entries. Rounded, each partial
+	// sum stays below the sum P of the positive entries added so far
+	// times (1+2⁻⁵³) per addition: a negative term lowers the exact sum,
+	// and rounding is monotone. With the rounding of rowSum itself, the
+	// bound is off by at most a relative 2·nItems·2⁻⁵³, which the 1e-8
+	// margin covers for catalogues up to 10⁷ items; as items are placed by
+	// decreasing rowSum, the bounds do not increase from block to block.
 	x.bound = make([]float64, nb)
 	for p, i := range x.order {
 		b := x.block(uint32(p))
-		x.bound[b] = max(x.bound[b], rowSum[i]+absSum[i]*1e-8)
+		x.bound[b] = max(x.bound[b], rowSum[i]*(1+1e-8))
 	}
 	x.pool.New = func() any { return &rankScratch{rest: make([]bool, nb), ub: make([]float64, nb)} }
 	return x

@@ -309,3 +309,147 @@ func TestRankTop_lateBlock(t *testing.T) {
 		t.Fatalf("RankTop gives %v (score %v), want %v (score %v)", top, got[top[0]], wantTop, want[650])
 	}
 }
+
+// TestRankTop_signedPruning: a large catalogue whose items list a few
+// "hub" items with signed weights (some large, some histories weighing
+// only negatively): the reversed rows are long, so topN takes its pruning
+// path (scoreBlock, lazy bounds, early stop) rather than the one-pass
+// fallback the fitted EASE cases reach, and answers as the full scoring.
+func TestRankTop_signedPruning(t *testing.T) {
+	const nItems, hubs = 6000, 60
+	for _, mode := range []string{"mixed", "allNegativeHistory", "mostlyNegative", "hugeNegatives"} {
+		rng := rand.New(rand.NewPCG(77, uint64(len(mode))))
+		rows := make([][]Neighbour, nItems)
+		for i := hubs; i < nItems; i++ {
+			scale := 1 / (1 + float64(i)/300) // row sums fall with i
+			for _, j := range rng.Perm(hubs)[:20] {
+				v := scale * rng.Float64()
+				switch mode {
+				case "mixed":
+					if rng.IntN(3) == 0 {
+						v = -v * 3
+					}
+				case "allNegativeHistory":
+					if j < 10 {
+						v = -v - 0.01 // hubs 0..9 only ever weigh negatively
+					}
+				case "mostlyNegative":
+					if rng.IntN(5) > 0 {
+						v = -v
+					}
+				case "hugeNegatives":
+					if rng.IntN(4) == 0 {
+						v = -1e6 * (1 + rng.Float64())
+					}
+				}
+				rows[i] = append(rows[i], Neighbour{Index: uint32(j), Value: v})
+			}
+			slices.SortFunc(rows[i], compareNeighbours)
+		}
+		m := &EASE{lambda: 1, k: 20, nItems: nItems, side: newRankedItemSide(nItems, fromRows(rows))}
+		pop := make([]uint32, nItems)
+		for i := range pop {
+			pop[i] = uint32(rng.IntN(3))
+		}
+		queries, pruned := 0, 0
+		for q := range 300 {
+			var h []uint32
+			if mode == "allNegativeHistory" {
+				h = []uint32{uint32(rng.IntN(10)), uint32(rng.IntN(10))}
+			} else {
+				for range 1 + rng.IntN(6) {
+					h = append(h, uint32(rng.IntN(hubs)))
+				}
+			}
+			slices.Sort(h)
+			catalogue := nItems + (q%2)*4
+			hidden := 2 + q%5
+			skip := func(i uint32) bool { return int(i)%hidden == 0 && q%3 == 0 }
+			for _, n := range []int{1, 5, 20, 300} {
+				want := make([]float64, catalogue)
+				wantTop := fullTopN(m, h, pop, skip, n, want)
+				got := make([]float64, catalogue)
+				for i := range got {
+					got[i] = math.NaN()
+				}
+				gotTop := m.RankTop(h, pop, skip, n, got)
+				queries++
+				if slices.ContainsFunc(got[:nItems], math.IsNaN) {
+					pruned++ // some item never scored: the pruning path
+				}
+				if !slices.Equal(gotTop, wantTop) {
+					t.Fatalf("%s: history %v n %d: %v, want %v", mode, h, n, head(gotTop), head(wantTop))
+				}
+				for _, i := range gotTop {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("%s: item %d scores %v, want %v", mode, i, got[i], want[i])
+					}
+				}
+				if mode == "allNegativeHistory" && n == 1 && want[wantTop[0]] > 0 && catalogue == nItems {
+					t.Fatalf("expected a non-positive best score")
+				}
+			}
+		}
+		t.Logf("%s: %d queries, %d left some item unscored", mode, queries, pruned)
+		if mode == "mixed" && pruned == 0 {
+			t.Fatal("the pruning path was never taken")
+		}
+	}
+}
+
+// TestRankIndex_staticBoundsNonIncreasing: an item with a large negative
+// weight placed after (by positive row sum) items without one leaves the
+// static bounds non-increasing, as the lazy order of blocks needs, and the
+// answers the full scoring's.
+func TestRankIndex_staticBoundsNonIncreasing(t *testing.T) {
+	const n = 200
+	rows := make([][]Neighbour, n)
+	for i := range 64 { // block 0: positive row sum 1, no negative entry
+		rows[i] = []Neighbour{{Index: 199, Value: 1}}
+	}
+	for i := 64; i < 128; i++ { // block 1: row sum just below 1, a large negative entry
+		rows[i] = []Neighbour{{Index: 199, Value: 0.99999999}, {Index: 198, Value: -1000}}
+	}
+	ri := newRankIndex(n, fromRows(rows))
+	for b := 1; b < len(ri.bound); b++ {
+		if ri.bound[b] > ri.bound[b-1] {
+			t.Errorf("static bound of block %d (%.17g) above block %d's (%.17g)", b, ri.bound[b], b-1, ri.bound[b-1])
+		}
+	}
+	// The answers are still the full scoring's.
+	m := &EASE{lambda: 1, k: 2, nItems: n, side: &itemSide{nItems: n, fwd: fromRows(rows), rank: ri}}
+	pop := make([]uint32, n)
+	for _, h := range [][]uint32{{199}, {198}, {198, 199}} {
+		for _, k := range []int{1, 64, 65, 130} {
+			want := make([]float64, n)
+			wantTop := fullTopN(m, h, pop, func(uint32) bool { return false }, k, want)
+			got := make([]float64, n)
+			if gotTop := m.RankTop(h, pop, func(uint32) bool { return false }, k, got); !slices.Equal(gotTop, wantTop) {
+				t.Fatalf("history %v n %d: %v, want %v", h, k, head(gotTop), head(wantTop))
+			}
+		}
+	}
+}
+
+// AsTopRanker: the item-based models and the sparse EASE rank from their
+// index; the dense EASE and the models without RankTop score every item.
+func TestAsTopRanker(t *testing.T) {
+	x := generated(t, 13, 120, 90, 10)
+	for _, c := range []struct {
+		name  string
+		m     Model
+		ranks bool
+	}{
+		{"itemknn", fitted(t, "itemknn", x, Params{K: 10}), true},
+		{"ease dense", fitted(t, "ease", x, Params{K: 10}), false},
+		{"rp3beta", fitted(t, "rp3beta", x, Params{K: 10}), false},
+	} {
+		if _, ok := AsTopRanker(c.m); ok != c.ranks {
+			t.Errorf("%s: AsTopRanker %v, want %v", c.name, ok, c.ranks)
+		}
+	}
+	sparse, _ := sparseEASE(t, x, 10)
+	if _, ok := AsTopRanker(sparse); !ok {
+		t.Error("the sparse EASE is not a TopRanker")
+	}
+}

@@ -434,8 +434,9 @@ func (e *Engine) Ready(ctx context.Context) error {
 var scoreBuffers = sync.Pool{New: func() any { return new([]float64) }}
 
 // recommendFrom ranks the catalogue for a user with model m: a model that
-// finds its top n itself (recsys.TopRanker, the item-based models) skips
-// most of the catalogue; the others score every item.
+// finds its top n itself (recsys.AsTopRanker: the item-based models and
+// the sparse EASE) skips most of the catalogue; the others score every
+// item.
 func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest) []api.ScoredItem {
 	bufp := scoreBuffers.Get().(*[]float64)
 	defer scoreBuffers.Put(bufp)
@@ -445,10 +446,11 @@ func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, r
 	}
 	scores := (*bufp)[:n]
 	var top []uint32
-	if r, ok := m.Model.(recsys.TopRanker); ok {
+	model := m.Model.(recsys.Model)
+	if r, ok := recsys.AsTopRanker(model); ok {
 		top = r.RankTop(prof.Positive, c.pop32, newFilter(c.cat, prof, req), req.N, scores)
 	} else {
-		m.Model.(recsys.Model).Score(prof.Positive, scores)
+		model.Score(prof.Positive, scores)
 		filterScores(c, prof, req, scores)
 		top = recsys.TopN(scores, c.pop32, nil, req.N)
 	}
