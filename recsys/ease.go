@@ -436,14 +436,14 @@ func (m *EASE) Score(history []uint32, scores []float64) {
 
 func (m *EASE) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
 
-// RankTop implements TopRanker: the sparse model's weights are KNN lists,
-// ranked as ItemP's (rankIndex takes their negative entries), so a request
-// scores only the blocks of items that can still make the top n; the
-// dense model scores every item.
 // ranksTop is false for the dense model, which RankTop scores whole
 // (AsTopRanker).
 func (m *EASE) ranksTop() bool { return m.side != nil && m.side.rank != nil }
 
+// RankTop implements TopRanker: the sparse model's weights are KNN lists,
+// ranked as ItemP's (rankIndex takes their negative entries), so a request
+// scores only the blocks of items that can still make the top n; the
+// dense model scores every item.
 func (m *EASE) RankTop(history []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
 	if !m.ranksTop() || len(scores) < m.side.nItems {
 		return scoreTop(m, history, popularity, skip, n, scores)

@@ -66,8 +66,9 @@ const (
 // bound on any of their scores; of the positive entries alone when some
 // are negative) and are grouped in at most rankBlocks blocks of
 // consecutive positions; every reversed row is sorted by position. For a
-// history H, each block has the bound ub(b) =
-// Σ_{j∈H} max(0, max_{i∈b} A(i, j)), added in ascending j, which is at least the
+// history H, each block has the bound
+// ub(b) = Σ_{j∈H} max(0, max_{i∈b} A(i, j)), added in ascending j, which
+// is at least the
 // score of every item of the block as the full scorer computes it: that
 // score adds the A(i, j) ≤ max terms in the same order, and rounded
 // addition is monotone (the maxima are kept as float32 rounded up, still
