@@ -189,7 +189,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	ready := readiness(eng, loadErrs, c.AllowFallback, warm)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), eng.RankingMetric(),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
 			Help: "Persisted models (or the active model) that could not be loaded at start."},
 			func() float64 { return float64(int64(len(loadErrs)) + lateLoadErrs.Load()) }),

@@ -99,6 +99,10 @@ func TestOnline_experimentEndToEnd(t *testing.T) {
 		if !strings.Contains(string(metrics), line) {
 			t.Errorf("/metrics lacks %q", line)
 		}
+		// Each serving model's ranking time, by name (recsys/serving).
+		if timed := fmt.Sprintf("recsys_recommend_ranking_seconds_count{model=%q} ", row.Model); !strings.Contains(string(metrics), timed) {
+			t.Errorf("/metrics lacks %q", timed)
+		}
 	}
 	if len(rep.Totals) == 0 {
 		t.Error("the online report is empty")

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"recsys/api"
 	"recsys/recsys"
 )
@@ -57,8 +59,11 @@ type Engine struct {
 	cache     atomic.Pointer[catalogueCache]
 	refreshMu sync.Mutex
 
-	models   atomic.Pointer[modelSet]
-	swapMu   sync.Mutex // serialises writers of models
+	models atomic.Pointer[modelSet]
+	swapMu sync.Mutex // serialises writers of models
+	// ranking times each model's ranking of the catalogue for a request
+	// (RankingMetric).
+	ranking  *prometheus.HistogramVec
 	search   atomic.Pointer[contentSearch]
 	searchMu sync.Mutex // serialises makers of search
 	cold     atomic.Pointer[coldItems]
@@ -83,10 +88,25 @@ func NewEngine(src Source, opts EngineOptions) *Engine {
 	if opts.PopularityTTL == 0 {
 		opts.PopularityTTL = 2 * time.Second
 	}
-	e := &Engine{src: src, opts: opts}
+	e := &Engine{src: src, opts: opts, ranking: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "recsys_recommend_ranking_seconds",
+		Help:    "Time a model takes to rank the catalogue for one recommendation request (scoring, filtering and selection; not the history read), by model.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+	}, []string{"model"})}
 	e.models.Store(&modelSet{byName: map[string]*Served{}})
 	return e
 }
+
+// timeRanking observes the time since start as a ranking by model.
+func (e *Engine) timeRanking(model string, start time.Time) {
+	e.ranking.WithLabelValues(model).Observe(time.Since(start).Seconds())
+}
+
+// RankingMetric is the histogram of recsys_recommend_ranking_seconds, to
+// register with the server's others: at scale, the cost of a request
+// depends on the model (a user-based model searches every user), and this
+// says which model a slow tail comes from.
+func (e *Engine) RankingMetric() prometheus.Collector { return e.ranking }
 
 // catalogue returns a fresh enough catalogue: rebuilt at once after a
 // catalogue write, and at most every PopularityTTL after interactions. Only
@@ -197,6 +217,7 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 			out.ModelVersion = m.Info.Version
 		}
 	}
+	defer e.timeRanking("popular", time.Now())
 	out.Items = make([]api.ScoredItem, 0, req.N)
 	skip := newFilter(c.cat, prof, req)
 	skipped := 0
@@ -438,6 +459,7 @@ var scoreBuffers = sync.Pool{New: func() any { return new([]float64) }}
 // the sparse EASE) skips most of the catalogue; the others score every
 // item.
 func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest) []api.ScoredItem {
+	defer e.timeRanking(m.Info.Name, time.Now())
 	bufp := scoreBuffers.Get().(*[]float64)
 	defer scoreBuffers.Put(bufp)
 	n := len(c.cat.ItemIDs)

@@ -2,9 +2,12 @@ package serving
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"recsys/api"
 	"recsys/recsys"
@@ -162,5 +165,49 @@ func TestEngine_modelUsesLiveHistory(t *testing.T) {
 	}
 	if got := ids(sim.Items); len(got) != 2 || !slices.Contains(got, "y") || !slices.Contains(got, "z") {
 		t.Fatalf("similar to x = %v, want y and z", got)
+	}
+}
+
+// TestEngine_rankingMetric: each request a model ranks is timed under its
+// name, the active one's and one asked by name alike, and the popularity
+// order a user without history gets under popular.
+func TestEngine_rankingMetric(t *testing.T) {
+	st := twoTastes(t)
+	ctx := context.Background()
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
+	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: fitItemKNN(t, st, 5)}, true)
+	eng.Install(&Served{Info: api.ModelInfo{Name: "userknn", Version: "v2"}, Model: fitModel(t, st, "userknn", recsys.Params{K: 3})}, false)
+	for _, req := range []api.RecommendRequest{
+		{UserID: "p1", N: 2}, {UserID: "q1", N: 2}, {UserID: "p2", N: 2, Model: "userknn"}, {UserID: "nobody", N: 2},
+	} {
+		if _, err := eng.Recommend(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(eng.RankingMetric())
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, f := range families {
+		if f.GetName() != "recsys_recommend_ranking_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			h := m.GetHistogram()
+			if h.GetSampleSum() <= 0 {
+				t.Errorf("%v: %d requests in %v s", m.GetLabel(), h.GetSampleCount(), h.GetSampleSum())
+			}
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "model" {
+					got[l.GetValue()] = h.GetSampleCount()
+				}
+			}
+		}
+	}
+	if want := map[string]uint64{"itemknn": 2, "userknn": 1, "popular": 1}; !maps.Equal(got, want) {
+		t.Fatalf("requests timed by model %v, want %v", got, want)
 	}
 }
