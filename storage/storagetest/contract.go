@@ -833,14 +833,23 @@ func testJobs(t *testing.T, open Opener) {
 	if err != nil || len(list) != 3 || list[0].ID != ids[3] || list[2].ID != ids[1] {
 		t.Fatalf("jobs = %+v, %v; want the newest three, newest first", list, err)
 	}
-	n, err := s.FailInterruptedJobs(bg, "the server stopped")
-	if err != nil || n != 2 {
-		t.Fatalf("FailInterruptedJobs = %d, %v; want 2", n, err)
+	// A second queued job, made after the others: RecoverJobs returns the
+	// queued ones oldest first.
+	later, err := s.NewJobID(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutJob(bg, api.Job{ID: later, Kind: "evaluate", Models: []string{"knn"}, State: api.JobQueued, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	queued, n, err := s.RecoverJobs(bg, "the server stopped")
+	if err != nil || n != 1 || len(queued) != 2 || queued[0].ID != ids[2] || queued[1].ID != later || queued[0].State != api.JobQueued {
+		t.Fatalf("RecoverJobs = %+v, %d, %v; want the running job failed and the queued %s and %s returned in order", queued, n, err, ids[2], later)
 	}
 	for k, id := range ids {
 		j, _ := s.Job(bg, id)
 		wantState := states[k]
-		if k == 1 || k == 2 {
+		if k == 1 {
 			wantState = api.JobFailed
 			if j.Error != "the server stopped" || j.FinishedAt == nil || !j.FinishedAt.Equal(now) {
 				t.Fatalf("interrupted job = %+v", j)
@@ -850,8 +859,8 @@ func testJobs(t *testing.T, open Opener) {
 			t.Fatalf("job %d state %s, want %s", k, j.State, wantState)
 		}
 	}
-	if n, _ := s.FailInterruptedJobs(bg, "again"); n != 0 {
-		t.Fatalf("second FailInterruptedJobs = %d, want 0", n)
+	if queued, n, _ := s.RecoverJobs(bg, "again"); n != 0 || len(queued) != 2 {
+		t.Fatalf("second RecoverJobs = %d failed, %d queued; want 0 and the same 2", n, len(queued))
 	}
 }
 
