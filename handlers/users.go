@@ -74,6 +74,12 @@ func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) 
 	}
 	arm := h.assign(r, &req)
 	rec, err := h.Recommender.Recommend(r.Context(), req)
+	if r.Method == http.MethodHead && err == nil {
+		// Nothing is shown: no recommendation id, no impression logged.
+		out := api.NewRecommendationsOut(rec)
+		out.Experiment, out.Arm = arm.Experiment, arm.Arm
+		return http.StatusOK, out, nil
+	}
 	return h.recommendationsOut(req, arm, rec, err)
 }
 
