@@ -430,10 +430,7 @@ var naturalIDs = []string{"-5", "0", "00", "1", "2", "007", "7", "9", "10", "100
 func shuffled(ids []string) []string {
 	out := append([]string(nil), ids[len(ids)/2:]...)
 	slices.Reverse(out)
-	for _, id := range ids[:len(ids)/2] {
-		out = append(out, id)
-	}
-	return out
+	return append(out, ids[:len(ids)/2]...)
 }
 
 // pageAll lists by list at every page size from 1 to one past the whole,
