@@ -112,8 +112,8 @@ func (h *handler) decodeBody(w http.ResponseWriter, r *http.Request, dst any, sp
 	return nil
 }
 
-// decodedBody is the request body as sent before any Content-Encoding:
-// gzip is decoded, identity (or none) is the body itself, and anything else
+// decodedBody is the request body with its Content-Encoding undone: gzip
+// is decoded, identity (or none) is the body itself, and any other coding
 // is 415 naming it. The body limit applies to the bytes on the wire and to
 // the decoded bytes, so a small gzip stream that inflates past the limit
 // is 413 when the limit is reached, without inflating the rest.
@@ -178,8 +178,8 @@ func jsonError(err error, t reflect.Type) error {
 		sem *json.SemanticError
 		ae  *api.Error
 		mbe *http.MaxBytesError
+		gz  gzipError
 	)
-	var gz gzipError
 	switch {
 	case errors.As(err, &gz):
 		msg := gz.err.Error()
