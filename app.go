@@ -378,7 +378,7 @@ func (a *App) Run(ctx context.Context) error {
 		defer func() { <-syncDone }()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- a.srv.Serve(a.ln) }()
+	go func() { errc <- a.srv.Serve(handlers.Listener(a.ln)) }()
 	if a.pprofSrv != nil {
 		log.Info("serving profiles", "addr", a.pprofLn.Addr().String())
 		go func() { _ = a.pprofSrv.Serve(a.pprofLn) }()

@@ -531,6 +531,7 @@ func applyGen(tx *bolt.Tx, f *pairFilter, g *tailGen) error {
 		if err := w.itemID.Put(u64(it.idx), []byte(it.id)); err != nil {
 			return err
 		}
+		w.newItems = append(w.newItems, it.id)
 		seq = max(seq, it.idx)
 	}
 	if err := w.itemID.SetSequence(seq); err != nil {
@@ -548,6 +549,7 @@ func applyGen(tx *bolt.Tx, f *pairFilter, g *tailGen) error {
 		if err := w.userIDs.Put(u64(idx), []byte(id)); err != nil {
 			return err
 		}
+		w.newUsers = append(w.newUsers, id)
 		idxOf[id] = idx
 	}
 	type pairPut struct {
@@ -700,6 +702,22 @@ func (s *Store) LogBytes() int64 {
 		return 0
 	}
 	return s.log.size()
+}
+
+// tailHasEvents reports whether the event log holds events not applied
+// (or being applied) to bbolt.
+func (s *Store) tailHasEvents() bool {
+	if s.log == nil {
+		return false
+	}
+	s.tailMu.RLock()
+	defer s.tailMu.RUnlock()
+	for _, g := range s.gens {
+		if g.events > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // tailHasNewItems reports whether the tail created any item.

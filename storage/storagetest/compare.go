@@ -11,7 +11,7 @@ import (
 
 // Compare fails the test unless a and b give the same answer to every
 // public read: counters, activity, every user with their history (paged)
-// and profile, the catalogue (paged and whole), the snapshot, the features
+// and profile, the users paged, the catalogue (paged and whole), the snapshot, the features
 // and the index lookups.
 func Compare(tb testing.TB, a, b storage.Backend) {
 	tb.Helper()
@@ -63,6 +63,9 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 			return allPages(3, func(pg api.Page) (any, string, error) { return s.History(bg, id, pg) })
 		})
 	}
+	both("users", func(s storage.Backend) (any, error) {
+		return allPages(3, func(pg api.Page) (any, string, error) { return s.Users(bg, pg) })
+	})
 	both("items", func(s storage.Backend) (any, error) {
 		return allPages(4, func(pg api.Page) (any, string, error) { return s.Items(bg, pg) })
 	})
