@@ -103,8 +103,8 @@ func (f *recorder) Jobs(_ context.Context, limit int) ([]api.Job, error) {
 	return nil, nil
 }
 func (f *recorder) RecoverJobs(context.Context, string) ([]api.Job, int, error) { return nil, 0, nil }
-func (f *recorder) PutModel(context.Context, api.ModelInfo, []byte) error    { return nil }
-func (f *recorder) Models(context.Context) ([]api.ModelInfo, error)          { return nil, nil }
+func (f *recorder) PutModel(context.Context, api.ModelInfo, []byte) error       { return nil }
+func (f *recorder) Models(context.Context) ([]api.ModelInfo, error)             { return nil, nil }
 func (f *recorder) ModelBlob(context.Context, string, string) ([]byte, error) {
 	return nil, api.Errorf(api.CodeNotFound, "no model")
 }
