@@ -250,9 +250,8 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
 		Jobs: sched, JobRecords: st, Models: st, Reports: st,
 		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(),
-		Keys: handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
-		Hosts: handlers.Hosts{Allowed: c.AllowedHosts,
-			Check: len(c.AllowedHosts) > 0 || c.AppKey == "" && c.AdminKey == "" && isLoopback(c.Addr)},
+		Keys:   handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
+		Hosts:  hostsOf(c),
 		Limits: c.Limits,
 		Logger: c.Logger, Registry: reg,
 	}
@@ -318,6 +317,17 @@ func exposureWarnings(c Config) []string {
 		out = append(out, "admin routes and item deletes are disabled (they answer 403 admin_disabled): start the server with --admin-key (or RECSYS_ADMIN_KEY) to enable them")
 	}
 	return out
+}
+
+// hostsOf is which Host names the server answers. With no keys on
+// loopback every route is open to whatever reaches the port, a web page
+// through DNS rebinding included, so the Host must be a loopback name or
+// listed. With keys the keys protect the routes, and beyond loopback
+// (--insecure) the server cannot know its names: there only a given
+// --allowed-hosts restricts it.
+func hostsOf(c Config) handlers.Hosts {
+	open := c.AppKey == "" && c.AdminKey == "" && isLoopback(c.Addr)
+	return handlers.Hosts{Check: open || len(c.AllowedHosts) > 0, Allowed: c.AllowedHosts}
 }
 
 // MinKeyBytes is the shortest key serve starts with: 16 random bytes are
