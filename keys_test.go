@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"recsys/api"
 )
@@ -73,7 +75,10 @@ func TestServe_keyRulesFromFlagsAndEnv(t *testing.T) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
 		args = append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "x.db")}, args...)
-		code := runMain(t.Context(), args, &stdout, &stderr)
+		// A server that starts (which it must not) is stopped after a while.
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		code := runMain(ctx, args, &stdout, &stderr)
 		return code, lastLine(stderr.String())
 	}
 	if code, last := serve(t, "--app-key", "short"); code != 1 || !strings.Contains(last, "--app-key (RECSYS_APP_KEY) is 5 bytes") {
