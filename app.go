@@ -35,14 +35,14 @@ type Config struct {
 	AppKey   string
 	AdminKey string
 	Insecure bool
+	Demo     bool
+	Policy   api.Policy
+	Limits   handlers.Limits
+	Logger   *slog.Logger
 	// AllowedHosts are the Host names answered besides loopback ones: on a
 	// server with no keys on loopback always, elsewhere when given
 	// (handlers.Hosts).
 	AllowedHosts []string
-	Demo         bool
-	Policy       api.Policy
-	Limits       handlers.Limits
-	Logger       *slog.Logger
 	// MaxDBSize caps the database file in bytes; 0 is no cap.
 	MaxDBSize int64
 	// AllowFallback makes /readyz ready before any model is trained.
