@@ -191,9 +191,13 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	jo.Logger = c.Logger
 	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "recsys_jobs_finished_total",
 		Help: "Jobs this process ran to an end, by kind (train, evaluate) and state (succeeded, failed, cancelled)."}, []string{"kind", "state"})
+	observe := jo.OnProgress
 	jo.OnProgress = func(j api.Job) {
 		if j.Done() {
 			jobsFinished.WithLabelValues(j.Kind, j.State).Inc()
+		}
+		if observe != nil {
+			observe(j)
 		}
 	}
 	_, jo.Replicated = st.(jobs.Shared) // replicas share the queue and elect a trainer
