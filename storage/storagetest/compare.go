@@ -11,8 +11,8 @@ import (
 
 // Compare fails the test unless a and b give the same answer to every
 // public read: counters, activity, every user with their history (paged)
-// and profile, the catalogue (paged and whole), the snapshot, the features
-// and the index lookups.
+// and profile, the catalogue (paged and whole), the snapshot, the features,
+// the index lookups, the online counters and the experiments.
 func Compare(tb testing.TB, a, b storage.Backend) {
 	tb.Helper()
 	same := func(what string, x, y any) {
@@ -30,6 +30,8 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 		return x
 	}
 	both("counts", func(s storage.Backend) (any, error) { return s.Counts(bg) })
+	both("online counters", func(s storage.Backend) (any, error) { return s.OnlineCounts(bg, "0001-01-01", "9999-12-31") })
+	both("experiments", func(s storage.Backend) (any, error) { return s.Experiments(bg) })
 	both("activity", func(s storage.Backend) (any, error) { return s.Activity(bg, 3650) })
 	snap := both("snapshot", func(s storage.Backend) (any, error) {
 		snap, err := s.Snapshot(bg)
