@@ -61,26 +61,23 @@ func (h *handler) handleBackup(w http.ResponseWriter, r *http.Request) {
 }
 
 // deadlineWriter moves the connection's write deadline on as it writes:
-// each write may take up to idle.
+// each write may take up to about idle (at least three quarters of it).
 type deadlineWriter struct {
-	w    io.Writer
-	rc   *http.ResponseController
-	idle time.Duration
-	next time.Time // when the deadline is next moved
+	w        io.Writer
+	rc       *http.ResponseController
+	idle     time.Duration
+	deadline time.Time
 }
 
-// extend sets the write deadline idle from now. It is moved at most once
-// a second.
+// extend sets the write deadline idle from now, once a quarter of idle has
+// passed since it was last set.
 func (d *deadlineWriter) extend() error {
 	now := time.Now()
-	if now.Before(d.next) {
+	if now.Add(d.idle * 3 / 4).Before(d.deadline) {
 		return nil
 	}
-	if err := d.rc.SetWriteDeadline(now.Add(d.idle)); err != nil {
-		return err
-	}
-	d.next = now.Add(time.Second)
-	return nil
+	d.deadline = now.Add(d.idle)
+	return d.rc.SetWriteDeadline(d.deadline)
 }
 
 func (d *deadlineWriter) Write(p []byte) (int, error) {
