@@ -181,3 +181,11 @@ func printReport(cmd string, stdout io.Writer, rep *api.Report, table func(io.Wr
 	}
 	return nil
 }
+
+// byteSize writes n bytes in KiB or MiB.
+func byteSize(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

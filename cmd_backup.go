@@ -73,8 +73,8 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("backup: %w (no file was written at %s)", err, *to)
 	}
-	fmt.Fprintf(stdout, "backed up %s to %s in %.1fs: %.1f MiB, %d users, %d items, %d events; checked, opens with serve --db %s\n",
-		base, *to, time.Since(start).Seconds(), float64(info.Bytes)/(1<<20), info.Counts.Users, info.Counts.Items, info.Counts.Events, *to)
+	fmt.Fprintf(stdout, "backed up %s to %s in %.1fs: %s, %d users, %d items, %d events; checked, opens with serve --db %s\n",
+		base, *to, time.Since(start).Seconds(), byteSize(info.Bytes), info.Counts.Users, info.Counts.Items, info.Counts.Events, *to)
 	return nil
 }
 
