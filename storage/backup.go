@@ -22,7 +22,8 @@ import (
 // acknowledged before the backup began and opens as it is, with no event
 // log beside it. Writers go on meanwhile; the pages the transaction reads
 // stay allocated until it ends, so a long backup under heavy writes grows
-// the live file by what was rewritten meanwhile. The receiver writes the
+// the live file by what was rewritten meanwhile, and a commit that must
+// remap the file waits for the copy to end. The receiver writes the
 // copy to a temporary file beside the target, checks it, gives it a log
 // of its own and only then puts it in place (ReceiveBackup).
 
