@@ -182,6 +182,13 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	jo := c.Jobs
 	jo.Logger = c.Logger
+	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "recsys_jobs_finished_total",
+		Help: "Jobs this process ran to an end, by kind (train, evaluate) and state (succeeded, failed, cancelled)."}, []string{"kind", "state"})
+	jo.OnProgress = func(j api.Job) {
+		if j.Done() {
+			jobsFinished.WithLabelValues(j.Kind, j.State).Inc()
+		}
+	}
 	_, jo.Replicated = st.(jobs.Shared) // replicas share the queue and elect a trainer
 	sched := jobs.NewScheduler(st, eng, jo)
 	if err = sched.Recover(ctx); err != nil {
@@ -196,6 +203,15 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_models_loading",
 			Help: "Persisted models the start is still loading after the active one; a request naming one is answered 503 model_not_ready."},
 			func() float64 { return float64(eng.LoadingCount()) }),
+		jobsFinished,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_active_model_trained_timestamp_seconds",
+			Help: "When the model answering requests that name none was trained (Unix seconds); 0 while the popularity fallback answers."},
+			func() float64 {
+				if m := eng.Active(); m != nil {
+					return float64(m.Info.TrainedAt.UnixNano()) / 1e9
+				}
+				return 0
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_training_leader",
 			Help: "1 while this process runs the training jobs and triggers (the elected leader among replicas), else 0."},
 			func() float64 {
@@ -362,7 +378,7 @@ func (a *App) Run(ctx context.Context) error {
 		defer func() { <-syncDone }()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- a.srv.Serve(a.ln) }()
+	go func() { errc <- a.srv.Serve(handlers.Listener(a.ln)) }()
 	if a.pprofSrv != nil {
 		log.Info("serving profiles", "addr", a.pprofLn.Addr().String())
 		go func() { _ = a.pprofSrv.Serve(a.pprofLn) }()

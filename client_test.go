@@ -105,8 +105,13 @@ func TestClient_liveServer(t *testing.T) {
 		}
 		p.Cursor = page.NextCursor
 	}
-	if len(all) != 32 { // i0–i29, x,1 and extra
-		t.Fatalf("Items paged through %d items: %v", len(all), all)
+	// In natural order: i2 before i10.
+	wantIDs := []string{"extra"}
+	for i := range 30 {
+		wantIDs = append(wantIDs, fmt.Sprintf("i%d", i))
+	}
+	if wantIDs = append(wantIDs, "x,1"); !slices.Equal(all, wantIDs) {
+		t.Fatalf("Items paged through %v, want %v", all, wantIDs)
 	}
 	if err := c.DeleteItem(ctx, "extra"); err != nil {
 		t.Fatal(err)
@@ -115,6 +120,27 @@ func TestClient_liveServer(t *testing.T) {
 	wantCode(t, "deleted item", err, 404, api.CodeNotFound)
 
 	// Users.
+	var users []string
+	for p := (client.Page{Limit: 7}); ; {
+		page, err := c.Users(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range page.Users {
+			users = append(users, u.ID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		p.Cursor = page.NextCursor
+	}
+	wantIDs = wantIDs[:0]
+	for u := range 30 {
+		wantIDs = append(wantIDs, fmt.Sprintf("u%d", u))
+	}
+	if !slices.Equal(users, wantIDs) {
+		t.Fatalf("Users paged through %v, want %v", users, wantIDs)
+	}
 	u, err := c.User(ctx, "u0")
 	if err != nil || u.ID != "u0" || u.Items != 7 {
 		t.Fatalf("User: %+v, %v", u, err)

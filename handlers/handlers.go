@@ -110,7 +110,7 @@ func New(d Deps) http.Handler {
 
 func (h *handler) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, h.recoverer, h.instrument, h.timeout)
+	r.Use(headAsGet, middleware.RequestID, h.recoverer, h.instrument, h.timeout)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
@@ -163,10 +163,27 @@ func (h *handler) allowed(r *http.Request) []string {
 	for _, e := range h.routeTable {
 		if e.re.MatchString(path) && !slices.Contains(out, e.method) {
 			out = append(out, e.method)
+			if e.method == http.MethodGet && !slices.Contains(out, http.MethodHead) {
+				out = append(out, http.MethodHead) // headAsGet
+			}
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// headAsGet answers HEAD on every GET route by running the GET handler:
+// net/http sends the headers it sets and drops the body. No route
+// registers HEAD itself. (chi's middleware.GetHead looks for a HEAD route
+// first and finds one at every subrouter's root, where its look-ahead
+// matches the mount, so /items/{id} would stay a 405.)
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			chi.RouteContext(r.Context()).RouteMethod = http.MethodGet
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // recoverer turns a panic into a logged internal error with the envelope.

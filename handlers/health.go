@@ -12,7 +12,7 @@ import (
 func (h *handler) registerHealthRoutes(r chi.Router) {
 	r.Get("/healthz", h.handleHealthz)
 	r.Get("/readyz", h.handleReadyz)
-	r.Method(http.MethodGet, "/metrics", h.metrics.handler)
+	r.Method(http.MethodGet, "/metrics", h.envelopeErrors(h.metrics.handler))
 	r.Get("/openapi.yaml", h.handleOpenAPI)
 	r.With(h.requireApp).Get("/stats", h.serve(h.handleStats))
 }
@@ -61,7 +61,7 @@ func (h *handler) registerWebRoutes(r chi.Router) {
 	if h.Web == nil {
 		return
 	}
-	files := http.FileServer(http.FS(h.Web))
+	files := h.envelopeErrors(http.FileServer(http.FS(h.Web)))
 	r.Get("/", files.ServeHTTP)
 	if entries, err := fs.ReadDir(h.Web, "."); err == nil {
 		for _, e := range entries {

@@ -459,6 +459,7 @@ func (b *boltSink) User(u DumpUser) error {
 	r := userRecord{idx: u.Idx, created: u.T.Created, lastSeen: u.T.LastSeen, items: u.T.Items,
 		positives: u.T.Positives, events: u.T.Events}
 	b.putLater(b.w.users, []byte(u.ID), r.encode())
+	b.putLater(b.tx.Bucket(bucketUserOrder), OrderKey(u.ID), nil)
 	return b.w.userIDs.Put(u64(u.Idx), []byte(u.ID))
 }
 
@@ -469,6 +470,7 @@ func (b *boltSink) Item(it DumpItem) error {
 		return err
 	}
 	b.putLater(b.w.items, []byte(it.ID), rec)
+	b.putLater(b.tx.Bucket(bucketItemOrder), OrderKey(it.ID), nil)
 	if err := b.w.itemID.Put(u64(it.Idx), []byte(it.ID)); err != nil {
 		return err
 	}

@@ -12,8 +12,9 @@ import (
 
 // Compare fails the test unless a and b give the same answer to every
 // public read: counters, activity, every user with their history (paged)
-// and profile, the catalogue (paged and whole), the snapshot, the features,
-// the index lookups, the online counters and the experiments.
+// and profile, the users paged, the catalogue (paged and whole), the
+// snapshot, the features, the index lookups, the online counters and the
+// experiments.
 func Compare(tb testing.TB, a, b storage.Backend) {
 	tb.Helper()
 	same := func(what string, x, y any) {
@@ -73,6 +74,9 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 			return allPages(3, func(pg api.Page) (any, string, error) { return s.History(bg, id, pg) })
 		})
 	}
+	both("users", func(s storage.Backend) (any, error) {
+		return allPages(3, func(pg api.Page) (any, string, error) { return s.Users(bg, pg) })
+	})
 	both("items", func(s storage.Backend) (any, error) {
 		return allPages(4, func(pg api.Page) (any, string, error) { return s.Items(bg, pg) })
 	})
