@@ -25,7 +25,7 @@ func testContractBackup(t *testing.T) {
 		t.Fatalf("Content-Length %q for a body of %d bytes", a.header.Get("Content-Length"), len(a.body))
 	}
 	if ct, cd := a.header.Get("Content-Type"), a.header.Get("Content-Disposition"); ct != "application/octet-stream" ||
-		!strings.HasPrefix(cd, `attachment; filename="recsys-`) {
+		cd != `attachment; filename="recsys-backup.db"` {
 		t.Errorf("Content-Type %q, Content-Disposition %q", ct, cd)
 	}
 	path := filepath.Join(t.TempDir(), "copy.db")

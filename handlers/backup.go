@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -20,6 +21,9 @@ type Backuper interface {
 	Backup(ctx context.Context, start func(size int64) (io.Writer, error)) (int64, error)
 }
 
+// errHeadOnly stops a backup once HEAD has its headers.
+var errHeadOnly = errors.New("HEAD: headers only")
+
 // handleBackup streams the store's copy with its Content-Length, so that a
 // client tells a cut stream from a whole one. The status goes out once the
 // copy is fixed (the event log applied, the read transaction open); a
@@ -27,7 +31,7 @@ type Backuper interface {
 // shorter than its Content-Length. The server's write timeout would cut a
 // long copy: the route sets its own write deadline instead, moved on as
 // the copy goes, so only a client that takes no data for the request
-// timeout is cut off.
+// timeout is cut off. HEAD answers the copy's headers without reading it.
 func (h *handler) handleBackup(w http.ResponseWriter, r *http.Request) {
 	if h.Backup == nil {
 		h.writeError(w, r, api.Errorf(api.CodeNotImplemented, "this server has no store that GET /admin/backup can copy"))
@@ -43,14 +47,17 @@ func (h *handler) handleBackup(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd.Set("Content-Type", "application/octet-stream")
 		hd.Set("Content-Length", strconv.FormatInt(size, 10))
-		hd.Set("Content-Disposition", `attachment; filename="recsys-`+h.Now().UTC().Format("20060102T150405Z")+`.db"`)
+		hd.Set("Content-Disposition", `attachment; filename="recsys-backup.db"`)
 		hd.Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusOK)
 		started = true
+		if r.Method == http.MethodHead {
+			return nil, errHeadOnly // the headers of the copy, without reading it
+		}
 		return dw, nil
 	})
 	switch {
-	case err == nil:
+	case err == nil || errors.Is(err, errHeadOnly):
 		return
 	case !started:
 		h.writeError(w, r, err)
