@@ -39,6 +39,10 @@ type Config struct {
 	Policy   api.Policy
 	Limits   handlers.Limits
 	Logger   *slog.Logger
+	// AllowedHosts are the Host names answered besides loopback ones: on a
+	// server with no keys on loopback always, elsewhere when given
+	// (handlers.Hosts).
+	AllowedHosts []string
 	// MaxDBSize caps the database file in bytes; 0 is no cap.
 	MaxDBSize int64
 	// AllowFallback makes /readyz ready before any model is trained.
@@ -140,6 +144,9 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	if err := checkAddr(ctx, c.Addr); err != nil {
 		return nil, fmt.Errorf("--addr: %w", err)
+	}
+	if err := checkKeys(c); err != nil {
+		return nil, err
 	}
 	if err := checkExposure(c); err != nil {
 		return nil, err
@@ -244,6 +251,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		Jobs: sched, JobRecords: st, Models: st, Reports: st, Backup: st,
 		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(),
 		Keys:   handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
+		Hosts:  hostsOf(c),
 		Limits: c.Limits,
 		Logger: c.Logger, Registry: reg,
 	}
@@ -306,9 +314,48 @@ func exposureWarnings(c Config) []string {
 		out = append(out, "no API keys set and --insecure: every data route is open to the network")
 	}
 	if c.AdminKey == "" && (c.AppKey != "" || exposed) {
-		out = append(out, "admin routes and deletes are disabled (they answer 403 admin_disabled): start the server with --admin-key (or RECSYS_ADMIN_KEY) to enable them")
+		out = append(out, "admin routes and item deletes are disabled (they answer 403 admin_disabled): start the server with --admin-key (or RECSYS_ADMIN_KEY) to enable them")
 	}
 	return out
+}
+
+// hostsOf is which Host names the server answers. With no keys on
+// loopback every route is open to whatever reaches the port, a web page
+// through DNS rebinding included, so the Host must be a loopback name or
+// listed. With keys the keys protect the routes, and beyond loopback
+// (--insecure) the server cannot know its names: there only a given
+// --allowed-hosts restricts it.
+func hostsOf(c Config) handlers.Hosts {
+	open := c.AppKey == "" && c.AdminKey == "" && isLoopback(c.Addr)
+	return handlers.Hosts{Check: open || len(c.AllowedHosts) > 0, Allowed: c.AllowedHosts}
+}
+
+// MinKeyBytes is the shortest key serve starts with: 16 random bytes are
+// beyond guessing, and a shorter key is a password someone chose.
+const MinKeyBytes = 16
+
+// checkKeys refuses keys that do not protect: one too short to resist
+// guessing, one that begins or ends with white space (which HTTP strips from
+// a header, so that no request could present it), or an admin key equal to
+// the application key (which would hand the admin routes to the
+// application).
+func checkKeys(c Config) error {
+	for _, k := range []struct{ flag, env, key string }{
+		{"--app-key", "RECSYS_APP_KEY", c.AppKey}, {"--admin-key", "RECSYS_ADMIN_KEY", c.AdminKey},
+	} {
+		switch {
+		case k.key == "":
+		case strings.TrimSpace(k.key) != k.key:
+			return fmt.Errorf("%s (%s) begins or ends with white space, which no request can send in a header", k.flag, k.env)
+		case len(k.key) < MinKeyBytes:
+			return fmt.Errorf("%s (%s) is %d bytes; a key must be at least %d bytes (for example: openssl rand -hex 16)", k.flag, k.env, len(k.key), MinKeyBytes)
+		}
+	}
+	if c.AppKey != "" && c.AppKey == c.AdminKey {
+		return errors.New("--app-key and --admin-key (RECSYS_APP_KEY, RECSYS_ADMIN_KEY) are the same key: " +
+			"the admin key must differ, or every holder of the application key could use the admin routes")
+	}
+	return nil
 }
 
 // checkExposure refuses a non-loopback address without keys.

@@ -354,17 +354,17 @@ func TestClient_liveServer(t *testing.T) {
 // one with the application key 403 on an admin route, and serves it
 // elsewhere.
 func TestClient_keys(t *testing.T) {
-	a := startApp(t, func(c *Config) { c.AppKey, c.AdminKey = "app-k", "admin-k" })
+	a := startApp(t, func(c *Config) { c.AppKey, c.AdminKey = testAppKey, testAdminKey })
 	ctx := context.Background()
 	_, err := client.New(a.URL).Stats(ctx, 0)
 	wantCode(t, "no key", err, 401, api.CodeUnauthorized)
-	app := client.New(a.URL, client.WithKey("app-k"))
+	app := client.New(a.URL, client.WithKey(testAppKey))
 	if _, err := app.Stats(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	_, err = app.Jobs(ctx, 0)
 	wantCode(t, "app key on an admin route", err, 403, api.CodeForbidden)
-	if _, err := client.New(a.URL, client.WithKey("admin-k")).Jobs(ctx, 0); err != nil {
+	if _, err := client.New(a.URL, client.WithKey(testAdminKey)).Jobs(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -39,8 +39,8 @@ var DefaultLimits = Limits{MaxBodyBytes: 32 << 20, MaxBatch: api.MaxBatch, MaxN:
 // routes are never open to anyone once the server is guarded (see
 // authorize).
 type Keys struct {
-	App   string // guards writes and reads of user data
-	Admin string // guards /admin/* and deletes; accepted wherever App is
+	App   string // guards writes and reads of user data, and their erasure
+	Admin string // guards /admin/* and item deletes; accepted wherever App is
 	// Exposed is set when the server listens on a non-loopback address.
 	// The zero value is the loopback server of local development and of the
 	// handler tests; main sets it from the listen address.
@@ -65,6 +65,7 @@ type Deps struct {
 	OpenAPI  []byte
 	Web      fs.FS // the dashboard; nil serves none
 	Keys     Keys
+	Hosts    Hosts // the Host names answered (see checkHost)
 	Limits   Limits
 	Logger   *slog.Logger
 	Registry *prometheus.Registry // nil: a private registry
@@ -78,11 +79,14 @@ type handler struct {
 	validator  *validator.Validate
 	metrics    *metrics
 	routeTable []routeEntry
+	// crossOrigin tells a browser's cross-site request (checkCrossSite).
+	crossOrigin *http.CrossOriginProtection
 }
 
 // New returns the HTTP handler of the whole API.
 func New(d Deps) http.Handler {
-	h := &handler{Deps: d, limits: d.Limits, log: d.Logger, validator: newValidator()}
+	h := &handler{Deps: d, limits: d.Limits, log: d.Logger, validator: newValidator(),
+		crossOrigin: http.NewCrossOriginProtection()}
 	if h.limits.MaxBodyBytes == 0 {
 		h.limits.MaxBodyBytes = DefaultLimits.MaxBodyBytes
 	}
@@ -104,13 +108,17 @@ func New(d Deps) http.Handler {
 	if h.Registry == nil {
 		h.Registry = prometheus.NewRegistry()
 	}
+	h.Hosts.Allowed = make([]string, len(d.Hosts.Allowed))
+	for k, name := range d.Hosts.Allowed {
+		h.Hosts.Allowed[k] = HostName(name)
+	}
 	h.metrics = newMetrics(h.Registry, d.Stats)
 	return h.routes()
 }
 
 func (h *handler) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(headAsGet, middleware.RequestID, h.recoverer, h.instrument, h.timeout)
+	r.Use(headAsGet, middleware.RequestID, h.recoverer, h.instrument, h.browserGuard, h.timeout)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})

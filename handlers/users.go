@@ -11,11 +11,14 @@ import (
 
 func (h *handler) registerUserRoutes(r chi.Router) {
 	r.With(h.requireApp).Get("/users", h.serve(h.handleUserList))
+	// Erasing a user, or one of their pairs, takes the application key: an
+	// application honours a user's request to be forgotten without holding
+	// the admin key.
 	r.Route("/users/{id}", func(r chi.Router) {
 		r.With(h.requireApp).Get("/", h.serve(h.handleUserGet))
-		r.With(h.requireAdmin).Delete("/", h.serve(deleteByID(func(ctx context.Context, id string) error { return h.Users.DeleteUser(ctx, id) })))
+		r.With(h.requireApp).Delete("/", h.serve(deleteByID(func(ctx context.Context, id string) error { return h.Users.DeleteUser(ctx, id) })))
 		r.With(h.requireApp).Get("/interactions", h.serve(h.handleUserInteractions))
-		r.With(h.requireAdmin).Delete("/interactions/{item_id}", h.serve(h.handleInteractionDelete))
+		r.With(h.requireApp).Delete("/interactions/{item_id}", h.serve(h.handleInteractionDelete))
 		r.With(h.requireApp).Get("/recommendations", h.serve(h.handleRecommendations))
 	})
 }
