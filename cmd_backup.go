@@ -27,7 +27,8 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	from := fs.String("from", "", "the running server: http://HOST:PORT (https:// too)")
 	to := fs.String("to", "", "the file to write: a bbolt database that serve --db opens")
 	force := fs.Bool("force", false, "replace --to if it exists")
-	adminKey := fs.String("admin-key", envOr("RECSYS_ADMIN_KEY", ""), "the server's admin key (env RECSYS_ADMIN_KEY, which keeps it out of the process list)")
+	adminKey := new(string)
+	keyFlag(fs, adminKey, "admin-key", "the server's admin `key` (env RECSYS_ADMIN_KEY, which keeps it out of the process list)", "RECSYS_ADMIN_KEY")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
