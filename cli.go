@@ -182,6 +182,14 @@ func printReport(cmd string, stdout io.Writer, rep *api.Report, table func(io.Wr
 	return nil
 }
 
+// byteSize writes n bytes in KiB or MiB.
+func byteSize(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
 // secretString is a string flag whose value -h never prints. Its default
 // may come from the environment, and flag's usage shows a flag's default:
 // a key would be printed in clear, or a DSN with its password.

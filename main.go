@@ -7,6 +7,7 @@
 //	recsys eval    --data PATH --format movielens|lastfm|csv [--models ...] [--json FILE]
 //	recsys migrate --from DB --to DB
 //	recsys compact --db FILE
+//	recsys backup  --from http://HOST:PORT --to FILE
 package main
 
 import (
@@ -33,6 +34,7 @@ Usage:
   recsys scale   [--interactions 1000000] [--models popular,itemknn,kunn-i] [--dir DIR] [--bench 10s] [--rate R] [--serve-only] [--json FILE]
   recsys migrate --from FILE.db|postgres://... --to postgres://...|FILE.db
   recsys compact --db FILE.db    (a stopped server's file, without its free pages)
+  recsys backup  --from http://HOST:PORT --to FILE.db [--force]   (a running server's copy)
 
 DB is a bbolt file or postgres://user:pass@host:port/db.
 
@@ -68,6 +70,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"scale":          runScale,
 	"migrate":        runMigrate,
 	"compact":        runCompact,
+	"backup":         runBackup,
 }
 
 // run dispatches a subcommand; it is main without the process around it.

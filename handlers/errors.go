@@ -32,6 +32,7 @@ var statuses = map[string]int{
 	api.CodeTimeout:            http.StatusServiceUnavailable,
 	api.CodeStorageUnavailable: http.StatusServiceUnavailable,
 	api.CodeStorageFull:        http.StatusInsufficientStorage,
+	api.CodeNotImplemented:     http.StatusNotImplemented,
 }
 
 // statusOf is the HTTP status of an error code.

@@ -59,6 +59,7 @@ type Deps struct {
 	Models       api.ModelStore
 	Reports      api.ReportStore
 	Online       api.OnlineService // nil: no recommendation ids, attribution or experiments
+	Backup       Backuper          // nil: GET /admin/backup answers not_implemented
 	// Ready reports whether the service can answer recommendations.
 	Ready    func(ctx context.Context) error
 	OpenAPI  []byte

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -702,6 +703,21 @@ func (s *Store) LogBytes() int64 {
 		return 0
 	}
 	return s.log.size()
+}
+
+// LogHistory reports whether the event log holds any record, and its size:
+// the raw history of every event ingested through it, which dumps (and so
+// migrate) do not copy, since every event in it is in the records.
+func (s *Store) LogHistory() (bytes int64, any bool) {
+	if s.log == nil {
+		return 0, false
+	}
+	path := s.Path()
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	has, err := logHasRecords(path)
+	return s.LogBytes(), has && err == nil
 }
 
 // tailHasEvents reports whether the event log holds events not applied
