@@ -8,7 +8,9 @@ import (
 // TestColdThreshold_handComputed: with two items X (0) and Y (1) the
 // standard error over items is √(2·Σ_i (E_i − E/2)²) = |E_X − E_Y|.
 func TestColdThreshold_handComputed(t *testing.T) {
-	pair := func(u, i int, d float64, c bool) ColdPair { return ColdPair{User: u, Item: i, Distance: d, Consumed: c} }
+	pair := func(u, i int, d float64, c bool) ColdPair {
+		return ColdPair{User: u, Item: i, Distance: d, Consumed: c}
+	}
 	// Users A, B, C, D (0–3); A and C consumed X, B and D consumed Y: N =
 	// 4, n_u = 1, n_i = 2, so every pair expects 1·2/4 = 0.5, and a
 	// consumed pair adds +0.5 to E, another −0.5.
