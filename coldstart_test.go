@@ -299,6 +299,15 @@ func TestRecommend_coldEvidence_ml100k(t *testing.T) {
 					reachedFans++
 				}
 			}
+			var models struct{ Models []api.ModelInfo }
+			if st := a.getJSON(t, "/models", &models); st != 200 {
+				t.Fatalf("GET /models: %d", st)
+			}
+			for _, m := range models.Models {
+				if m.Name == "content" {
+					t.Logf("content model params %v", m.Params)
+				}
+			}
 			t.Logf("film: %d of 100, %d of the %d with an above-mean Action or Sci-Fi share %.3f", len(got), reachedFans, fans, mean)
 			if len(got) < 25 || reachedFans < 15 || float64(reachedFans)/float64(len(got)) <= float64(fans)/100 {
 				t.Errorf("an Action + Sci-Fi film reaches %d of 100 users, %d of the %d who like those genres more than the mean: want ≥ 25, ≥ 15 and a larger share than %d/100",

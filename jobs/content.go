@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	"recsys/api"
@@ -115,9 +116,10 @@ type coldValidation struct {
 // feature's support among rows, and the distance threshold chosen on
 // validation. A seeded share of rows is held out as if cold (their events
 // kept out of the metric's supervision), the metric is learned again on
-// the rest, and every sampled user's distance to each held-out item is
-// measured as the cold slots measure it: the smallest squared distance to
-// the user's 20 positives of highest dense index among those left in.
+// the rest, and every sampled user's distance to each held-out item with
+// evidence is measured as the cold slots measure it: the smallest squared
+// distance to the user's 20 positives of highest dense index among those
+// left in.
 // retrieval.ColdThreshold chooses the threshold on those pairs; it carries
 // over to m as the same multiple of the metric's spread over rows.
 func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *recsys.Neighbours, rows []int, m *retrieval.Metric, seed uint64) (serving.ColdRule, coldValidation, error) {
@@ -164,6 +166,26 @@ func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *rec
 		proj[i] = p
 		return p, err
 	}
+	// A held-out item is offered as the cold slots would offer it: only
+	// with evidence, and with its features that are no evidence set to 0.
+	coldVec := map[int][]float64{}
+	for _, c := range held {
+		f := slices.Clone(snap.Features[c])
+		evidence := false
+		for k, v := range f {
+			switch {
+			case rule.Support[k] < serving.MinColdSupport:
+				f[k] = 0
+			case v != 0:
+				evidence = true
+			}
+		}
+		if evidence {
+			if coldVec[c], err = mv.Project(f); err != nil {
+				return rule, coldValidation{}, err
+			}
+		}
+	}
 	val := coldValidation{heldOut: nHeld}
 	var pairs []retrieval.ColdPair
 	var hist [][]float64
@@ -196,9 +218,9 @@ func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *rec
 			continue
 		}
 		for _, c := range held {
-			p, err := project(c)
-			if err != nil {
-				return rule, coldValidation{}, err
+			p, ok := coldVec[c]
+			if !ok {
+				continue
 			}
 			d := math.Inf(1)
 			for _, h := range hist {
@@ -254,7 +276,7 @@ func trainContent(ctx context.Context, snap *api.Snapshot, opts TrainOptions, en
 	if err != nil {
 		return nil, "", err
 	}
-	model, val, n, err := learnContent(ctx, snap, x, uint64(opts.Seed))
+	model, _, n, err := learnContent(ctx, snap, x, uint64(opts.Seed))
 	if err != nil {
 		return nil, "", err
 	}
@@ -266,18 +288,17 @@ func trainContent(ctx context.Context, snap *api.Snapshot, opts TrainOptions, en
 		return nil, "", err
 	}
 	m := model.Metric()
+	// The cold rule in short keys, the threshold to four digits: the
+	// dashboard lists every parameter in one table cell.
 	params := map[string]float64{"rank": float64(m.Rank()), "features": float64(m.Dim()), "neighbours": contentNeighbours,
-		"cold_min_support": serving.MinColdSupport}
+		"cold_support": serving.MinColdSupport}
 	if d := model.Cold().MaxDistance; !math.IsInf(d, 1) {
-		params["cold_max_distance"] = d
+		params["cold_dist"], _ = strconv.ParseFloat(strconv.FormatFloat(d, 'g', 4, 64), 64)
 	}
-	validation := map[string]float64{}
-	if val.pairs > 0 {
-		validation = map[string]float64{"cold_held_out": float64(val.heldOut), "cold_pairs": float64(val.pairs),
-			"cold_consumed": float64(val.consumed), "cold_excess": val.excess}
-	}
+	// Validation holds the recommenders' measures, compared across models:
+	// the content metric has none.
 	info := api.ModelInfo{Name: serving.ContentModelName, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
 		Items: n, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
-		Params: params, Validation: validation}
+		Params: params, Validation: map[string]float64{}}
 	return &trained{served: &serving.Served{Info: info, Model: model}, blob: blob}, "", nil
 }

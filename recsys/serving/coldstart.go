@@ -131,10 +131,9 @@ func historyDistance(ix *contentIndex, hist []uint32, item uint32) (d float64, o
 
 // coldItems are the indexed items with no events and with evidence in one
 // catalogue, with their cold-slot vectors: the only candidates of
-// coldStart. Building
-// it once per catalogue and content index spares every request a scan of
-// the whole index per history item, and each item's nearest cold items are
-// found once, at the first request that needs them.
+// coldStart. Building it once per catalogue and content index spares every
+// request a scan of the whole index per history item, and each item's
+// nearest cold items are found once, at the first request that needs them.
 type coldItems struct {
 	cat     *catalogueCache
 	ix      *contentIndex
@@ -177,10 +176,11 @@ func (cs *coldItems) nearestTo(ix *contentIndex, id int) *coldList {
 
 // coldSet returns the cold items of catalogue c under index ix: indexed,
 // live, with evidence (a nonzero feature that enough known items share,
-// contentIndex.evidence), and with no event of any kind. An item with events but no positive
-// one (rated, all ratings low) has popularity 0 too, but it is known and
-// unwanted, not unknown: the store's per-item pair index tells them apart,
-// asked only for the indexed items of popularity 0. A new catalogue with
+// contentIndex.evidence), and with no event of any kind. An item with
+// events but no positive one (rated, all ratings low) has popularity 0
+// too, but it is known and unwanted, not unknown: the store's per-item
+// pair index tells them apart, asked only for the indexed items of
+// popularity 0. A new catalogue with
 // the same cold items (popularity is rebuilt every few seconds under
 // ingest) keeps the cached lists. Two requests may build it at once after
 // a change; both builds are equal.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,8 +39,10 @@ type contentIndex struct {
 	evidence []bool
 	// coldVecs holds, by index id, the cold-slot vector of an item with
 	// evidence and a nonzero feature that is no evidence: projected with
-	// that feature missing, so that a cold item is placed by the features
-	// that known items share alone. Other items use their indexed vector.
+	// that feature 0, as if the item lacked it (the value of all but at
+	// most one of the known items), so that a cold item is placed by the
+	// features that known items share alone. Other items use their
+	// indexed vector.
 	coldVecs map[int][]float64
 }
 
@@ -117,7 +118,7 @@ func (c *contentSearch) index(ctx context.Context, itemsVersion uint64) (*conten
 			cv := slices.Clone(v)
 			for k := range cv {
 				if !c.model.evidence(k) {
-					cv[k] = math.NaN() // missing: the training mean
+					cv[k] = 0
 				}
 			}
 			if ix.coldVecs[len(ix.items)], err = c.model.metric.Project(cv); err != nil {
