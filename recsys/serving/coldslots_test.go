@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -154,6 +155,92 @@ func TestEngine_coldSlots(t *testing.T) {
 			if !slices.Equal(ids(got), want) {
 				t.Errorf("per10=%d with near2: %v, want %v", per10, ids(got), want)
 			}
+		}
+	})
+}
+
+// evidenceFixture is coldFixture's warm catalogue on three features x, y,
+// z (w0..w7 at x = k; "me" viewed w0, so itemknn lists w1..w7 and wk lies
+// k² from the history), a plain Euclidean content metric (mean 0, scale
+// 1: squared distances are the raw ones) with cold rule r, and the cold
+// items given.
+func evidenceFixture(t *testing.T, r ColdRule, cold ...api.Item) *Engine {
+	t.Helper()
+	st := mustStore(t)
+	ctx := context.Background()
+	var items []api.Item
+	for k := 0; k < 8; k++ {
+		items = append(items, api.Item{ID: fmt.Sprintf("w%d", k), Features: map[string]float64{"x": float64(k)}})
+	}
+	if err := st.PutItems(ctx, append(items, cold...)); err != nil {
+		t.Fatal(err)
+	}
+	for u := 0; u < 6; u++ {
+		add(t, st, fmt.Sprintf("p%d", u), "view", "w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7")
+	}
+	add(t, st, "me", "view", "w0")
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
+	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: fitItemKNN(t, st, 10)}, true)
+	c, err := NewContent([]string{"x", "y", "z"}, retrieval.Euclidean([]float64{0, 0, 0}, []float64{1, 1, 1})).WithColdRule(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c1"}, Model: c}, false)
+	return eng
+}
+
+// TestEngine_coldSlots_evidence: the cold rule on a catalogue where every
+// distance is known. With support x 5, y 1, z 0 only x is evidence (at
+// least MinColdSupport = 2 known items have it). "junk" ({zzz: 1}, a
+// feature the model does not know) and "ysolo" ({y: 1}) have no evidence
+// and never take a slot, though both sit at the origin of the supported
+// features, on w0. "xy" ({x: 0.5, y: 3}) is placed by x alone: (0.5, 0,
+// 0), 0.25 from w0 (its full vector would be 9.25), score 1/(1+0.25).
+// "far" ({x: 1.5}) is 2.25 from w0: it beats w5 (25) but not a threshold
+// of 1.
+func TestEngine_coldSlots_evidence(t *testing.T) {
+	support := []uint32{5, 1, 0}
+	junk := api.Item{ID: "junk", Features: map[string]float64{"zzz": 1}}
+	ysolo := api.Item{ID: "ysolo", Features: map[string]float64{"y": 1}}
+	xy := api.Item{ID: "xy", Features: map[string]float64{"x": 0.5, "y": 3}}
+	far := api.Item{ID: "far", Features: map[string]float64{"x": 1.5}}
+	for _, tc := range []struct {
+		name    string
+		maxDist float64
+		cold    []api.Item
+		want    []string
+		score   float64 // of the cold item last, when there is one
+	}{
+		{"no evidence, beyond the threshold", 1, []api.Item{junk, ysolo, far}, []string{"w1", "w2", "w3", "w4", "w5"}, 0},
+		{"placed by supported features", 1, []api.Item{junk, ysolo, far, xy}, []string{"w1", "w2", "w3", "w4", "xy"}, 1 / 1.25},
+		// The full vector of xy (9.25 from w0) is beyond a threshold of 9:
+		// it takes the slot only because y, no evidence, is left out.
+		{"unsupported feature left out", 9, []api.Item{xy}, []string{"w1", "w2", "w3", "w4", "xy"}, 1 / 1.25},
+		{"no threshold", math.Inf(1), []api.Item{junk, ysolo, far}, []string{"w1", "w2", "w3", "w4", "far"}, 1 / 3.25},
+		{"threshold at the distance", 2.25, []api.Item{junk, far}, []string{"w1", "w2", "w3", "w4", "far"}, 1 / 3.25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := evidenceFixture(t, ColdRule{Support: support, MaxDistance: tc.maxDist}, tc.cold...)
+			got := recommend(t, eng, 5, false)
+			if !slices.Equal(ids(got), tc.want) {
+				t.Fatalf("n=5: %v, want %v", ids(got), tc.want)
+			}
+			for _, it := range got {
+				if cold := it.ItemID == tc.want[4] && tc.score != 0; it.Cold != cold || cold && it.Score != tc.score {
+					t.Errorf("%s: cold %v score %v, want cold %v score %v", it.ItemID, it.Cold, it.Score, cold, tc.score)
+				}
+			}
+		})
+	}
+	t.Run("a model without a cold rule", func(t *testing.T) {
+		// Every model feature is evidence and no distance is too far; junk
+		// (no model feature) still has none.
+		eng := evidenceFixture(t, ColdRule{Support: support, MaxDistance: 1}, junk, ysolo)
+		m := eng.Lookup(ContentModelName)
+		eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c0"}, Model: NewContent(m.Model.(*Content).names, m.Model.(*Content).metric)}, false)
+		got := recommend(t, eng, 5, false)
+		if want := []string{"w1", "w2", "w3", "w4", "ysolo"}; !slices.Equal(ids(got), want) || got[4].Score != 0.5 {
+			t.Fatalf("n=5: %v (last score %v), want %v, ysolo 1 from w0: score 0.5", ids(got), got[4].Score, want)
 		}
 	})
 }

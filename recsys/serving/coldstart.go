@@ -32,8 +32,9 @@ func recentHistory(prof api.Profile) []uint32 {
 }
 
 // coldStart returns up to slots cold items (features, no events of any
-// kind) nearest in content to the user's recent history, nearest first,
-// and the content index they were measured in (nil when there is none).
+// kind) nearest in content to the user's recent history and within the
+// content model's distance threshold, nearest first, and the content index
+// they were measured in (nil when there is none).
 func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Profile, skip func(uint32) bool, slots int) ([]coldPick, *contentIndex, error) {
 	cm := e.contentSearch()
 	if cm == nil || slots <= 0 || len(prof.Positive) == 0 {
@@ -47,6 +48,7 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 	if err != nil || len(cs.ids) == 0 {
 		return nil, ix, err
 	}
+	maxDist := cm.model.maxColdDistance()
 	best := map[uint32]coldPick{}
 	var eligible []int // positions in cs.ids of the cold items this request may get
 	near := make([]retrieval.Neighbour, 0, slots)
@@ -87,6 +89,9 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 			}
 		}
 		for _, nb := range near {
+			if nb.Distance > maxDist {
+				break // near is in increasing distance
+			}
 			i := ix.items[nb.ID]
 			if b, ok := best[i]; !ok || nb.Distance < b.dist {
 				best[i] = coldPick{item: i, reason: j, dist: nb.Distance}
@@ -124,11 +129,11 @@ func historyDistance(ix *contentIndex, hist []uint32, item uint32) (d float64, o
 	return d, !math.IsInf(d, 1)
 }
 
-// coldItems are the indexed items with no events in one catalogue,
-// with their projected vectors: the only candidates of coldStart. Building
-// it once per catalogue and content index spares every request a scan of
-// the whole index per history item, and each item's nearest cold items are
-// found once, at the first request that needs them.
+// coldItems are the indexed items with no events and with evidence in one
+// catalogue, with their cold-slot vectors: the only candidates of
+// coldStart. Building it once per catalogue and content index spares every
+// request a scan of the whole index per history item, and each item's
+// nearest cold items are found once, at the first request that needs them.
 type coldItems struct {
 	cat     *catalogueCache
 	ix      *contentIndex
@@ -170,10 +175,12 @@ func (cs *coldItems) nearestTo(ix *contentIndex, id int) *coldList {
 }
 
 // coldSet returns the cold items of catalogue c under index ix: indexed,
-// live, and with no event of any kind. An item with events but no positive
-// one (rated, all ratings low) has popularity 0 too, but it is known and
-// unwanted, not unknown: the store's per-item pair index tells them apart,
-// asked only for the indexed items of popularity 0. A new catalogue with
+// live, with evidence (a nonzero feature that enough known items share,
+// contentIndex.evidence), and with no event of any kind. An item with
+// events but no positive one (rated, all ratings low) has popularity 0
+// too, but it is known and unwanted, not unknown: the store's per-item
+// pair index tells them apart, asked only for the indexed items of
+// popularity 0. A new catalogue with
 // the same cold items (popularity is rebuilt every few seconds under
 // ingest) keeps the cached lists. Two requests may build it at once after
 // a change; both builds are equal.
@@ -185,7 +192,7 @@ func (e *Engine) coldSet(ctx context.Context, c *catalogueCache, ix *contentInde
 	var ks []int
 	var unpopular []uint32
 	for k, i := range ix.items {
-		if int(i) < len(c.cat.Popularity) && c.cat.Popularity[i] == 0 && !hiddenOrGone(c.cat, i) {
+		if ix.evidence[k] && int(i) < len(c.cat.Popularity) && c.cat.Popularity[i] == 0 && !hiddenOrGone(c.cat, i) {
 			ks = append(ks, k)
 			unpopular = append(unpopular, i)
 		}
@@ -206,7 +213,11 @@ func (e *Engine) coldSet(ctx context.Context, c *catalogueCache, ix *contentInde
 	} else {
 		cs.nearest = make([]atomic.Pointer[coldList], len(ix.items))
 		for _, k := range ids {
-			cs.vecs = append(cs.vecs, ix.searcher.Index.Vector(k))
+			v, ok := ix.coldVecs[k]
+			if !ok {
+				v = ix.searcher.Index.Vector(k)
+			}
+			cs.vecs = append(cs.vecs, v)
 		}
 	}
 	e.cold.Store(cs)
@@ -251,18 +262,24 @@ func (e *Engine) coldSlots(n int) int {
 // of a list, so that they reach users before anyone has consumed them.
 //
 // A cold item has no model score, only a content one, so it has to earn
-// its slot on the content scale: the k-th cold item (nearest first) takes
-// the place of the warm item it would push out (the lowest one still in
-// the list) only if its distance to the user's recent history under the
-// learned metric is at most that warm item's distance to the same
-// history. Both numbers measure the one thing both items have, closeness
-// in features to what the user liked; a warm item the model ranked there
-// for reasons content cannot see is displaced only by a cold item at
-// least as close to the user's taste, and a warm item without features
-// (no place in content space to compare) is never displaced. Once a cold
-// item fails, the next ones (no nearer) would face the same warm item and
-// fail too. Empty slots, when the model found fewer than n items, go to
-// cold items freely: they displace nothing.
+// its slot on evidence the catalogue supports (docs/design.md#cold-start).
+// It must have a nonzero feature that at least MinColdSupport of the items
+// the metric was learned on have, and it is placed by such features alone;
+// its distance to the user's recent history must be at most the content
+// model's threshold, chosen on validation when the metric was learned.
+// Then it has to earn the slot on the content scale: the k-th cold item
+// (nearest first) takes the place of the warm item it would push out (the
+// lowest one still in the list) only if its distance to the user's recent
+// history under the learned metric is at most that warm item's distance
+// to the same history. Both numbers measure the one thing both items
+// have, closeness in features to what the user liked; a warm item the
+// model ranked there for reasons content cannot see is displaced only by
+// a cold item at least as close to the user's taste, and a warm item
+// without features (no place in content space to compare) is never
+// displaced. Once a cold item fails, the next ones (no nearer) would face
+// the same warm item and fail too. Empty slots, when the model found
+// fewer than n items, go to cold items within the threshold: they
+// displace nothing.
 //
 // A cold item's score is its content similarity 1/(1+d), d the squared
 // distance to the nearest history item, as by=content reports it; it is

@@ -3,6 +3,7 @@ package serving
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"recsys/recsys/blob"
 	"recsys/retrieval"
@@ -27,51 +28,118 @@ func init() {
 // for an item or a feature vector (by=content, POST /search/similar, cold
 // slots), not for a user, so it is served beside the recommenders but is
 // never the active model; the engine projects the catalogue by it
-// (search.go).
+// (search.go). Its cold rule says which cold items may take a slot.
 type Content struct {
 	names  []string
 	metric *retrieval.Metric
+	cold   *ColdRule // nil in a model persisted before cold rules
+}
+
+// MinColdSupport is the fewest items the metric was learned on that must
+// have a feature (a nonzero value) for it to count as evidence for a cold
+// item: a feature that one known item has is that item's identity, not a
+// trait that known items share (docs/design.md#cold-start).
+const MinColdSupport = 2
+
+// ColdRule is what a cold item needs to earn a slot, learned with the
+// metric (docs/design.md#cold-start).
+type ColdRule struct {
+	// Support holds, per feature in the model's order, how many of the
+	// items the metric was learned on have it (a nonzero value).
+	Support []uint32
+	// MaxDistance is the largest squared distance under the metric from a
+	// cold item to the user's recent history at which the item may take a
+	// slot, chosen on validation; +Inf when validation chose none.
+	MaxDistance float64
 }
 
 // NewContent returns the content model of metric m, learned on the
-// features called names.
+// features called names, without a cold rule: any of its features counts
+// as evidence and no distance is too far, as in models persisted before
+// cold rules.
 func NewContent(names []string, m *retrieval.Metric) *Content {
 	return &Content{names: names, metric: m}
 }
 
-// MarshalBinary writes the model: the number of feature names, each name,
-// then the metric as retrieval writes it (package blob's layouts).
-func (c *Content) MarshalBinary() ([]byte, error) { return encodeContent(c.names, c.metric) }
+// WithColdRule returns c with cold rule r.
+func (c *Content) WithColdRule(r ColdRule) (*Content, error) {
+	if len(r.Support) != len(c.names) {
+		return nil, fmt.Errorf("content model: support of %d features for %d feature names", len(r.Support), len(c.names))
+	}
+	if !(r.MaxDistance >= 0) {
+		return nil, fmt.Errorf("content model: cold distance threshold %v, want ≥ 0 or +Inf", r.MaxDistance)
+	}
+	return &Content{names: c.names, metric: c.metric, cold: &r}, nil
+}
+
+// evidence reports whether feature k of the model counts as evidence for
+// a cold item: enough of the items the metric was learned on have it.
+func (c *Content) evidence(k int) bool { return c.cold == nil || c.cold.Support[k] >= MinColdSupport }
+
+// maxColdDistance is ColdRule.MaxDistance, +Inf without a rule.
+func (c *Content) maxColdDistance() float64 {
+	if c.cold == nil {
+		return math.Inf(1)
+	}
+	return c.cold.MaxDistance
+}
+
+// MarshalBinary writes the model (package blob's layouts). Without a cold
+// rule: the number of feature names, each name, then the metric as
+// retrieval writes it. With one: a zero byte (no model has zero names),
+// the layout version 1, the names as before, each feature's support as a
+// uvarint, the distance threshold as a float64, then the metric.
+func (c *Content) MarshalBinary() ([]byte, error) { return encodeContent(c) }
 
 // UnmarshalBinary reads what MarshalBinary wrote.
 func (c *Content) UnmarshalBinary(b []byte) error {
-	names, m, err := decodeContent(b)
+	d, err := decodeContent(b)
 	if err != nil {
 		return err
 	}
-	c.names, c.metric = names, m
+	*c = *d
 	return nil
 }
 
 var errCorruptContent = errors.New("content model: corrupt data")
 
-// encodeContent writes the feature names and the metric.
-func encodeContent(names []string, m *retrieval.Metric) ([]byte, error) {
-	mb, err := m.MarshalBinary()
+// contentColdLayout is the layout version of a model with a cold rule.
+const contentColdLayout = 1
+
+func encodeContent(c *Content) ([]byte, error) {
+	mb, err := c.metric.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}
 	e := blob.NewEncoder(nil)
-	e.Uvarint(uint64(len(names)))
-	for _, n := range names {
+	if c.cold != nil {
+		e.Byte(0)
+		e.Byte(contentColdLayout)
+	}
+	e.Uvarint(uint64(len(c.names)))
+	for _, n := range c.names {
 		e.Str(n)
+	}
+	if c.cold != nil {
+		for _, s := range c.cold.Support {
+			e.Uvarint(uint64(s))
+		}
+		e.Float64(c.cold.MaxDistance)
 	}
 	e.Raw(mb)
 	return e.Bytes(), nil
 }
 
-func decodeContent(b []byte) ([]string, *retrieval.Metric, error) {
+func decodeContent(b []byte) (*Content, error) {
 	d := blob.NewDecoder(b, errCorruptContent)
+	withCold := len(b) > 0 && b[0] == 0
+	if withCold {
+		d.MinimalUvarints()
+		d.Byte()
+		if v := d.Byte(); d.Err() == nil && v != contentColdLayout {
+			return nil, fmt.Errorf("content model: layout version %d, want %d", v, contentColdLayout)
+		}
+	}
 	// Each name takes at least its one-byte length (Count), and no
 	// catalogue has a million features: a larger count is corrupt and must
 	// not size an allocation.
@@ -84,15 +152,37 @@ func decodeContent(b []byte) ([]string, *retrieval.Metric, error) {
 	for i := range names {
 		names[i] = d.Str()
 	}
+	var cold *ColdRule
+	if withCold {
+		cold = &ColdRule{Support: make([]uint32, n)}
+		for k := range cold.Support {
+			cold.Support[k] = uint32(d.Bounded(math.MaxUint32))
+		}
+		if cold.MaxDistance = d.Float64(); d.Err() == nil && !(cold.MaxDistance >= 0) {
+			d.Fail(nil)
+		}
+	}
 	if err := d.Err(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	m := new(retrieval.Metric)
 	if err := m.UnmarshalBinary(d.Rest()); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if m.Dim() != len(names) {
-		return nil, nil, fmt.Errorf("content model: %d feature names for a metric of dimension %d", len(names), m.Dim())
+		return nil, fmt.Errorf("content model: %d feature names for a metric of dimension %d", len(names), m.Dim())
 	}
-	return names, m, nil
+	return &Content{names: names, metric: m, cold: cold}, nil
+}
+
+// Metric is the learned metric.
+func (c *Content) Metric() *retrieval.Metric { return c.metric }
+
+// Cold is the cold rule, the zero rule with no threshold (+Inf) when the
+// model has none.
+func (c *Content) Cold() ColdRule {
+	if c.cold == nil {
+		return ColdRule{MaxDistance: math.Inf(1)}
+	}
+	return *c.cold
 }

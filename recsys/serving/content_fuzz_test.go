@@ -10,35 +10,45 @@ import (
 // FuzzDecodeContent feeds corrupt content-model records (as a damaged
 // database would hold) to the decoder: an error or a usable metric whose
 // dimension matches its feature names, never a panic, and never an
-// allocation out of proportion to the input.
+// allocation out of proportion to the input; a cold rule, when there is
+// one, covers every feature and has a threshold ≥ 0.
 func FuzzDecodeContent(f *testing.F) {
 	m := retrieval.Euclidean([]float64{0, 1, 2}, []float64{1, 1, 1})
-	good, err := encodeContent([]string{"a", "b", "c"}, m)
+	plain := NewContent([]string{"a", "b", "c"}, m)
+	cold, err := plain.WithColdRule(ColdRule{Support: []uint32{0, 3, 300}, MaxDistance: 2.5})
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(good)
-	f.Add(good[:len(good)/2])
+	for _, c := range []*Content{plain, cold} {
+		good, err := encodeContent(c)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(good)
+		f.Add(good[:len(good)/2])
+	}
 	f.Add([]byte{0x80, 0x80, 0x40}) // a count of 1<<20 names in 3 bytes
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var (
-			names []string
-			met   *retrieval.Metric
-			err   error
+			c   *Content
+			err error
 		)
-		n := blobtest.Allocated(func() { names, met, err = decodeContent(data) })
+		n := blobtest.Allocated(func() { c, err = decodeContent(data) })
 		if limit := uint64(64*len(data) + 1<<16); n > limit {
 			t.Fatalf("decoding %d bytes allocated %d bytes", len(data), n)
 		}
 		if err != nil {
 			return
 		}
-		if met.Dim() != len(names) {
-			t.Fatalf("%d names for dimension %d", len(names), met.Dim())
+		if c.metric.Dim() != len(c.names) {
+			t.Fatalf("%d names for dimension %d", len(c.names), c.metric.Dim())
 		}
-		if _, err := met.Project(make([]float64, len(names))); err != nil {
+		if _, err := c.metric.Project(make([]float64, len(c.names))); err != nil {
 			t.Fatal(err)
+		}
+		if c.cold != nil && (len(c.cold.Support) != len(c.names) || !(c.cold.MaxDistance >= 0)) {
+			t.Fatalf("cold rule %+v for %d names", c.cold, len(c.names))
 		}
 	})
 }

@@ -16,12 +16,15 @@ import (
 
 // coldStartBySearch is coldStart as first written: an exact search of the
 // whole index per history item, keeping the cold items (those of
-// popularity 0 that the test knows have no events). The engine now
-// searches the cold items alone and must give the same answers.
-func coldStartBySearch(c *catalogueCache, ix *contentIndex, prof api.Profile, skip func(uint32) bool, slots int, touched map[string]bool) []coldPick {
+// popularity 0 that the test knows have no events, and that have a
+// nonzero feature: evidence, under a content model without a cold rule).
+// The engine now searches the cold items alone and must give the same
+// answers.
+func coldStartBySearch(c *catalogueCache, ix *contentIndex, prof api.Profile, skip func(uint32) bool, slots int, touched, noEvidence map[string]bool) []coldPick {
 	cold := func(k int) bool {
 		i := ix.items[k]
-		return int(i) < len(c.cat.Popularity) && c.cat.Popularity[i] == 0 && !touched[c.cat.ItemIDs[i]] && !skip(i)
+		id := c.cat.ItemIDs[i]
+		return int(i) < len(c.cat.Popularity) && c.cat.Popularity[i] == 0 && !touched[id] && !noEvidence[id] && !skip(i)
 	}
 	best := map[uint32]coldPick{}
 	hist := prof.Positive
@@ -58,8 +61,9 @@ func coldStartBySearch(c *catalogueCache, ix *contentIndex, prof api.Profile, sk
 // ties, as with genres), the cold slots equal those of a whole-index exact
 // search, for several users, slot counts, consumed cold items, a category
 // filter and a hidden cold item. Disliked items (events, no positive) are
-// never cold. With 49 cold items and lists of 32, both the cached lists
-// and the fallback scan are exercised.
+// never cold, nor is an item whose features are all 0 (no evidence). With
+// 49 cold items and lists of 32, both the cached lists and the fallback
+// scan are exercised.
 func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 	st := mustStore(t)
 	ctx := context.Background()
@@ -78,6 +82,17 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 		items = append(items, api.Item{ID: fmt.Sprintf("i%d", i), Features: f, Categories: cats})
 	}
 	items[100].Hidden = true
+	noEvidence := map[string]bool{}
+	for k := 101; k < 104; k++ {
+		for _, n := range names {
+			items[k].Features[n] = 0
+		}
+	}
+	for _, it := range items {
+		if !slices.ContainsFunc(names, func(n string) bool { return it.Features[n] != 0 }) {
+			noEvidence[it.ID] = true
+		}
+	}
 	if err := st.PutItems(ctx, items); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +144,7 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := coldStartBySearch(c, ix, prof, skip, slots, touched)
+			want := coldStartBySearch(c, ix, prof, skip, slots, touched, noEvidence)
 			if len(want) == 0 {
 				t.Fatalf("u%d slots=%d: the reference found no cold items; the test data is wrong", u, slots)
 			}
@@ -137,8 +152,8 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 				t.Errorf("u%d slots=%d:\n got %v\nwant %v", u, slots, got, want)
 			}
 			for _, p := range got {
-				if id := c.cat.ItemIDs[p.item]; id == "i100" || touched[id] {
-					t.Errorf("u%d: %s offered as cold (hidden or has events)", u, id)
+				if id := c.cat.ItemIDs[p.item]; id == "i100" || touched[id] || noEvidence[id] {
+					t.Errorf("u%d: %s offered as cold (hidden, has events or no evidence)", u, id)
 				}
 			}
 			checked++
@@ -159,7 +174,7 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := coldStartBySearch(c, ix, prof, skip, slots, touched)
+			want := coldStartBySearch(c, ix, prof, skip, slots, touched, noEvidence)
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("i%d slots=%d:\n got %v\nwant %v", j, slots, got, want)
 			}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -32,6 +33,17 @@ type contentIndex struct {
 	searcher     *retrieval.Searcher
 	items        []uint32 // index id → dense item index
 	byItem       map[uint32]int
+	// evidence tells, by index id, whether the item has a nonzero value
+	// of a feature that counts as evidence (Content.evidence): only such
+	// an item may take a cold slot.
+	evidence []bool
+	// coldVecs holds, by index id, the cold-slot vector of an item with
+	// evidence and a nonzero feature that is no evidence: projected with
+	// that feature 0, as if the item lacked it (the value of all but at
+	// most one of the known items), so that a cold item is placed by the
+	// features that known items share alone. Other items use their
+	// indexed vector.
+	coldVecs map[int][]float64
 }
 
 // contentSearch returns the search by the content model in the served set,
@@ -82,20 +94,40 @@ func (c *contentSearch) index(ctx context.Context, itemsVersion uint64) (*conten
 	for k, n := range names {
 		pos[n] = k
 	}
-	ix := &contentIndex{itemsVersion: itemsVersion, byItem: map[uint32]int{}}
+	ix := &contentIndex{itemsVersion: itemsVersion, byItem: map[uint32]int{}, coldVecs: map[int][]float64{}}
 	var vecs [][]float64
 	for i, f := range feats {
 		if f == nil {
 			continue
 		}
 		v := make([]float64, len(c.model.names))
+		evidence, other := false, false
 		for k, n := range c.model.names {
 			if p, ok := pos[n]; ok {
 				v[k] = f[p]
 			}
+			if v[k] != 0 {
+				if c.model.evidence(k) {
+					evidence = true
+				} else {
+					other = true
+				}
+			}
+		}
+		if evidence && other {
+			cv := slices.Clone(v)
+			for k := range cv {
+				if !c.model.evidence(k) {
+					cv[k] = 0
+				}
+			}
+			if ix.coldVecs[len(ix.items)], err = c.model.metric.Project(cv); err != nil {
+				return nil, err
+			}
 		}
 		ix.byItem[uint32(i)] = len(ix.items)
 		ix.items = append(ix.items, uint32(i))
+		ix.evidence = append(ix.evidence, evidence)
 		vecs = append(vecs, v)
 	}
 	if ix.searcher, err = retrieval.NewSearcher(c.model.metric, vecs); err != nil {
