@@ -57,6 +57,10 @@ func checkDatabase(path string) error {
 	return nil
 }
 
+// dbFlagUsage is the help text of every --db flag that opens a store:
+// each takes a bbolt file or a PostgreSQL URL.
+const dbFlagUsage = "the database: a bbolt file, or postgres://user:pass@host:port/db for PostgreSQL (env RECSYS_DB)"
+
 // envOr returns the environment variable key, or def when it is unset.
 func envOr(key, def string) string {
 	if v, ok := os.LookupEnv(key); ok {

@@ -23,7 +23,7 @@ const importBatch = 5000
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file, or postgres://user:pass@host:port/db (always imported incrementally)")
+	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), dbFlagUsage+"; a PostgreSQL database is always imported incrementally")
 	format := fs.String("format", "", "data format: movielens, lastfm or csv")
 	minValue := fs.String("min-value", "", "smallest value that counts as relevant (default: 4 for movielens ratings, none otherwise)")
 	incremental := fs.Bool("incremental", false, "add the events in 5,000-event transactions through the store's write path even into a new database (the bulk load is used otherwise when the database is new)")

@@ -28,7 +28,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	var types string
 	var err error
 	fs.StringVar(&c.Addr, "addr", envOr("RECSYS_ADDR", "127.0.0.1:8080"), "listen address (env RECSYS_ADDR)")
-	fs.StringVar(&c.DB, "db", envOr("RECSYS_DB", "./recsys.db"), "bbolt database file, or postgres://user:pass@host:port/db for PostgreSQL (env RECSYS_DB)")
+	fs.StringVar(&c.DB, "db", envOr("RECSYS_DB", "./recsys.db"), dbFlagUsage)
 	fs.StringVar(&c.AppKey, "app-key", envOr("RECSYS_APP_KEY", ""), "application key guarding data routes (env RECSYS_APP_KEY)")
 	fs.StringVar(&c.AdminKey, "admin-key", envOr("RECSYS_ADMIN_KEY", ""), "admin key guarding /admin/* and deletes (env RECSYS_ADMIN_KEY)")
 	fs.BoolVar(&c.Insecure, "insecure", envOr("RECSYS_INSECURE", "") == "1", "allow a non-loopback address with no keys (env RECSYS_INSECURE=1)")
