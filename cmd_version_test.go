@@ -197,9 +197,9 @@ func TestVersion_buildStamp(t *testing.T) {
 	if err != nil {
 		t.Fatal("git is needed to build a stamped binary: ", err)
 	}
-	goTool, err := exec.LookPath("go")
+	goTool, err := exec.LookPath("go") // the go command running this test is on PATH in CI
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
 	}
 	src := t.TempDir()
 	files, err := exec.Command(gitTool, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
