@@ -60,7 +60,7 @@ func TestCLI_dbFlagHelp(t *testing.T) {
 		if end := strings.Index(line, "\n  -"); end >= 0 {
 			line = line[:end]
 		}
-		if !strings.Contains(line, "bbolt file") || !strings.Contains(line, "postgres://") {
+		if !strings.Contains(line, "bbolt") || !strings.Contains(line, "postgres://") {
 			t.Errorf("%s --help: the -db flag says %q; want it to name a bbolt file and postgres://", cmd, line)
 		}
 	}
