@@ -39,6 +39,10 @@ type Config struct {
 	Policy   api.Policy
 	Limits   handlers.Limits
 	Logger   *slog.Logger
+	// AllowedHosts are the Host names answered besides loopback ones: on a
+	// server with no keys on loopback always, elsewhere when given
+	// (handlers.Hosts).
+	AllowedHosts []string
 	// MaxDBSize caps the database file in bytes; 0 is no cap.
 	MaxDBSize int64
 	// AllowFallback makes /readyz ready before any model is trained.
@@ -141,6 +145,9 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	if err := checkAddr(ctx, c.Addr); err != nil {
 		return nil, fmt.Errorf("--addr: %w", err)
 	}
+	if err := checkKeys(c); err != nil {
+		return nil, err
+	}
 	if err := checkExposure(c); err != nil {
 		return nil, err
 	}
@@ -187,6 +194,17 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	jo := c.Jobs
 	jo.Logger = c.Logger
+	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "recsys_jobs_finished_total",
+		Help: "Jobs this process ran to an end, by kind (train, evaluate) and state (succeeded, failed, cancelled)."}, []string{"kind", "state"})
+	observe := jo.OnProgress
+	jo.OnProgress = func(j api.Job) {
+		if j.Done() {
+			jobsFinished.WithLabelValues(j.Kind, j.State).Inc()
+		}
+		if observe != nil {
+			observe(j)
+		}
+	}
 	_, jo.Replicated = st.(jobs.Shared) // replicas share the queue and elect a trainer
 	sched := jobs.NewScheduler(st, eng, jo)
 	if err = sched.Recover(ctx); err != nil {
@@ -201,6 +219,15 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_models_loading",
 			Help: "Persisted models the start is still loading after the active one; a request naming one is answered 503 model_not_ready."},
 			func() float64 { return float64(eng.LoadingCount()) }),
+		jobsFinished,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_active_model_trained_timestamp_seconds",
+			Help: "When the model answering requests that name none was trained (Unix seconds); 0 while the popularity fallback answers."},
+			func() float64 {
+				if m := eng.Active(); m != nil {
+					return float64(m.Info.TrainedAt.UnixNano()) / 1e9
+				}
+				return 0
+			}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_training_leader",
 			Help: "1 while this process runs the training jobs and triggers (the elected leader among replicas), else 0."},
 			func() float64 {
@@ -230,9 +257,10 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	deps := handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
-		Jobs: sched, JobRecords: st, Models: st, Reports: st,
+		Jobs: sched, JobRecords: st, Models: st, Reports: st, Backup: st,
 		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(),
 		Keys:   handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
+		Hosts:  hostsOf(c),
 		Limits: c.Limits,
 		Logger: c.Logger, Registry: reg,
 	}
@@ -293,9 +321,48 @@ func exposureWarnings(c Config) []string {
 		out = append(out, "no API keys set and --insecure: every data route is open to the network")
 	}
 	if c.AdminKey == "" && (c.AppKey != "" || exposed) {
-		out = append(out, "admin routes and deletes are disabled (they answer 403 admin_disabled): start the server with --admin-key (or RECSYS_ADMIN_KEY) to enable them")
+		out = append(out, "admin routes and item deletes are disabled (they answer 403 admin_disabled): start the server with --admin-key (or RECSYS_ADMIN_KEY) to enable them")
 	}
 	return out
+}
+
+// hostsOf is which Host names the server answers. With no keys on
+// loopback every route is open to whatever reaches the port, a web page
+// through DNS rebinding included, so the Host must be a loopback name or
+// listed. With keys the keys protect the routes, and beyond loopback
+// (--insecure) the server cannot know its names: there only a given
+// --allowed-hosts restricts it.
+func hostsOf(c Config) handlers.Hosts {
+	open := c.AppKey == "" && c.AdminKey == "" && isLoopback(c.Addr)
+	return handlers.Hosts{Check: open || len(c.AllowedHosts) > 0, Allowed: c.AllowedHosts}
+}
+
+// MinKeyBytes is the shortest key serve starts with: 16 random bytes are
+// beyond guessing, and a shorter key is a password someone chose.
+const MinKeyBytes = 16
+
+// checkKeys refuses keys that do not protect: one too short to resist
+// guessing, one that begins or ends with white space (which HTTP strips from
+// a header, so that no request could present it), or an admin key equal to
+// the application key (which would hand the admin routes to the
+// application).
+func checkKeys(c Config) error {
+	for _, k := range []struct{ flag, env, key string }{
+		{"--app-key", "RECSYS_APP_KEY", c.AppKey}, {"--admin-key", "RECSYS_ADMIN_KEY", c.AdminKey},
+	} {
+		switch {
+		case k.key == "":
+		case strings.TrimSpace(k.key) != k.key:
+			return fmt.Errorf("%s (%s) begins or ends with white space, which no request can send in a header", k.flag, k.env)
+		case len(k.key) < MinKeyBytes:
+			return fmt.Errorf("%s (%s) is %d bytes; a key must be at least %d bytes (for example: openssl rand -hex 16)", k.flag, k.env, len(k.key), MinKeyBytes)
+		}
+	}
+	if c.AppKey != "" && c.AppKey == c.AdminKey {
+		return errors.New("--app-key and --admin-key (RECSYS_APP_KEY, RECSYS_ADMIN_KEY) are the same key: " +
+			"the admin key must differ, or every holder of the application key could use the admin routes")
+	}
+	return nil
 }
 
 // checkExposure refuses a non-loopback address without keys.
@@ -365,7 +432,7 @@ func (a *App) Run(ctx context.Context) error {
 		defer func() { <-syncDone }()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- a.srv.Serve(a.ln) }()
+	go func() { errc <- a.srv.Serve(handlers.Listener(a.ln)) }()
 	if a.pprofSrv != nil {
 		log.Info("serving profiles", "addr", a.pprofLn.Addr().String())
 		go func() { _ = a.pprofSrv.Serve(a.pprofLn) }()

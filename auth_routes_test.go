@@ -22,8 +22,8 @@ type routeAccess int
 
 const (
 	accessPublic routeAccess = iota // health, metrics, the spec, the dashboard
-	accessApp                       // data routes: app or admin key
-	accessAdmin                     // /admin/* and every DELETE: admin key only
+	accessApp                       // data routes and erasure (DELETE under /users/): app or admin key
+	accessAdmin                     // /admin/* and every other DELETE: admin key only
 )
 
 // publicPaths need no key (docs/design.md#keys: probes and metrics must be
@@ -32,7 +32,7 @@ var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/version":
 
 func accessOf(method, path string) routeAccess {
 	switch {
-	case strings.HasPrefix(path, "/admin/") || method == http.MethodDelete:
+	case strings.HasPrefix(path, "/admin/") || method == http.MethodDelete && !strings.HasPrefix(path, "/users/"):
 		return accessAdmin
 	case publicPaths[path] || isDashboardFile(path):
 		return accessPublic
@@ -103,13 +103,15 @@ var (
 	adminDisabled = authOutcome{http.StatusForbidden, api.CodeAdminDisabled}
 )
 
-const testAppKey, testAdminKey = "app-secret-1", "admin-secret-2"
+// testAppKey and testAdminKey are the keys the tests start servers with:
+// distinct, and as long as serve requires (MinKeyBytes).
+const testAppKey, testAdminKey = "app-secret-0123456789", "admin-secret-0123456789"
 
 // presented are the keys a client may send: none, the application key,
 // the admin key and one the server never had. A key the server was not
 // started with is, to it, a wrong key.
 var presented = []struct{ name, key string }{
-	{"no key", ""}, {"app key", testAppKey}, {"admin key", testAdminKey}, {"wrong key", "wrong-key-3"},
+	{"no key", ""}, {"app key", testAppKey}, {"admin key", testAdminKey}, {"wrong key", "wrong-key-0123456789"},
 }
 
 // keyConfig is one way to start the server, and what each route class must
@@ -150,10 +152,11 @@ var keyConfigs = []keyConfig{
 // as "Authorization: Bearer" and as "X-API-Key". A refusal must have the
 // exact status and code of the table; an allowed request must get the
 // route's own answer, never 401 or 403. Admin routes (under /admin/ and
-// every DELETE) are never open without the admin key once a key is set or
-// the address is not loopback: with no admin key they are 403
-// admin_disabled, whatever the client sends. A new route is covered by
-// this test as soon as it is registered.
+// every DELETE but a user's erasure) are never open without the admin key
+// once a key is set or the address is not loopback: with no admin key they
+// are 403 admin_disabled, whatever the client sends. Erasing a user or a
+// user's pair (DELETE under /users/) is a data route: the application key
+// does it. A new route is covered by this test as soon as it is registered.
 func TestAuth_everyRoute(t *testing.T) {
 	for _, kc := range keyConfigs {
 		t.Run(kc.name, func(t *testing.T) {

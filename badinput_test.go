@@ -58,8 +58,11 @@ func TestAPI_badInput(t *testing.T) {
 		{"empty batch", "POST", "/interactions", "application/json", `{"interactions":[]}`, 400, "invalid", "interactions"},
 		{"batch of 10,001", "POST", "/interactions", "application/json", batch(10001), 400, "invalid", "interactions"},
 		{"single and batch at once", "POST", "/interactions", "application/json", `{"user_id":"u","item_id":"i","interactions":[{"user_id":"u","item_id":"i"}]}`, 400, "invalid", ""},
-		{"wrong content type", "POST", "/interactions", "text/plain", `{"user_id":"u","item_id":"i"}`, 415, "unsupported_media", ""},
-		{"no content type", "POST", "/interactions", "", `{"user_id":"u","item_id":"i"}`, 415, "unsupported_media", ""},
+		{"wrong content type", "POST", "/interactions", "application/xml", `{"user_id":"u","item_id":"i"}`, 415, "unsupported_media", ""},
+		// With no keys, a text body or one without a type is a web page's
+		// request (TestBrowserGuard).
+		{"text content type", "POST", "/interactions", "text/plain", `{"user_id":"u","item_id":"i"}`, 403, "forbidden", ""},
+		{"no content type", "POST", "/interactions", "", `{"user_id":"u","item_id":"i"}`, 403, "forbidden", ""},
 		{"empty body", "POST", "/interactions", "application/json", ``, 400, "invalid", ""},
 		{"n=0", "GET", "/users/u1/recommendations?n=0", "", "", 400, "invalid", "n"},
 		{"n=1001", "GET", "/users/u1/recommendations?n=1001", "", "", 400, "invalid", "n"},
@@ -149,7 +152,7 @@ func TestAPI_bodyTooLarge(t *testing.T) {
 }
 
 func TestAPI_auth(t *testing.T) {
-	a := startApp(t, func(c *Config) { c.AppKey, c.AdminKey = "app-secret", "admin-secret" })
+	a := startApp(t, func(c *Config) { c.AppKey, c.AdminKey = testAppKey, testAdminKey })
 	ev := []byte(`{"user_id":"u","item_id":"i"}`)
 	cases := []struct {
 		name, method, path string
@@ -158,12 +161,13 @@ func TestAPI_auth(t *testing.T) {
 		status             int
 	}{
 		{"write without key", "POST", "/interactions", ev, "", 401},
-		{"write with wrong key", "POST", "/interactions", ev, "nope", 403},
-		{"write with app key", "POST", "/interactions", ev, "app-secret", 201},
-		{"write with admin key", "POST", "/interactions", ev, "admin-secret", 201},
-		{"read with app key", "GET", "/users/u", nil, "app-secret", 200},
-		{"delete with app key", "DELETE", "/users/u/interactions/i", nil, "app-secret", 403},
-		{"delete with admin key", "DELETE", "/users/u/interactions/i", nil, "admin-secret", 204},
+		{"write with wrong key", "POST", "/interactions", ev, "not-the-key-0123456", 403},
+		{"write with app key", "POST", "/interactions", ev, testAppKey, 201},
+		{"write with admin key", "POST", "/interactions", ev, testAdminKey, 201},
+		{"read with app key", "GET", "/users/u", nil, testAppKey, 200},
+		{"item delete with app key", "DELETE", "/items/i", nil, testAppKey, 403},
+		{"erasure with app key", "DELETE", "/users/u/interactions/i", nil, testAppKey, 204},
+		{"item delete with admin key", "DELETE", "/items/i", nil, testAdminKey, 204},
 		{"health needs no key", "GET", "/healthz", nil, "", 200},
 	}
 	for _, c := range cases {

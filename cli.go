@@ -57,10 +57,6 @@ func checkDatabase(path string) error {
 	return nil
 }
 
-// dbFlagUsage is the help text of every --db flag that opens a store:
-// each takes a bbolt file or a PostgreSQL URL.
-const dbFlagUsage = "the database: a bbolt file, or postgres://user:pass@host:port/db for PostgreSQL (env RECSYS_DB)"
-
 // envOr returns the environment variable key, or def when it is unset.
 func envOr(key, def string) string {
 	if v, ok := os.LookupEnv(key); ok {
@@ -184,4 +180,52 @@ func printReport(cmd string, stdout io.Writer, rep *api.Report, table func(io.Wr
 		}
 	}
 	return nil
+}
+
+// byteSize writes n bytes in KiB or MiB.
+func byteSize(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// secretString is a string flag whose value -h never prints. Its default
+// may come from the environment, and flag's usage shows a flag's default:
+// a key would be printed in clear, or a DSN with its password.
+type secretString struct {
+	p    *string
+	show func(string) string // what -h shows of a set value
+}
+
+func (v secretString) String() string {
+	if v.p == nil || *v.p == "" {
+		return ""
+	}
+	return v.show(*v.p)
+}
+
+func (v secretString) Set(s string) error { *v.p = s; return nil }
+
+// keyFlag defines a flag holding a key, its default read from the
+// environment variables envs (the first set one); -h names the variable,
+// never the key. Put the value's name in backquotes in usage.
+func keyFlag(fs *flag.FlagSet, p *string, name, usage string, envs ...string) {
+	from := ""
+	for _, env := range envs {
+		if v, ok := os.LookupEnv(env); ok {
+			*p, from = v, env
+			break
+		}
+	}
+	fs.Var(secretString{p, func(string) string { return "$" + from }}, name, usage)
+}
+
+// dbFlag defines --db, its default from RECSYS_DB or def; -h shows the
+// default with a PostgreSQL password masked.
+func dbFlag(fs *flag.FlagSet, def, usage string) *string {
+	p := new(string)
+	*p = envOr("RECSYS_DB", def)
+	fs.Var(secretString{p, postgres.Redact}, "db", usage)
+	return p
 }

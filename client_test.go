@@ -105,8 +105,13 @@ func TestClient_liveServer(t *testing.T) {
 		}
 		p.Cursor = page.NextCursor
 	}
-	if len(all) != 32 { // i0–i29, x,1 and extra
-		t.Fatalf("Items paged through %d items: %v", len(all), all)
+	// In natural order: i2 before i10.
+	wantIDs := []string{"extra"}
+	for i := range 30 {
+		wantIDs = append(wantIDs, fmt.Sprintf("i%d", i))
+	}
+	if wantIDs = append(wantIDs, "x,1"); !slices.Equal(all, wantIDs) {
+		t.Fatalf("Items paged through %v, want %v", all, wantIDs)
 	}
 	if err := c.DeleteItem(ctx, "extra"); err != nil {
 		t.Fatal(err)
@@ -115,6 +120,27 @@ func TestClient_liveServer(t *testing.T) {
 	wantCode(t, "deleted item", err, 404, api.CodeNotFound)
 
 	// Users.
+	var users []string
+	for p := (client.Page{Limit: 7}); ; {
+		page, err := c.Users(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range page.Users {
+			users = append(users, u.ID)
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		p.Cursor = page.NextCursor
+	}
+	wantIDs = wantIDs[:0]
+	for u := range 30 {
+		wantIDs = append(wantIDs, fmt.Sprintf("u%d", u))
+	}
+	if !slices.Equal(users, wantIDs) {
+		t.Fatalf("Users paged through %v, want %v", users, wantIDs)
+	}
 	u, err := c.User(ctx, "u0")
 	if err != nil || u.ID != "u0" || u.Items != 7 {
 		t.Fatalf("User: %+v, %v", u, err)
@@ -328,17 +354,17 @@ func TestClient_liveServer(t *testing.T) {
 // one with the application key 403 on an admin route, and serves it
 // elsewhere.
 func TestClient_keys(t *testing.T) {
-	a := startApp(t, func(c *Config) { c.AppKey, c.AdminKey = "app-k", "admin-k" })
+	a := startApp(t, func(c *Config) { c.AppKey, c.AdminKey = testAppKey, testAdminKey })
 	ctx := context.Background()
 	_, err := client.New(a.URL).Stats(ctx, 0)
 	wantCode(t, "no key", err, 401, api.CodeUnauthorized)
-	app := client.New(a.URL, client.WithKey("app-k"))
+	app := client.New(a.URL, client.WithKey(testAppKey))
 	if _, err := app.Stats(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	_, err = app.Jobs(ctx, 0)
 	wantCode(t, "app key on an admin route", err, 403, api.CodeForbidden)
-	if _, err := client.New(a.URL, client.WithKey("admin-k")).Jobs(ctx, 0); err != nil {
+	if _, err := client.New(a.URL, client.WithKey(testAdminKey)).Jobs(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -33,7 +33,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&c.IngestUsers, "ingest-users", false, "ingest events of the users PREFIX1..PREFIXN, one drawn at random per event (default: one fresh user per batch)")
 	fs.IntVar(&c.N, "n", 10, "n of each recommendation request")
 	fs.StringVar(&c.Model, "model", "", "model of each recommendation request (default: the active one)")
-	fs.StringVar(&c.Key, "key", envOr("RECSYS_ADMIN_KEY", envOr("RECSYS_APP_KEY", "")), "API key to send")
+	keyFlag(fs, &c.Key, "key", "API `key` to send (env RECSYS_ADMIN_KEY, else RECSYS_APP_KEY)", "RECSYS_ADMIN_KEY", "RECSYS_APP_KEY")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed")
 	fs.StringVar(&jsonOut, "json", "", "write the result as JSON to this file")
 	fs.Float64Var(&c.Rate, "rate", 0, "pace the clients to this many requests/s in all, latency from the scheduled send time (0: as fast as they can)")

@@ -23,7 +23,7 @@ const importBatch = 5000
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), dbFlagUsage+"; a PostgreSQL database is always imported incrementally")
+	db := dbFlag(fs, "./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db (always imported incrementally) (env RECSYS_DB)")
 	format := fs.String("format", "", "data format: movielens, lastfm or csv")
 	minValue := fs.String("min-value", "", "smallest value that counts as relevant (default: 4 for movielens ratings, none otherwise)")
 	incremental := fs.Bool("incremental", false, "add the events in 5,000-event transactions through the store's write path even into a new database (the bulk load is used otherwise when the database is new)")
@@ -61,7 +61,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			printImportCounts(stdout, *db, stats.Counts, policy)
 			return nil
 		case errors.Is(err, storage.ErrNotEmpty):
-			fmt.Fprintf(stdout, "%s already holds data: adding the events through the incremental path (5,000-event transactions)\n", *db)
+			fmt.Fprintf(stdout, "%s already holds data: adding the events through the incremental path (5,000-event transactions)\n", postgres.Redact(*db))
 		default:
 			return err
 		}
@@ -92,7 +92,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func printImportCounts(w io.Writer, db string, c api.Counts, policy api.Policy) {
 	fmt.Fprintf(w, "store %s now holds %d users, %d items, %d interactions (%d relevant under %s)\n",
-		db, c.Users, c.Items, c.Interactions, c.Positives, policy.String())
+		postgres.Redact(db), c.Users, c.Items, c.Interactions, c.Positives, policy.String())
 }
 
 // bulkImport builds a new database at db from the data set in one pass

@@ -17,9 +17,13 @@ import (
 
 // runMigrate copies a whole database into a new one, bbolt to PostgreSQL or
 // back (or to the same kind): every user, item, pair, counter, sequence,
-// model version, job and report, with indices and times as they are. It
-// counts and checksums the records going in, reads the copy back and
-// checks both.
+// model version, job and report, every impression list, credit, online
+// counter and experiment, with indices and times as they are. It counts
+// and checksums the records going in, reads the copy back and checks both.
+// A bbolt source's event log, the raw history of its events, is not copied
+// (every event in it is in the copied records; a bbolt copy starts a log of
+// its own): the command says so. A read-only bbolt source whose log holds
+// events not yet applied is refused (storage.Store.Dump).
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -49,7 +53,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	start := time.Now()
-	sum, err := migrate(ctx, *from, *to)
+	sum, history, err := migrate(ctx, *from, *to)
 	if err != nil {
 		if created {
 			os.Remove(*to) // leave no half-made file behind
@@ -58,25 +62,35 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stdout, "copied %s from %s to %s in %.1fs\nverified: the copy reads back the same records, sha256 %s\n",
 		sum, postgres.Redact(*from), postgres.Redact(*to), time.Since(start).Seconds(), sum.Sum())
+	if history > 0 {
+		fmt.Fprintf(stdout, "not copied: the event log beside %s (%s), the raw history of its events; every event in it is in the copied records\n",
+			*from, byteSize(history))
+	}
 	return nil
 }
 
-// migrate copies from into to and verifies the copy.
-func migrate(ctx context.Context, from, to string) (*storage.DumpSum, error) {
+// migrate copies from into to and verifies the copy. history is the size
+// of a bbolt source's event log when it holds records (not copied).
+func migrate(ctx context.Context, from, to string) (sum *storage.DumpSum, history int64, err error) {
 	var src storage.Backend
-	var err error
 	if postgres.IsDSN(from) {
 		src, err = postgres.Open(ctx, from, postgres.Options{})
 	} else {
-		src, err = storage.Open(from, storage.Options{ReadOnly: true})
+		var bs *storage.Store
+		if bs, err = storage.Open(from, storage.Options{ReadOnly: true}); err == nil {
+			src = bs
+			if n, ok := bs.LogHistory(); ok {
+				history = n
+			}
+		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--from: %w", err)
+		return nil, 0, fmt.Errorf("--from: %w", err)
 	}
 	defer src.Close()
 	dst, err := openStore(ctx, to, api.DefaultPolicy(), 0)
 	if err != nil {
-		return nil, fmt.Errorf("--to: %w", err)
+		return nil, 0, fmt.Errorf("--to: %w", err)
 	}
 	defer dst.Close()
 	in := storage.NewDumpSum(nil)
@@ -85,17 +99,17 @@ func migrate(ctx context.Context, from, to string) (*storage.DumpSum, error) {
 		return src.Dump(ctx, in)
 	})
 	if errors.Is(err, storage.ErrNotEmpty) {
-		return nil, fmt.Errorf("--to %s already holds data: migrate copies into a new, empty database", postgres.Redact(to))
+		return nil, 0, fmt.Errorf("--to %s already holds data: migrate copies into a new, empty database", postgres.Redact(to))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("copying: %w (nothing was stored)", err)
+		return nil, 0, fmt.Errorf("copying: %w (nothing was stored)", err)
 	}
 	out := storage.NewDumpSum(nil)
 	if err := dst.Dump(ctx, out); err != nil {
-		return nil, fmt.Errorf("reading the copy back: %w", err)
+		return nil, 0, fmt.Errorf("reading the copy back: %w", err)
 	}
 	if out.Sum() != in.Sum() || !reflect.DeepEqual(out.Counts, in.Counts) {
-		return nil, fmt.Errorf("verification failed: copied %s (sha256 %s), the copy holds %s (sha256 %s)", in, in.Sum(), out, out.Sum())
+		return nil, 0, fmt.Errorf("verification failed: copied %s (sha256 %s), the copy holds %s (sha256 %s)", in, in.Sum(), out, out.Sum())
 	}
-	return in, nil
+	return in, history, nil
 }

@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"recsys/api"
 	"recsys/storage"
 	"recsys/storage/bolttest"
+	"recsys/storage/postgres"
 	"recsys/storage/postgres/pgtest"
 	"recsys/storage/storagetest"
 )
@@ -37,7 +41,8 @@ func TestMigrate_command(t *testing.T) {
 		if !strings.Contains(s, "verified") || !strings.Contains(s, "16 users") {
 			t.Fatalf("migrate printed %q", s)
 		}
-		return s[strings.Index(s, "sha256 "):]
+		sum, _, _ := strings.Cut(s[strings.Index(s, "sha256 "):], "\n")
+		return sum
 	}
 	there := migrateOK(first, dsn)
 	again := migrateOK(dsn, back)
@@ -96,5 +101,144 @@ func filledFile(tb testing.TB, path string) {
 	storagetest.Fill(tb, st, 4)
 	if err := st.Close(); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// TestMigrate_onlineData fills a bbolt server through the online service
+// over HTTP (an experiment run and stopped, a second one running,
+// recommendation lists shown, clicks credited by id and by window), then
+// migrates its file into PostgreSQL and back, and into a new file
+// directly. Each copy holds every impression, credit, counter and
+// experiment: the migrate line counts them (and names the bbolt event
+// log's raw history as not copied), the file back holds the
+// original's bytes in every bucket, and servers on the copies give the
+// same experiment reports and online report, credit a click on a list
+// shown before the copy once, and not a click credited before it again.
+func TestMigrate_onlineData(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "first.db")
+	a := startApp(t, func(c *Config) { c.DB = first })
+	if st := a.postJSON(t, "/interactions", rawJSON(contractEvents(40, 24, 6)), nil); st != 201 {
+		t.Fatalf("POST /interactions: %d", st)
+	}
+	var job api.JobAccepted
+	if st := a.postJSON(t, "/admin/retrain", map[string]any{"models": []string{"itemknn"}}, &job); st != 202 {
+		t.Fatalf("retrain: %d", st)
+	}
+	waitJobDone(t, a, job.JobID)
+	arms := []map[string]any{{"model": "popular", "share": 50}, {"model": "itemknn", "share": 50}}
+	show := func(users int) []api.RecommendationsOut {
+		var out []api.RecommendationsOut
+		for u := range users {
+			var rec api.RecommendationsOut
+			if st := a.getJSON(t, fmt.Sprintf("/users/u%d/recommendations?n=5", u), &rec); st != 200 || rec.RecommendationID == "" {
+				t.Fatalf("u%d: %d %+v", u, st, rec)
+			}
+			out = append(out, rec)
+		}
+		return out
+	}
+	click := func(rec api.RecommendationsOut, item int, byID bool) int {
+		ev := map[string]string{"user_id": rec.UserID, "item_id": rec.Items[item].ItemID, "type": "click"}
+		if byID {
+			ev["recommendation_id"] = rec.RecommendationID
+		}
+		var out api.InteractionsOut
+		if st := a.postJSON(t, "/interactions", map[string]any{"interactions": []map[string]string{ev}}, &out); st != 201 {
+			t.Fatalf("click: %d", st)
+		}
+		return out.Attributed
+	}
+	var x1, x2 api.ExperimentOut
+	if st := a.postJSON(t, "/admin/experiments", map[string]any{"name": "first", "arms": arms}, &x1); st != 201 {
+		t.Fatalf("POST /admin/experiments: %d", st)
+	}
+	lists := show(20)
+	credited := 0
+	for k, rec := range lists[:10] {
+		credited += click(rec, k%5, k%2 == 0)
+	}
+	if st := a.postJSON(t, "/admin/experiments/"+x1.ID+"/stop", nil, &x1); st != 200 {
+		t.Fatalf("stop: %d", st)
+	}
+	if st := a.postJSON(t, "/admin/experiments", map[string]any{"name": "second", "arms": arms, "min_impressions": 50}, &x2); st != 201 {
+		t.Fatalf("POST /admin/experiments: %d", st)
+	}
+	lists = append(lists, show(15)...)
+	credited += click(lists[len(lists)-1], 0, true)
+	if credited != 11 {
+		t.Fatalf("%d of 11 clicks credited", credited)
+	}
+	read := func(b *testApp) (exps api.ExperimentsOut, reports []api.ExperimentOut, online api.OnlineReportOut) {
+		t.Helper()
+		if st := b.getJSON(t, "/admin/experiments", &exps); st != 200 || len(exps.Experiments) != 2 {
+			t.Fatalf("GET /admin/experiments: %d %+v", st, exps)
+		}
+		for _, id := range []string{x1.ID, x2.ID} {
+			var r api.ExperimentOut
+			if st := b.getJSON(t, "/admin/experiments/"+id, &r); st != 200 {
+				t.Fatalf("GET /admin/experiments/%s: %d", id, st)
+			}
+			reports = append(reports, r)
+		}
+		if st := b.getJSON(t, "/admin/online", &online); st != 200 || len(online.Totals) == 0 {
+			t.Fatalf("GET /admin/online: %d %+v", st, online)
+		}
+		return exps, reports, online
+	}
+	wantExps, wantReports, wantOnline := read(a)
+	a.stopNow(t) // writes the impression log's queue
+
+	dsn := pgtest.Schema(t)
+	back, direct := filepath.Join(dir, "back.db"), filepath.Join(dir, "direct.db")
+	for _, c := range [][2]string{{first, dsn}, {dsn, back}, {first, direct}} {
+		var out, errOut bytes.Buffer
+		if code := runMain(context.Background(), []string{"migrate", "--from", c[0], "--to", c[1]}, &out, &errOut); code != 0 {
+			t.Fatalf("migrate %s → %s: exit %d: %s", c[0], c[1], code, errOut.String())
+		}
+		for _, want := range []string{"35 impressions", "11 attributions", "2 experiments", "verified"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("migrate %s → %s printed %q, want %q", c[0], c[1], out.String(), want)
+			}
+		}
+		// What it does not carry, it names: a bbolt source's raw event log.
+		if named := strings.Contains(out.String(), "not copied: the event log beside "+c[0]); named != (c[0] == first) {
+			t.Errorf("migrate %s → %s printed %q: names the event log %v", c[0], c[1], out.String(), named)
+		}
+	}
+	for _, to := range []string{back, direct} {
+		if diff := bolttest.Diff(bolttest.File(t, first).Without("meta", "log/"), bolttest.File(t, to).Without("meta", "log/"), nil); diff != nil {
+			t.Fatalf("%s differs from the original: %v", to, diff)
+		}
+	}
+
+	for _, db := range []string{back, dsn} {
+		b := startApp(t, func(c *Config) { c.DB = db })
+		exps, reports, online := read(b)
+		if !reflect.DeepEqual(exps, wantExps) || !reflect.DeepEqual(reports, wantReports) {
+			t.Errorf("%s: the experiments differ:\n%+v\n%+v\nwant\n%+v\n%+v", postgres.Redact(db), exps, reports, wantExps, wantReports)
+		}
+		if !reflect.DeepEqual(online, wantOnline) {
+			t.Errorf("%s: the online report differs:\n%+v\nwant\n%+v", postgres.Redact(db), online, wantOnline)
+		}
+		// A list shown before the copy is credited once, on the copy; one
+		// credited before is not credited again.
+		fresh, old := lists[12], lists[0]
+		for _, c := range []struct {
+			rec  api.RecommendationsOut
+			item int
+			want int
+		}{{fresh, 1, 1}, {fresh, 1, 0}, {old, 0, 0}} {
+			ev := map[string]string{"user_id": c.rec.UserID, "item_id": c.rec.Items[c.item].ItemID, "type": "click", "recommendation_id": c.rec.RecommendationID}
+			var out api.InteractionsOut
+			if st := b.postJSON(t, "/interactions", map[string]any{"interactions": []map[string]string{ev}}, &out); st != 201 || out.Attributed != c.want {
+				t.Errorf("%s: click on %s position %d: %d, %d attributed; want %d", postgres.Redact(db), c.rec.RecommendationID, c.item, st, out.Attributed, c.want)
+			}
+		}
+		var rec api.RecommendationsOut
+		if st := b.getJSON(t, "/users/u1/recommendations?n=5", &rec); st != 200 || rec.Experiment != x2.ID {
+			t.Errorf("%s: a recommendation on the copy: %d, experiment %q; want the running %s", postgres.Redact(db), st, rec.Experiment, x2.ID)
+		}
+		b.stopNow(t)
 	}
 }

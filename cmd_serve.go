@@ -28,10 +28,11 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	var types string
 	var err error
 	fs.StringVar(&c.Addr, "addr", envOr("RECSYS_ADDR", "127.0.0.1:8080"), "listen address (env RECSYS_ADDR)")
-	fs.StringVar(&c.DB, "db", envOr("RECSYS_DB", "./recsys.db"), dbFlagUsage)
-	fs.StringVar(&c.AppKey, "app-key", envOr("RECSYS_APP_KEY", ""), "application key guarding data routes (env RECSYS_APP_KEY)")
-	fs.StringVar(&c.AdminKey, "admin-key", envOr("RECSYS_ADMIN_KEY", ""), "admin key guarding /admin/* and deletes (env RECSYS_ADMIN_KEY)")
+	db := dbFlag(fs, "./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db for PostgreSQL (env RECSYS_DB)")
+	keyFlag(fs, &c.AppKey, "app-key", "application `key` guarding data routes and the erasure of a user's data; at least 16 bytes (env RECSYS_APP_KEY)", "RECSYS_APP_KEY")
+	keyFlag(fs, &c.AdminKey, "admin-key", "admin `key` guarding /admin/* and item deletes; at least 16 bytes, not the application key (env RECSYS_ADMIN_KEY)", "RECSYS_ADMIN_KEY")
 	fs.BoolVar(&c.Insecure, "insecure", envOr("RECSYS_INSECURE", "") == "1", "allow a non-loopback address with no keys (env RECSYS_INSECURE=1)")
+	allowedHosts := fs.String("allowed-hosts", envOr("RECSYS_ALLOWED_HOSTS", ""), "comma-separated host names (or addresses) the server answers besides loopback ones; a server with no keys on loopback refuses any other Host, a server with keys does when this is given (env RECSYS_ALLOWED_HOSTS)")
 	fs.BoolVar(&c.Demo, "demo", false, "fill an empty database with a generated demo catalogue")
 	fs.StringVar(&types, "event-types", envOr("RECSYS_EVENT_TYPES", api.DefaultPolicySpec), "accepted event types: name, name>=min, !negative (env RECSYS_EVENT_TYPES)")
 	fs.Int64Var(&c.Limits.MaxBodyBytes, "max-body", envInt("RECSYS_MAX_BODY", handlers.DefaultLimits.MaxBodyBytes), "largest request body in bytes (env RECSYS_MAX_BODY)")
@@ -62,6 +63,10 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	c.DB = *db
+	if c.AllowedHosts, err = parseAllowedHosts(*allowedHosts); err != nil {
+		return c, err
 	}
 	if c.Jobs.Models, err = parseModels(*models); err != nil {
 		return c, err
@@ -135,6 +140,23 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	}
 	c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	return c, nil
+}
+
+// parseAllowedHosts reads --allowed-hosts: host names or addresses, each
+// optionally with a port (which the check ignores).
+func parseAllowedHosts(s string) ([]string, error) {
+	var out []string
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		name := handlers.HostName(h)
+		if name == "" || strings.ContainsAny(h, "/@?#* \t") || strings.ContainsAny(name, "[]") {
+			return nil, fmt.Errorf("--allowed-hosts: %q is not a host name or address (give names such as recsys.internal, without a scheme or path)", h)
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 func envInt(key string, def int64) int64 {

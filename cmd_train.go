@@ -22,7 +22,7 @@ import (
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	db := fs.String("db", envOr("RECSYS_DB", "./recsys.db"), dbFlagUsage)
+	db := dbFlag(fs, "./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db (env RECSYS_DB)")
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
 	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models, every FEBR variant and the matrix factorisations")
 	statsOut := fs.String("stats", "", "write the time and peak memory of every stage as JSON to this file")

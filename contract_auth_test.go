@@ -14,7 +14,7 @@ import (
 // x-recsys-key.
 func testContractAuth(t *testing.T) {
 	c := loadContract(t)
-	const appKey, adminKey = "app-secret", "admin-secret"
+	const appKey, adminKey = testAppKey, testAdminKey
 	s := startContractServer(t, func(cfg *Config) { cfg.AppKey, cfg.AdminKey = appKey, adminKey })
 	s.auth = ""
 	forEachOperation(t, c, func(t *testing.T, method, path string, op *openapi3.Operation) {
@@ -70,7 +70,7 @@ func testContractAuth(t *testing.T) {
 // documented 403 response says; the app operations still take the key.
 func testContractAdminDisabled(t *testing.T) {
 	c := loadContract(t)
-	const appKey = "app-secret"
+	const appKey = testAppKey
 	s := startContractServer(t, func(cfg *Config) { cfg.AppKey = appKey })
 	s.auth = ""
 	admin := 0

@@ -59,8 +59,11 @@ func testContractInteractions(t *testing.T) {
 		// kin-openapi reads one JSON value and ignores the rest; the server
 		// refuses a body of two values.
 		{name: "two values", method: "POST", path: "/interactions", body: ev(``) + ev(``), want: 400},
-		{name: "text/plain", method: "POST", path: "/interactions", body: ev(``), ctype: "text/plain", want: 415, invalid: true},
-		{name: "no content type", method: "POST", path: "/interactions", body: ev(``), ctype: "-", want: 415, invalid: true},
+		// The server has no keys: a text or form body, or one without a
+		// type, is refused as a web page's request (TestBrowserGuard).
+		{name: "text/plain", method: "POST", path: "/interactions", body: ev(``), ctype: "text/plain", want: 403, invalid: true},
+		{name: "xml", method: "POST", path: "/interactions", body: ev(``), ctype: "application/xml", want: 415, invalid: true},
+		{name: "no content type", method: "POST", path: "/interactions", body: ev(``), ctype: "-", want: 403, invalid: true},
 		{name: "json with charset", method: "POST", path: "/interactions", body: `{"user_id":"u"}`, ctype: "application/json; charset=utf-8", want: 400, invalid: true, field: "item_id"},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
@@ -78,6 +81,12 @@ func testContractInteractions(t *testing.T) {
 		{name: "user unknown", method: "GET", path: "/users/nobody", want: 404},
 		{name: "user control id", method: "GET", path: "/users/%01", want: 400, invalid: true, field: "id"},
 		{name: "user long id", method: "GET", path: "/users/" + long, want: 400, invalid: true, field: "id"},
+		{name: "users", method: "GET", path: "/users", want: 200},
+		{name: "users limit", method: "GET", path: "/users?limit=1", want: 200},
+		{name: "users limit 0", method: "GET", path: "/users?limit=0", want: 400, invalid: true, field: "limit"},
+		{name: "users limit twice", method: "GET", path: "/users?limit=1&limit=2", want: 400, field: "limit"},
+		{name: "users forged cursor", method: "GET", path: "/users?cursor=%21%21", want: 400, field: "cursor"},
+		{name: "users long cursor", method: "GET", path: "/users?cursor=" + strings.Repeat("A", 1025), want: 400, invalid: true, field: "cursor"},
 
 		{name: "history", method: "GET", path: "/users/user-1/interactions", want: 200},
 		{name: "history limit", method: "GET", path: "/users/user-1/interactions?limit=1", want: 200},
@@ -136,6 +145,26 @@ func testContractInteractions(t *testing.T) {
 		sort.Strings(got)
 		if want := []string{"item-1", "item-3", "item-4", "item-5"}; !slices.Equal(got, want) {
 			t.Errorf("history items = %q, want %q", got, want)
+		}
+	})
+
+	t.Run("users pages", func(t *testing.T) {
+		// user-1 posted four events (one, then three in the batch), user-2
+		// two, user-3 one.
+		var events []int64
+		got := pagedIDs(t, s, "/users?limit=2", func(page api.UsersOut) ([]string, string) {
+			var ids []string
+			for _, u := range page.Users {
+				ids = append(ids, u.ID)
+				events = append(events, u.Events)
+			}
+			return ids, page.NextCursor
+		})
+		if want := []string{"user-1", "user-2", "user-3"}; !slices.Equal(got, want) {
+			t.Errorf("users = %q, want %q", got, want)
+		}
+		if want := []int64{4, 2, 1}; !slices.Equal(events, want) {
+			t.Errorf("events = %v, want %v", events, want)
 		}
 	})
 

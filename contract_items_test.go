@@ -56,8 +56,9 @@ func testContractItems(t *testing.T) {
 			body: `{"labels":{"title":"` + strings.Repeat("y", 4097) + `"}}`},
 		{name: "put empty body", method: "PUT", path: "/items/item-1", ctype: "application/json", want: 400, invalid: true},
 		{name: "put two values", method: "PUT", path: "/items/item-1", body: `{} {}`, want: 400},
-		{name: "put text/plain", method: "PUT", path: "/items/item-1", body: `{}`, ctype: "text/plain", want: 415, invalid: true},
-		{name: "put no content type", method: "PUT", path: "/items/item-1", body: `{}`, ctype: "-", want: 415, invalid: true},
+		{name: "put text/plain", method: "PUT", path: "/items/item-1", body: `{}`, ctype: "text/plain", want: 403, invalid: true},
+		{name: "put xml", method: "PUT", path: "/items/item-1", body: `{}`, ctype: "application/xml", want: 415, invalid: true},
+		{name: "put no content type", method: "PUT", path: "/items/item-1", body: `{}`, ctype: "-", want: 403, invalid: true},
 		{name: "put long id", method: "PUT", path: "/items/" + long, body: `{}`, want: 400, invalid: true, field: "id"},
 		{name: "put control id", method: "PUT", path: "/items/%07", body: `{}`, want: 400, invalid: true, field: "id"},
 
@@ -69,7 +70,8 @@ func testContractItems(t *testing.T) {
 			body: `{"items":[` + many(api.MaxBatch+1, func(i int) string { return fmt.Sprintf(`{"id":"i%d"}`, i) }) + `]}`},
 		{name: "post unknown field in item", method: "POST", path: "/items", body: `{"items":[{"id":"z","colour":1}]}`, want: 400, invalid: true, field: "items[0].colour"},
 		{name: "post array body", method: "POST", path: "/items", body: `[]`, want: 400, invalid: true},
-		{name: "post text/plain", method: "POST", path: "/items", body: `{"items":[{"id":"t"}]}`, ctype: "text/plain", want: 415, invalid: true},
+		{name: "post text/plain", method: "POST", path: "/items", body: `{"items":[{"id":"t"}]}`, ctype: "text/plain", want: 403, invalid: true},
+		{name: "post xml", method: "POST", path: "/items", body: `{"items":[{"id":"t"}]}`, ctype: "application/xml", want: 415, invalid: true},
 
 		{name: "patch hides, merge-patch type", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", want: 200,
 			body: `{"hidden":true,"labels":{"title":null,"year":"1999"}}`},
@@ -84,7 +86,8 @@ func testContractItems(t *testing.T) {
 		{name: "patch id mismatch", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", body: `{"id":"other"}`, want: 400, field: "id"},
 		{name: "patch label not a string", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", body: `{"labels":{"t":1}}`, want: 400, invalid: true, field: "labels[t]"},
 		{name: "patch empty category", method: "PATCH", path: "/items/item-1", ctype: "application/merge-patch+json", body: `{"categories":[""]}`, want: 400, invalid: true, field: "categories[0]"},
-		{name: "patch text/plain", method: "PATCH", path: "/items/item-1", ctype: "text/plain", body: `{}`, want: 415, invalid: true},
+		{name: "patch text/plain", method: "PATCH", path: "/items/item-1", ctype: "text/plain", body: `{}`, want: 403, invalid: true},
+		{name: "patch xml", method: "PATCH", path: "/items/item-1", ctype: "application/xml", body: `{}`, want: 415, invalid: true},
 		{name: "patch json-patch", method: "PATCH", path: "/items/item-1", ctype: "application/json-patch+json", body: `[]`, want: 415, invalid: true},
 
 		{name: "list limit 0", method: "GET", path: "/items?limit=0", want: 400, invalid: true, field: "limit"},

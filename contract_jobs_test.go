@@ -116,8 +116,9 @@ func testContractLifecycle(t *testing.T) {
 		// An empty body is only the default when it comes without a
 		// Content-Type; kin-openapi reads an empty optional body as absent.
 		{name: "retrain empty json body", method: "POST", path: "/admin/retrain", ctype: "application/json", want: 400},
-		{name: "retrain text/plain", method: "POST", path: "/admin/retrain", body: `{}`, ctype: "text/plain", want: 415, invalid: true},
-		{name: "retrain no content type", method: "POST", path: "/admin/retrain", body: `{}`, ctype: "-", want: 415, invalid: true},
+		{name: "retrain text/plain", method: "POST", path: "/admin/retrain", body: `{}`, ctype: "text/plain", want: 403, invalid: true},
+		{name: "retrain xml", method: "POST", path: "/admin/retrain", body: `{}`, ctype: "application/xml", want: 415, invalid: true},
+		{name: "retrain no content type", method: "POST", path: "/admin/retrain", body: `{}`, ctype: "-", want: 403, invalid: true},
 
 		{name: "evaluation unknown model", method: "POST", path: "/admin/evaluations", body: `{"models":["no-such-model"]}`, want: 400, field: "models[0]"},
 		{name: "evaluation content metric", method: "POST", path: "/admin/evaluations", body: `{"models":["content"]}`, want: 400, field: "models[0]"},
@@ -133,7 +134,8 @@ func testContractLifecycle(t *testing.T) {
 		{name: "evaluation users 6 folds", method: "POST", path: "/admin/evaluations", body: `{"protocol":"users","folds":6}`, want: 400, field: "folds"},
 		{name: "evaluation seed not a number", method: "POST", path: "/admin/evaluations", body: `{"seed":"x"}`, want: 400, invalid: true, field: "seed"},
 		{name: "evaluation unknown field", method: "POST", path: "/admin/evaluations", body: `{"fold":1}`, want: 400, invalid: true, field: "fold"},
-		{name: "evaluation text/plain", method: "POST", path: "/admin/evaluations", body: `{}`, ctype: "text/plain", want: 415, invalid: true},
+		{name: "evaluation text/plain", method: "POST", path: "/admin/evaluations", body: `{}`, ctype: "text/plain", want: 403, invalid: true},
+		{name: "evaluation xml", method: "POST", path: "/admin/evaluations", body: `{}`, ctype: "application/xml", want: 415, invalid: true},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}

@@ -79,7 +79,8 @@ func testContractContentModel(t *testing.T) {
 		{name: "search unknown features", method: "POST", path: "/search/similar", body: `{"features":{"zzz":1}}`, want: 400, field: "features"},
 		{name: "search no features", method: "POST", path: "/search/similar", body: `{"n":3}`, want: 400, invalid: true, field: "features"},
 		{name: "search n 0", method: "POST", path: "/search/similar", body: `{"features":[1],"n":0}`, want: 400, invalid: true, field: "n"},
-		{name: "search not json", method: "POST", path: "/search/similar", body: `{}`, ctype: "text/plain", want: 415, invalid: true},
+		{name: "search not json", method: "POST", path: "/search/similar", body: `{}`, ctype: "text/plain", want: 403, invalid: true},
+		{name: "search not json (xml)", method: "POST", path: "/search/similar", body: `{}`, ctype: "application/xml", want: 415, invalid: true},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}

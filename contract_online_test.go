@@ -81,7 +81,8 @@ func testContractOnline(t *testing.T) {
 		{name: "repeated model", method: "POST", path: "/admin/experiments", body: `{"name":"e","arms":[{"model":"itemknn","share":50},{"model":"itemknn","share":50}]}`, want: 400, field: "arms[1].model"},
 		{name: "no name", method: "POST", path: "/admin/experiments", body: `{"arms":[{"model":"popular","share":50},{"model":"itemknn","share":50}]}`, want: 400, invalid: true, field: "name"},
 		{name: "bad alpha", method: "POST", path: "/admin/experiments", body: `{"name":"e","alpha":0.9,"arms":[{"model":"popular","share":50},{"model":"itemknn","share":50}]}`, want: 400, field: "alpha"},
-		{name: "not json", method: "POST", path: "/admin/experiments", body: `{}`, ctype: "text/plain", want: 415, invalid: true},
+		{name: "not json", method: "POST", path: "/admin/experiments", body: `{}`, ctype: "text/plain", want: 403, invalid: true},
+		{name: "not json (xml)", method: "POST", path: "/admin/experiments", body: `{}`, ctype: "application/xml", want: 415, invalid: true},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}

@@ -222,7 +222,8 @@ func testContractRecommendShapes(t *testing.T) {
 		{name: "post category number", method: "POST", path: "/recommendations", body: `{"items":["i1"],"category":3}`, want: 400, invalid: true, field: "category"},
 		{name: "post empty category", method: "POST", path: "/recommendations", body: `{"items":["i1"],"category":[""]}`, want: 400, invalid: true, field: "category[0]"},
 		{name: "post unknown field", method: "POST", path: "/recommendations", body: `{"items":["i1"],"user_id":"u0"}`, want: 400, invalid: true, field: "user_id"},
-		{name: "post text/plain", method: "POST", path: "/recommendations", body: `{"items":["i1"]}`, ctype: "text/plain", want: 415, invalid: true},
+		{name: "post text/plain", method: "POST", path: "/recommendations", body: `{"items":["i1"]}`, ctype: "text/plain", want: 403, invalid: true},
+		{name: "post xml", method: "POST", path: "/recommendations", body: `{"items":["i1"]}`, ctype: "application/xml", want: 415, invalid: true},
 		{name: "get offset", method: "GET", path: "/users/u0/recommendations?offset=990&n=10", want: 200},
 		{name: "get offset past max-n", method: "GET", path: "/users/u0/recommendations?offset=991&n=10", want: 400, field: "offset"},
 		{name: "get offset 1000", method: "GET", path: "/users/u0/recommendations?offset=1000", want: 400, invalid: true, field: "offset"},
@@ -236,7 +237,8 @@ func testContractRecommendShapes(t *testing.T) {
 		{name: "rerank unknown model", method: "POST", path: "/users/u0/rerank", body: `{"items":["i1"],"model":"nope"}`, want: 400, field: "model"},
 		{name: "rerank untrained model", method: "POST", path: "/users/u0/rerank", body: `{"items":["i1"],"model":"slim"}`, want: 503},
 		{name: "rerank bad user id", method: "POST", path: "/users/%7F/rerank", body: `{"items":["i1"]}`, want: 400, invalid: true, field: "id"},
-		{name: "rerank text/plain", method: "POST", path: "/users/u0/rerank", body: `{"items":["i1"]}`, ctype: "text/plain", want: 415, invalid: true},
+		{name: "rerank text/plain", method: "POST", path: "/users/u0/rerank", body: `{"items":["i1"]}`, ctype: "text/plain", want: 403, invalid: true},
+		{name: "rerank xml", method: "POST", path: "/users/u0/rerank", body: `{"items":["i1"]}`, ctype: "application/xml", want: 415, invalid: true},
 	} {
 		t.Run(ex.name, func(t *testing.T) { s.do(t, ex) })
 	}

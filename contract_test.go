@@ -375,11 +375,16 @@ func TestContract(t *testing.T) {
 		{"timeout", testContractTimeout},
 		{"storage_full", testContractStorageFull},
 		{"online_store_failure", testContractOnlineStoreFailure},
+		{"backup", testContractBackup},
 	}...)
 	all := true
 	for _, sc := range scenarios {
 		ran := false
-		t.Run(sc.name, func(t *testing.T) { ran = true; sc.run(t) })
+		t.Run(sc.name, func(t *testing.T) {
+			// A skipped scenario (no PostgreSQL) provokes nothing.
+			defer func() { ran = !t.Skipped() }()
+			sc.run(t)
+		})
 		all = all && ran
 	}
 	if !all || t.Failed() {
@@ -402,6 +407,7 @@ func TestContract_postgres(t *testing.T) {
 // the reason. An entry that a test does bring about is an error: keep the
 // list true.
 var unprovoked = map[string]string{
+	"getBackup 507":        "the copy first applies the event log, which fails for want of space only when the file cannot grow; the storage_full scenario's refused writes leave nothing to apply",
 	"createExperiment 503": "the arms must be trained models, and no model can be trained on the timeout scenario's server, whose request timeout has passed before any handler starts; a slow or unreachable store answers it",
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -97,6 +99,29 @@ func dashboardData(t *testing.T, a *testApp) (user, item string) {
 	}
 	a.load(t, evs)
 	return "u1", "i0"
+}
+
+// firstNatural is the first n of ids ("" skipped) in natural order, for
+// the ids the test data have: a prefix and a number (1, 943; u0, i299).
+func firstNatural(ids []string, n int) []string {
+	split := func(id string) (string, int) {
+		k := len(id)
+		for k > 0 && id[k-1] >= '0' && id[k-1] <= '9' {
+			k--
+		}
+		v, err := strconv.Atoi(id[k:])
+		if err != nil {
+			panic("test id " + id + " does not end in a number")
+		}
+		return id[:k], v
+	}
+	out := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "" })
+	slices.SortFunc(out, func(a, b string) int {
+		pa, va := split(a)
+		pb, vb := split(b)
+		return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(va, vb))
+	})
+	return out[:n]
 }
 
 // browserLog collects what must not happen in the page.
@@ -615,6 +640,41 @@ func TestDashboard_endToEnd(t *testing.T) {
 	d.waitFor("the comparison", "#compare-table td.delta", 30*time.Second)
 	d.waitFor("the comparison chart", "#compare-chart svg rect.bar", 10*time.Second)
 	d.screenshot("evaluation-compare", 1400)
+
+	// The Users page lists the users in natural order, a page at a time,
+	// and opens the one clicked; the Items page lists the catalogue in
+	// natural order too (2 before 10, not 1, 10, 100, 1000).
+	snap, err := a.store.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantUsers, wantItems := firstNatural(snap.UserIDs, 50), firstNatural(snap.ItemIDs, 25)
+	d.open("#/users", "#users-table tr.user-row")
+	rowIDs := func(step, rows string) []string {
+		return evalJS[[]string](d, step, `[...document.querySelectorAll('`+rows+`')].map((tr) => tr.dataset.id)`)
+	}
+	if got := rowIDs("the first page of users", "#users-table tr.user-row"); !slices.Equal(got, wantUsers[:25]) {
+		t.Errorf("the Users page lists %q first, want %q", got, wantUsers[:25])
+	}
+	u1, err := a.store.User(context.Background(), wantUsers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := evalJS[string](d, "the first user's events", `document.querySelector('#users-table tr.user-row td:nth-child(2)').textContent`); got != fmtThousands(u1.Events) {
+		t.Errorf("the Users page shows %q events for %s, want %s", got, u1.ID, fmtThousands(u1.Events))
+	}
+	d.click("load more users", "#users-more")
+	d.wait("the next page of users", `document.querySelectorAll('#users-table tr.user-row').length === 50`, 20*time.Second)
+	if got := rowIDs("two pages of users", "#users-table tr.user-row"); !slices.Equal(got, wantUsers) {
+		t.Errorf("two pages of the Users page list %q, want %q", got, wantUsers)
+	}
+	d.click("open a listed user", fmt.Sprintf(`#users-table tr.user-row[data-id=%q] a`, wantUsers[1]))
+	d.wait("the listed user's page", fmt.Sprintf(`location.hash.split('?')[0] === %q && document.querySelector('#user-summary #user-events')`, "#/users/"+wantUsers[1]), 20*time.Second)
+	d.open("#/items", "#catalogue-table tr.catalogue-row")
+	if got := rowIDs("the first page of items", "#catalogue-table tr.catalogue-row"); !slices.Equal(got, wantItems) {
+		t.Errorf("the Items page lists %q first, want %q", got, wantItems)
+	}
+	d.step("the Users and Items pages list in natural order")
 
 	// A user's history and recommendations, with reasons, from the form.
 	d.open("#/users", "#user-id")

@@ -99,7 +99,8 @@ func TestItemPatch_mergesPutReplaces(t *testing.T) {
 		{"hidden not a boolean", "/items/m1", "application/merge-patch+json", `{"hidden":"yes"}`, 400, "invalid", "hidden"},
 		{"repeated member", "/items/m1", "application/merge-patch+json", `{"hidden":true,"hidden":false}`, 400, "invalid", "hidden"},
 		{"malformed", "/items/m1", "application/merge-patch+json", `{"hidden":`, 400, "invalid", ""},
-		{"wrong content type", "/items/m1", "text/plain", `{"hidden":true}`, 415, "unsupported_media", ""},
+		{"wrong content type", "/items/m1", "application/xml", `{"hidden":true}`, 415, "unsupported_media", ""},
+		{"text (a web page's request to a server with no keys)", "/items/m1", "text/plain", `{"hidden":true}`, 403, "forbidden", ""},
 		{"json-patch is not merge-patch", "/items/m1", "application/json-patch+json", `[{"op":"remove","path":"/labels"}]`, 415, "unsupported_media", ""},
 	}
 	for _, c := range bad {

@@ -7,6 +7,7 @@
 //	recsys eval    --data PATH --format movielens|lastfm|csv [--models ...] [--json FILE]
 //	recsys migrate --from DB --to DB
 //	recsys compact --db FILE
+//	recsys backup  --from http://HOST:PORT --to FILE
 //	recsys version [--db DB] [--json]
 //	recsys healthcheck [--url http://127.0.0.1:8080/readyz]
 package main
@@ -35,6 +36,7 @@ Usage:
   recsys scale   [--interactions 1000000] [--models popular,itemknn,kunn-i] [--dir DIR] [--bench 10s] [--rate R] [--serve-only] [--json FILE]
   recsys migrate --from FILE.db|postgres://... --to postgres://...|FILE.db
   recsys compact --db FILE.db    (a stopped server's file, without its free pages)
+  recsys backup  --from http://HOST:PORT --to FILE.db [--force]   (a running server's copy)
   recsys version [--db DB] [--json]    (build, schema versions; a database's, read only)
   recsys healthcheck [--url http://127.0.0.1:8080/readyz]    (exit 0 when ready: a container probe)
 
@@ -72,6 +74,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"scale":          runScale,
 	"migrate":        runMigrate,
 	"compact":        runCompact,
+	"backup":         runBackup,
 	"version":        runVersion,
 	"healthcheck":    runHealthcheck,
 }

@@ -161,18 +161,18 @@ func TestCLI_badFlag(t *testing.T) {
 // loopback) but no admin key says at start that its admin routes are
 // disabled and how to enable them.
 func TestServe_adminDisabledWarning(t *testing.T) {
-	const disabled = "admin routes and deletes are disabled"
+	const disabled = "admin routes and item deletes are disabled"
 	for _, c := range []struct {
 		cfg  Config
 		want []string // substrings, one per warning, in order
 	}{
-		{Config{Addr: "0.0.0.0:8080", AppKey: "k"}, []string{disabled}},
-		{Config{Addr: "10.1.2.3:8080", AppKey: "k"}, []string{disabled}},
-		{Config{Addr: "127.0.0.1:8080", AppKey: "k"}, []string{disabled}},
+		{Config{Addr: "0.0.0.0:8080", AppKey: testAppKey}, []string{disabled}},
+		{Config{Addr: "10.1.2.3:8080", AppKey: testAppKey}, []string{disabled}},
+		{Config{Addr: "127.0.0.1:8080", AppKey: testAppKey}, []string{disabled}},
 		{Config{Addr: "0.0.0.0:8080", Insecure: true}, []string{"every data route is open", disabled}},
 		{Config{Addr: "127.0.0.1:8080"}, []string{"every route is open"}},
-		{Config{Addr: "0.0.0.0:8080", AppKey: "k", AdminKey: "a"}, nil},
-		{Config{Addr: "0.0.0.0:8080", AdminKey: "a"}, nil},
+		{Config{Addr: "0.0.0.0:8080", AppKey: testAppKey, AdminKey: testAdminKey}, nil},
+		{Config{Addr: "0.0.0.0:8080", AdminKey: testAdminKey}, nil},
 	} {
 		got := exposureWarnings(c.cfg)
 		ok := len(got) == len(c.want)
@@ -188,7 +188,7 @@ func TestServe_adminDisabledWarning(t *testing.T) {
 	}
 	var log strings.Builder
 	a := startApp(t, func(c *Config) {
-		c.AppKey = "k"
+		c.AppKey = testAppKey
 		c.Logger = slog.New(slog.NewTextHandler(&log, nil))
 	})
 	a.stopNow(t) // Run logs too; read the log once it has returned

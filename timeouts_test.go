@@ -80,7 +80,7 @@ func TestServer_slowClients(t *testing.T) {
 		before := a.counts(t)
 		body := `{"user_id":"slow","item_id":"loris"}` + strings.Repeat(" ", 60)
 		conn := dial()
-		head := fmt.Sprintf("POST /interactions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+		head := fmt.Sprintf("POST /interactions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 		if _, err := conn.Write([]byte(head)); err != nil {
 			t.Fatal(err)
 		}

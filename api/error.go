@@ -26,6 +26,9 @@ const (
 	CodeInternal         = "internal"           // 500
 	CodeTimeout          = "timeout"            // 503
 	CodeStorageFull      = "storage_unwritable" // 507
+	// CodeNotImplemented: this server cannot do what was asked (its store
+	// has no such operation); the message says what to use instead.
+	CodeNotImplemented = "not_implemented" // 501
 	// CodeStorageUnavailable: the database server cannot be reached (it
 	// is down or restarting); the request changed nothing.
 	CodeStorageUnavailable = "storage_unavailable" // 503

@@ -116,7 +116,11 @@ type JobStore interface {
 	PutJob(ctx context.Context, j Job) error
 	Job(ctx context.Context, id string) (Job, error)
 	Jobs(ctx context.Context, limit int) ([]Job, error)
-	FailInterruptedJobs(ctx context.Context, reason string) (int, error)
+	// RecoverJobs is called once at start-up by the only process using
+	// the store: it marks every running job failed with reason (none can
+	// be running yet, so they belong to a process that stopped) and
+	// returns the queued ones, oldest first, to be run again.
+	RecoverJobs(ctx context.Context, reason string) (queued []Job, failed int, err error)
 }
 
 // ReportStore persists evaluation reports.

@@ -103,9 +103,12 @@ type InteractionService interface {
 	History(ctx context.Context, userID string, p Page) ([]HistoryEntry, string, error)
 }
 
-// UserService reads and deletes users.
+// UserService reads, lists and deletes users.
 type UserService interface {
 	User(ctx context.Context, id string) (User, error)
+	// Users lists users in the natural order of their ids (2 before 10),
+	// a page at a time; the cursor returned is "" after the last page.
+	Users(ctx context.Context, p Page) ([]User, string, error)
 	DeleteUser(ctx context.Context, id string) error
 }
 

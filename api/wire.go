@@ -191,6 +191,18 @@ type UserOut struct {
 	Events    int64     `json:"events"`
 }
 
+// UsersOut answers GET /users: a page of users in natural id order.
+type UsersOut struct {
+	Users      []UserOut `json:"users"`
+	NextCursor string    `json:"next_cursor,omitempty"`
+}
+
+// NewUserOut converts a stored user.
+func NewUserOut(u User) UserOut {
+	//lint:ignore S1016 the wire type is spelled out so that it can diverge from the stored one
+	return UserOut{ID: u.ID, CreatedAt: u.CreatedAt, LastSeen: u.LastSeen, Items: u.Items, Positives: u.Positives, Events: u.Events}
+}
+
 // HistoryEntryOut is one pair in GET /users/{id}/interactions.
 type HistoryEntryOut struct {
 	ItemID    string    `json:"item_id"`

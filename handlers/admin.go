@@ -35,6 +35,7 @@ func (h *handler) registerAdminRoutes(r chi.Router) {
 			return h.Jobs.Cancel(ctx, id)
 		})))
 		r.Post("/models/{name}/activate", h.serve(h.handleModelActivate))
+		r.Get("/backup", h.handleBackup)
 	})
 }
 

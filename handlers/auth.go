@@ -34,18 +34,19 @@ func keyEqual(got, want string) bool {
 }
 
 // adminDisabledMessage says how to enable the admin routes.
-const adminDisabledMessage = "admin routes and deletes are disabled on this server: it has no admin key; " +
+const adminDisabledMessage = "admin routes and item deletes are disabled on this server: it has no admin key; " +
 	"restart it with --admin-key KEY (or RECSYS_ADMIN_KEY) to enable them"
 
 // authorize checks the key for a route of the given level.
 //
 // With no key configured on loopback, everything is open: the local
-// development default. Once any key is configured or the server listens
-// beyond loopback, the admin routes (deletes, /admin/*) need the admin key,
-// and with none configured they are disabled for everyone: an application
-// key must not quietly grant them, nor must an exposed --insecure server.
-// Data routes need a key only when one is configured; with only an admin
-// key, every guarded route needs it.
+// development default (browserGuard keeps web pages out of it). Once any
+// key is configured or the server listens beyond loopback, the admin routes
+// (/admin/*, item deletes) need the admin key, and with none configured
+// they are disabled for everyone: an application key must not quietly
+// grant them, nor must an exposed --insecure server.
+// Data routes, the erasure of a user's data included, need a key only when
+// one is configured; with only an admin key, every guarded route needs it.
 func (h *handler) authorize(r *http.Request, need level) error {
 	adminKey, appKey := h.Keys.Admin, h.Keys.App
 	guarded := appKey != "" || adminKey != "" || h.Keys.Exposed
@@ -77,7 +78,7 @@ func (h *handler) authorize(r *http.Request, need level) error {
 // requireApp guards data routes with the application (or admin) key.
 func (h *handler) requireApp(next http.Handler) http.Handler { return h.require(levelApp, next) }
 
-// requireAdmin guards admin routes and deletes.
+// requireAdmin guards admin routes and item deletes.
 func (h *handler) requireAdmin(next http.Handler) http.Handler { return h.require(levelAdmin, next) }
 
 func (h *handler) require(need level, next http.Handler) http.Handler {

@@ -2,12 +2,14 @@ package handlers
 
 import (
 	"cmp"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -91,20 +93,81 @@ func (h *handler) decodeBody(w http.ResponseWriter, r *http.Request, dst any, sp
 	if names == nil {
 		names = reflect.TypeOf(dst)
 	}
-	body := http.MaxBytesReader(w, r.Body, h.limits.MaxBodyBytes)
+	body, err := h.decodedBody(w, r)
+	if err != nil {
+		return err
+	}
 	dec := jsontext.NewDecoder(body, strictJSON)
 	if err := json.UnmarshalDecode(dec, dst); err != nil {
 		return jsonError(err, names)
 	}
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) || errors.Is(err, os.ErrDeadlineExceeded) {
+		var gz gzipError
+		if errors.As(err, &mbe) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &gz) {
 			return jsonError(err, nil)
 		}
 		return api.Errorf(api.CodeInvalid, "the body must hold exactly one JSON value")
 	}
 	return nil
 }
+
+// decodedBody is the request body with its Content-Encoding undone: gzip
+// is decoded, identity (or none) is the body itself, and any other coding
+// is 415 naming it. The body limit applies to the bytes on the wire and to
+// the decoded bytes, so a small gzip stream that inflates past the limit
+// is 413 when the limit is reached, without inflating the rest.
+func (h *handler) decodedBody(w http.ResponseWriter, r *http.Request) (io.Reader, error) {
+	var codings []string
+	for _, v := range r.Header.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
+				codings = append(codings, c)
+			}
+		}
+	}
+	raw := http.MaxBytesReader(w, r.Body, h.limits.MaxBodyBytes)
+	switch {
+	case len(codings) == 0:
+		return raw, nil
+	case len(codings) == 1 && (codings[0] == "gzip" || codings[0] == "x-gzip"):
+	default:
+		return nil, api.Errorf(api.CodeUnsupportedMedia, "Content-Encoding %q is not supported; send the body as it is or with gzip",
+			strings.Join(codings, ", "))
+	}
+	zr, err := gzip.NewReader(raw)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) || errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, jsonError(err, nil)
+		}
+		return nil, jsonError(gzipError{err}, nil)
+	}
+	return http.MaxBytesReader(w, gunzipReader{zr}, h.limits.MaxBodyBytes), nil
+}
+
+// gunzipReader marks the errors of a gzip stream as such, so that a
+// corrupt or cut stream is not reported as malformed JSON.
+type gunzipReader struct{ zr *gzip.Reader }
+
+func (g gunzipReader) Read(p []byte) (int, error) {
+	n, err := g.zr.Read(p)
+	if err != nil && err != io.EOF {
+		var mbe *http.MaxBytesError
+		if !errors.As(err, &mbe) && !errors.Is(err, os.ErrDeadlineExceeded) {
+			err = gzipError{err}
+		}
+	}
+	return n, err
+}
+
+func (g gunzipReader) Close() error { return g.zr.Close() }
+
+// gzipError is a body sent with Content-Encoding gzip that does not decode.
+type gzipError struct{ err error }
+
+func (e gzipError) Error() string { return e.err.Error() }
+func (e gzipError) Unwrap() error { return e.err }
 
 // jsonError turns a decoding failure into a client error naming the field
 // where it can; t is the type decoded into, to name fields by (see
@@ -115,8 +178,15 @@ func jsonError(err error, t reflect.Type) error {
 		sem *json.SemanticError
 		ae  *api.Error
 		mbe *http.MaxBytesError
+		gz  gzipError
 	)
 	switch {
+	case errors.As(err, &gz):
+		msg := gz.err.Error()
+		if errors.Is(gz.err, io.ErrUnexpectedEOF) {
+			msg = "the stream ends too early"
+		}
+		return api.Errorf(api.CodeInvalid, "the body is sent with Content-Encoding gzip but does not decode: %s", msg)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// The connection's read deadline passed mid-body: a client that
 		// sends too slowly (see serve --read-timeout).
@@ -302,11 +372,32 @@ func problem(fe validator.FieldError) string {
 	return "fails the " + fe.Tag() + " rule"
 }
 
+// queryValue reads a single-valued query parameter: "" when it is absent,
+// and an error naming it when it is given more than once, since which of
+// two values was meant cannot be known. Every single-valued parameter is
+// read through here; repeatable ones (category, exclude) are read as lists.
+// A query string that does not parse (an invalid %-escape) is an error
+// rather than the parameters before it.
+func queryValue(r *http.Request, name string) (string, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return "", api.Errorf(api.CodeInvalid, "the query string is malformed: %v", err)
+	}
+	vs := q[name]
+	switch len(vs) {
+	case 0:
+		return "", nil
+	case 1:
+		return vs[0], nil
+	}
+	return "", api.FieldError(name, fmt.Sprintf("is given %d times; give it once", len(vs)))
+}
+
 // queryInt reads an integer query parameter within [min, max].
 func queryInt(r *http.Request, name string, def, min, max int) (int, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
-		return def, nil
+	s, err := queryValue(r, name)
+	if err != nil || s == "" {
+		return def, err
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
@@ -320,9 +411,9 @@ func queryInt(r *http.Request, name string, def, min, max int) (int, error) {
 
 // queryBool reads a boolean query parameter.
 func queryBool(r *http.Request, name string, def bool) (bool, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
-		return def, nil
+	s, err := queryValue(r, name)
+	if err != nil || s == "" {
+		return def, err
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
@@ -333,7 +424,10 @@ func queryBool(r *http.Request, name string, def bool) (bool, error) {
 
 // queryString reads a string query parameter of bounded length.
 func queryString(r *http.Request, name string, max int) (string, error) {
-	s := r.URL.Query().Get(name)
+	s, err := queryValue(r, name)
+	if err != nil {
+		return "", err
+	}
 	if len(s) > max {
 		return "", api.FieldError(name, fmt.Sprintf("must be at most %d bytes", max))
 	}

@@ -32,6 +32,7 @@ var statuses = map[string]int{
 	api.CodeTimeout:            http.StatusServiceUnavailable,
 	api.CodeStorageUnavailable: http.StatusServiceUnavailable,
 	api.CodeStorageFull:        http.StatusInsufficientStorage,
+	api.CodeNotImplemented:     http.StatusNotImplemented,
 }
 
 // statusOf is the HTTP status of an error code.
@@ -111,6 +112,8 @@ func (h *handler) writeJSON(w http.ResponseWriter, r *http.Request, status int, 
 // json.Encoder's output did.
 func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
+	// The length is known, so a HEAD answers it as the GET does.
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(status)
 	if _, err := w.Write(append(b, '\n')); err != nil {
 		slog.Debug("writing response", "err", err)

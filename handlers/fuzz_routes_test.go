@@ -52,6 +52,10 @@ func (f *recorder) Items(_ context.Context, p api.Page) ([]api.Item, string, err
 	return nil, "", nil
 }
 func (f *recorder) DeleteItem(context.Context, string) error { return nil }
+func (f *recorder) Users(_ context.Context, p api.Page) ([]api.User, string, error) {
+	f.pages = append(f.pages, p)
+	return nil, "", nil
+}
 func (f *recorder) History(_ context.Context, _ string, p api.Page) ([]api.HistoryEntry, string, error) {
 	f.pages = append(f.pages, p)
 	return nil, "", nil
@@ -98,9 +102,9 @@ func (f *recorder) Jobs(_ context.Context, limit int) ([]api.Job, error) {
 	f.jobLimits = append(f.jobLimits, limit)
 	return nil, nil
 }
-func (f *recorder) FailInterruptedJobs(context.Context, string) (int, error) { return 0, nil }
-func (f *recorder) PutModel(context.Context, api.ModelInfo, []byte) error    { return nil }
-func (f *recorder) Models(context.Context) ([]api.ModelInfo, error)          { return nil, nil }
+func (f *recorder) RecoverJobs(context.Context, string) ([]api.Job, int, error) { return nil, 0, nil }
+func (f *recorder) PutModel(context.Context, api.ModelInfo, []byte) error       { return nil }
+func (f *recorder) Models(context.Context) ([]api.ModelInfo, error)             { return nil, nil }
 func (f *recorder) ModelBlob(context.Context, string, string) ([]byte, error) {
 	return nil, api.Errorf(api.CodeNotFound, "no model")
 }
@@ -299,6 +303,7 @@ func FuzzQueryParams(f *testing.F) {
 		{http.MethodGet, "/users/u1/recommendations", http.StatusOK},
 		{http.MethodGet, "/items/i1/similar", http.StatusOK},
 		{http.MethodGet, "/items", http.StatusOK},
+		{http.MethodGet, "/users", http.StatusOK},
 		{http.MethodGet, "/users/u1/interactions", http.StatusOK},
 		{http.MethodGet, "/admin/jobs", http.StatusOK},
 		{http.MethodGet, "/stats", http.StatusOK},

@@ -30,7 +30,8 @@ func (f *fakeStore) User(_ context.Context, id string) (api.User, error) {
 	f.lastGet = id
 	return api.User{ID: id}, nil
 }
-func (f *fakeStore) DeleteUser(context.Context, string) error { return nil }
+func (f *fakeStore) Users(context.Context, api.Page) ([]api.User, string, error) { return nil, "", nil }
+func (f *fakeStore) DeleteUser(context.Context, string) error                    { return nil }
 
 func newFuzzHandler(f *fakeStore) http.Handler {
 	return New(Deps{Interactions: f, Users: f})

@@ -39,8 +39,8 @@ var DefaultLimits = Limits{MaxBodyBytes: 32 << 20, MaxBatch: api.MaxBatch, MaxN:
 // routes are never open to anyone once the server is guarded (see
 // authorize).
 type Keys struct {
-	App   string // guards writes and reads of user data
-	Admin string // guards /admin/* and deletes; accepted wherever App is
+	App   string // guards writes and reads of user data, and their erasure
+	Admin string // guards /admin/* and item deletes; accepted wherever App is
 	// Exposed is set when the server listens on a non-loopback address.
 	// The zero value is the loopback server of local development and of the
 	// handler tests; main sets it from the listen address.
@@ -59,11 +59,13 @@ type Deps struct {
 	Models       api.ModelStore
 	Reports      api.ReportStore
 	Online       api.OnlineService // nil: no recommendation ids, attribution or experiments
+	Backup       Backuper          // nil: GET /admin/backup answers not_implemented
 	// Ready reports whether the service can answer recommendations.
 	Ready    func(ctx context.Context) error
 	OpenAPI  []byte
 	Web      fs.FS // the dashboard; nil serves none
 	Keys     Keys
+	Hosts    Hosts // the Host names answered (see checkHost)
 	Limits   Limits
 	Logger   *slog.Logger
 	Registry *prometheus.Registry // nil: a private registry
@@ -81,11 +83,14 @@ type handler struct {
 	validator  *validator.Validate
 	metrics    *metrics
 	routeTable []routeEntry
+	// crossOrigin tells a browser's cross-site request (checkCrossSite).
+	crossOrigin *http.CrossOriginProtection
 }
 
 // New returns the HTTP handler of the whole API.
 func New(d Deps) http.Handler {
-	h := &handler{Deps: d, limits: d.Limits, log: d.Logger, validator: newValidator()}
+	h := &handler{Deps: d, limits: d.Limits, log: d.Logger, validator: newValidator(),
+		crossOrigin: http.NewCrossOriginProtection()}
 	if h.limits.MaxBodyBytes == 0 {
 		h.limits.MaxBodyBytes = DefaultLimits.MaxBodyBytes
 	}
@@ -107,13 +112,17 @@ func New(d Deps) http.Handler {
 	if h.Registry == nil {
 		h.Registry = prometheus.NewRegistry()
 	}
+	h.Hosts.Allowed = make([]string, len(d.Hosts.Allowed))
+	for k, name := range d.Hosts.Allowed {
+		h.Hosts.Allowed[k] = HostName(name)
+	}
 	h.metrics = newMetrics(h.Registry, d.Stats)
 	return h.routes()
 }
 
 func (h *handler) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, h.recoverer, h.instrument, h.timeout)
+	r.Use(headAsGet, middleware.RequestID, h.recoverer, h.instrument, h.browserGuard, h.timeout)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
@@ -166,10 +175,27 @@ func (h *handler) allowed(r *http.Request) []string {
 	for _, e := range h.routeTable {
 		if e.re.MatchString(path) && !slices.Contains(out, e.method) {
 			out = append(out, e.method)
+			if e.method == http.MethodGet && !slices.Contains(out, http.MethodHead) {
+				out = append(out, http.MethodHead) // headAsGet
+			}
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// headAsGet answers HEAD on every GET route by running the GET handler:
+// net/http sends the headers it sets and drops the body. No route
+// registers HEAD itself. (chi's middleware.GetHead looks for a HEAD route
+// first and finds one at every subrouter's root, where its look-ahead
+// matches the mount, so /items/{id} would stay a 405.)
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			chi.RouteContext(r.Context()).RouteMethod = http.MethodGet
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // recoverer turns a panic into a logged internal error with the envelope.

@@ -9,10 +9,10 @@ import (
 func TestMethodNotAllowed_allowHeader(t *testing.T) {
 	h := New(Deps{Interactions: &fakeStore{}, Users: &fakeStore{}})
 	cases := []struct{ method, path, allow string }{
-		{http.MethodPost, "/items/x", "DELETE, GET, PATCH, PUT"},
+		{http.MethodPost, "/items/x", "DELETE, GET, HEAD, PATCH, PUT"},
 		{http.MethodGet, "/interactions", "POST"},
-		{http.MethodPost, "/users/u/recommendations", "GET"},
-		{http.MethodPut, "/items", "GET, POST"},
+		{http.MethodPost, "/users/u/recommendations", "GET, HEAD"},
+		{http.MethodPut, "/items", "GET, HEAD, POST"},
 	}
 	for _, c := range cases {
 		rec := httptest.NewRecorder()

@@ -15,7 +15,7 @@ func (h *handler) registerHealthRoutes(r chi.Router) {
 	if h.Version != nil {
 		r.Get("/version", h.serve(h.handleVersion))
 	}
-	r.Method(http.MethodGet, "/metrics", h.metrics.handler)
+	r.Method(http.MethodGet, "/metrics", h.envelopeErrors(h.metrics.handler))
 	r.Get("/openapi.yaml", h.handleOpenAPI)
 	r.With(h.requireApp).Get("/stats", h.serve(h.handleStats))
 }
@@ -71,7 +71,7 @@ func (h *handler) registerWebRoutes(r chi.Router) {
 	if h.Web == nil {
 		return
 	}
-	files := http.FileServer(http.FS(h.Web))
+	files := h.envelopeErrors(http.FileServer(http.FS(h.Web)))
 	r.Get("/", files.ServeHTTP)
 	if entries, err := fs.ReadDir(h.Web, "."); err == nil {
 		for _, e := range entries {

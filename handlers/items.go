@@ -187,7 +187,10 @@ func (h *handler) handleItemSimilar(w http.ResponseWriter, r *http.Request) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	by := r.URL.Query().Get("by")
+	by, err := queryString(r, "by", 64)
+	if err != nil {
+		return 0, nil, err
+	}
 	switch by {
 	case "":
 		by = "collaborative"

@@ -10,11 +10,15 @@ import (
 )
 
 func (h *handler) registerUserRoutes(r chi.Router) {
+	r.With(h.requireApp).Get("/users", h.serve(h.handleUserList))
+	// Erasing a user, or one of their pairs, takes the application key: an
+	// application honours a user's request to be forgotten without holding
+	// the admin key.
 	r.Route("/users/{id}", func(r chi.Router) {
 		r.With(h.requireApp).Get("/", h.serve(h.handleUserGet))
-		r.With(h.requireAdmin).Delete("/", h.serve(deleteByID(func(ctx context.Context, id string) error { return h.Users.DeleteUser(ctx, id) })))
+		r.With(h.requireApp).Delete("/", h.serve(deleteByID(func(ctx context.Context, id string) error { return h.Users.DeleteUser(ctx, id) })))
 		r.With(h.requireApp).Get("/interactions", h.serve(h.handleUserInteractions))
-		r.With(h.requireAdmin).Delete("/interactions/{item_id}", h.serve(h.handleInteractionDelete))
+		r.With(h.requireApp).Delete("/interactions/{item_id}", h.serve(h.handleInteractionDelete))
 		r.With(h.requireApp).Get("/recommendations", h.serve(h.handleRecommendations))
 	})
 }
@@ -25,9 +29,22 @@ func (h *handler) handleUserGet(w http.ResponseWriter, r *http.Request) (int, an
 		return 0, nil, err
 	}
 	u, err := h.Users.User(r.Context(), id)
-	//lint:ignore S1016 the wire type is spelled out so that it can diverge from the stored one
-	return http.StatusOK, api.UserOut{ID: u.ID, CreatedAt: u.CreatedAt, LastSeen: u.LastSeen,
-		Items: u.Items, Positives: u.Positives, Events: u.Events}, err
+	return http.StatusOK, api.NewUserOut(u), err
+}
+
+// handleUserList pages through the users in natural id order, as GET
+// /items pages the catalogue.
+func (h *handler) handleUserList(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	page, err := queryPage(r, 1024)
+	if err != nil {
+		return 0, nil, err
+	}
+	users, next, err := h.Users.Users(r.Context(), page)
+	out := api.UsersOut{Users: make([]api.UserOut, len(users)), NextCursor: next}
+	for k, u := range users {
+		out.Users[k] = api.NewUserOut(u)
+	}
+	return http.StatusOK, out, err
 }
 
 func (h *handler) handleUserInteractions(w http.ResponseWriter, r *http.Request) (int, any, error) {
@@ -74,6 +91,12 @@ func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) 
 	}
 	arm := h.assign(r, &req)
 	rec, err := h.Recommender.Recommend(r.Context(), req)
+	if r.Method == http.MethodHead && err == nil {
+		// Nothing is shown: no recommendation id, no impression logged.
+		out := api.NewRecommendationsOut(rec)
+		out.Experiment, out.Arm = arm.Experiment, arm.Arm
+		return http.StatusOK, out, nil
+	}
 	return h.recommendationsOut(req, arm, rec, err)
 }
 

@@ -111,6 +111,11 @@ const interruptedByLeader = "interrupted: the replica running it stopped (the tr
 // errLostLead cancels the job of a replica that lost the leader lock.
 var errLostLead = errors.New("interrupted: this replica lost the training leader lock, so another may run the jobs now")
 
+// errCancelled cancels a job that was asked to stop (Cancel, here or at
+// another replica); a job cancelled without a cause, when the scheduler's
+// context ends, was stopped by its process shutting down.
+var errCancelled = errors.New("cancelled")
+
 // errEndedElsewhere cancels a job whose record another replica ended: a
 // new leader marked it failed after this one lost the lock.
 var errEndedElsewhere = errors.New("the job's record was ended by another replica")
@@ -166,15 +171,29 @@ func NewScheduler(st Store, eng Serving, opts Options) *Scheduler {
 // shared queue, only while it holds the leader lock with one.
 func (s *Scheduler) Leading() bool { return s.shared == nil || s.leading.Load() }
 
-// Recover marks jobs left running by a dead process as failed. Call it once
-// at start-up, before Run.
+// interruptedByStop is the error of a job that was running when its
+// process stopped: cancelled by a graceful shutdown, or found running at
+// the next start after a crash.
+const interruptedByStop = "interrupted: the process stopped while the job was running"
+
+// Recover marks jobs left running by a stopped process as failed and queues
+// again, in their order, the jobs it left queued, which never started. Call
+// it once at start-up, before Run.
 func (s *Scheduler) Recover(ctx context.Context) error {
 	var n int
 	var err error
 	if _, shared := s.st.(Shared); !shared {
 		// A shared store's running jobs may be another replica's: the
-		// leader that takes over fails them instead (lead).
-		n, err = s.st.FailInterruptedJobs(ctx, "interrupted: the process stopped while the job was running")
+		// leader that takes over fails them instead (lead), and its queued
+		// jobs stay in the store's queue.
+		var queued []api.Job
+		queued, n, err = s.st.RecoverJobs(ctx, interruptedByStop)
+		s.mu.Lock()
+		s.queue = append(queued, s.queue...)
+		s.mu.Unlock()
+		if len(queued) > 0 {
+			s.log.Info("queued again the jobs the last process left queued", "jobs", len(queued))
+		}
 	}
 	if n > 0 {
 		s.log.Warn("marked interrupted jobs failed", "jobs", n)
@@ -326,7 +345,7 @@ func (s *Scheduler) Wake() {
 func (s *Scheduler) Cancel(ctx context.Context, id string) (api.Job, error) {
 	s.mu.Lock()
 	if s.running != nil && s.running.ID == id {
-		s.cancelRun(nil)
+		s.cancelRun(errCancelled)
 		s.mu.Unlock()
 		return s.st.Job(ctx, id)
 	}
@@ -364,7 +383,7 @@ func (s *Scheduler) CancelRunning(id string) bool {
 	if s.running == nil || s.running.ID != id {
 		return false
 	}
-	s.cancelRun(nil)
+	s.cancelRun(errCancelled)
 	return true
 }
 
@@ -660,7 +679,10 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 			j.Grid = append(j.Grid, api.GridNote{Model: in.Name, Extended: in.GridExtended, Edge: in.GridEdge})
 		}
 	}
-	activate := s.chooseActive(models, j.Auto)
+	activate, err := s.chooseActive(bg, models, j.Auto)
+	if err != nil {
+		return err
+	}
 	for _, t := range models {
 		s.eng.Install(t.served, t.served.Info.Name == activate)
 	}
@@ -679,10 +701,20 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 
 // chooseActive picks the trained recommender with the best validation ADG
 // (dissertation §4.7.3's selection rule) when the job is an auto job or no
-// model is active; otherwise it keeps the active model ("").
-func (s *Scheduler) chooseActive(models []trained, auto bool) string {
-	if cur := s.eng.Active(); cur != nil && !auto {
-		return ""
+// model is active; otherwise it keeps the active model (""). Whether one
+// is active is the store's record, served here: what the engine serves by
+// default can be a model installed before any was chosen (a start's
+// first recommender loaded), which must not stop the first training from
+// choosing.
+func (s *Scheduler) chooseActive(ctx context.Context, models []trained, auto bool) (string, error) {
+	if !auto {
+		cur, err := s.st.ActiveModel(ctx)
+		if err != nil {
+			return "", err
+		}
+		if cur != "" && s.eng.Lookup(cur) != nil {
+			return "", nil
+		}
 	}
 	var names []string
 	var adg []float64
@@ -693,9 +725,9 @@ func (s *Scheduler) chooseActive(models []trained, auto bool) string {
 		}
 	}
 	if k := eval.AutoChoice(adg); k >= 0 {
-		return names[k]
+		return names[k], nil
 	}
-	return ""
+	return "", nil
 }
 
 func (s *Scheduler) runEvaluation(ctx context.Context, j *api.Job, rec *recorder) error {
@@ -873,10 +905,12 @@ func (r *recorder) finish(err error, ctx context.Context, beforeWrite func()) {
 	switch {
 	case err == nil:
 		r.j.State, r.j.Progress, r.j.Stage = api.JobSucceeded, 1, ""
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil && context.Cause(ctx) != context.Canceled:
-		r.j.State, r.j.Error = api.JobFailed, context.Cause(ctx).Error()
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+	case errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), errCancelled):
 		r.j.State, r.j.Error = api.JobCancelled, "cancelled"
+	case errors.Is(err, context.Canceled) && context.Cause(ctx) == context.Canceled:
+		r.j.State, r.j.Error = api.JobFailed, interruptedByStop
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		r.j.State, r.j.Error = api.JobFailed, context.Cause(ctx).Error()
 	default:
 		r.j.State, r.j.Error = api.JobFailed, api.ErrorMessage(err)
 		if api.ErrorCode(err) == api.CodeInternal {

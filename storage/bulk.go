@@ -304,12 +304,12 @@ func publish(tmp, path string, replace bool) error {
 	err := os.Link(tmp, path)
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%s appeared while the import was building it; it was left as it is", path)
+		return fmt.Errorf("%s appeared while it was being written; it was left as it is", path)
 	case errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EXDEV):
 		// A file system without hard links: rename, which cannot refuse
 		// to replace (the window is the instant since the Stat above).
 		if _, err := os.Stat(path); err == nil {
-			return fmt.Errorf("%s appeared while the import was building it; it was left as it is", path)
+			return fmt.Errorf("%s appeared while it was being written; it was left as it is", path)
 		}
 		if err := os.Rename(tmp, path); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"maps"
@@ -274,6 +275,9 @@ func (b *bulkBuilder) writeUsers(w *bulkWriter) error {
 			return err
 		}
 	}
+	if err := writeOrder(w, bucketUserOrder, len(b.users), func(k int) string { return b.users[k].id }); err != nil {
+		return err
+	}
 	b.counts.Users = int64(len(b.users))
 	return w.bucket(bucketUserIDs).SetSequence(uint64(len(b.users)))
 }
@@ -305,8 +309,26 @@ func (b *bulkBuilder) writeItems(w *bulkWriter, pop, pairs []int64) error {
 			return err
 		}
 	}
+	if err := writeOrder(w, bucketItemOrder, len(b.items), func(k int) string { return b.items[k].id }); err != nil {
+		return err
+	}
 	b.counts.Items = int64(len(b.items))
 	return w.bucket(bucketItemIDs).SetSequence(uint64(len(b.items)))
+}
+
+// writeOrder writes the OrderKeys of n ids to an order bucket, sorted.
+func writeOrder(w *bulkWriter, bucket []byte, n int, id func(k int) string) error {
+	keys := make([][]byte, n)
+	for k := range keys {
+		keys[k] = OrderKey(id(k))
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	for _, k := range keys {
+		if err := w.put(bucket, k, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeMeta writes the counters (those above zero, as addCounter leaves

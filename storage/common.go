@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"recsys/api"
@@ -159,6 +160,10 @@ type Backend interface {
 	ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
 	ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error)
 	Dumper
+	// Backup streams a consistent copy of the database as one file
+	// (bbolt: Store.Backup); the PostgreSQL store answers not_implemented,
+	// naming pg_dump.
+	Backup(ctx context.Context, start func(size int64) (io.Writer, error)) (int64, error)
 	Policy() api.Policy
 	// Size is the database's size in bytes.
 	Size() int64

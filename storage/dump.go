@@ -70,7 +70,8 @@ type DumpModel struct {
 
 // DumpHead is what precedes the records: the counters (users, items,
 // pairs, positives, events), the sequences (user_seq, item_seq, model_seq,
-// job_seq, report_seq: the last number given out) and the active model.
+// job_seq, report_seq, experiment_seq: the last number given out) and the
+// active model.
 type DumpHead struct {
 	Counters map[string]int64
 	Active   string
@@ -78,7 +79,10 @@ type DumpHead struct {
 
 // DumpSink takes a dump: Head first, then users by index, items by index,
 // pairs by (user, item), pair days by (user, item, day), days, models by
-// (name, version), jobs and reports by id.
+// (name, version), jobs and reports by id, then the online records
+// (dump_online.go): impressions by recommendation id (which is time
+// order), attributions by (id, position), online counters by (day, model,
+// experiment, arm) and experiments by id.
 type DumpSink interface {
 	Head(DumpHead) error
 	User(DumpUser) error
@@ -89,6 +93,10 @@ type DumpSink interface {
 	Model(DumpModel) error
 	Job(api.Job) error
 	Report(api.Report) error
+	Impression(api.Impression) error
+	Attribution(DumpAttribution) error
+	OnlineCount(api.OnlineCount) error
+	Experiment(DumpExperiment) error
 }
 
 // Dumper is a store that can write out and take in a whole dump.
@@ -102,10 +110,15 @@ type Dumper interface {
 }
 
 // SeqNames are the sequences of a dump head.
-var SeqNames = []string{"user_seq", "item_seq", "model_seq", "job_seq", "report_seq"}
+var SeqNames = []string{"user_seq", "item_seq", "model_seq", "job_seq", "report_seq", "experiment_seq"}
 
 // CounterNames are the counters of a dump head.
 var CounterNames = []string{counterUsers, counterItems, counterPairs, counterPositives, counterEvents}
+
+// DumpKinds are the kinds of record of a dump after its head, in dump
+// order: what DumpSum counts.
+var DumpKinds = []string{"users", "items", "pairs", "pair_days", "days", "models", "jobs", "reports",
+	"impressions", "attributions", "online_counts", "experiments"}
 
 // DumpSum counts and checksums a dump as it passes to next (nil: nowhere):
 // SHA-256 over each record's kind and JSON encoding, which is canonical
@@ -127,7 +140,7 @@ func (d *DumpSum) Sum() string { return hex.EncodeToString(d.h.Sum(nil)) }
 // String lists the counts in dump order.
 func (d *DumpSum) String() string {
 	var parts []string
-	for _, k := range []string{"users", "items", "pairs", "pair_days", "days", "models", "jobs", "reports"} {
+	for _, k := range DumpKinds {
 		parts = append(parts, fmt.Sprintf("%d %s", d.Counts[k], k))
 	}
 	return strings.Join(parts, ", ")
@@ -176,6 +189,18 @@ func (d *DumpSum) Job(j api.Job) error {
 func (d *DumpSum) Report(r api.Report) error {
 	return d.add("reports", r, func() error { return d.next.Report(r) })
 }
+func (d *DumpSum) Impression(imp api.Impression) error {
+	return d.add("impressions", imp, func() error { return d.next.Impression(imp) })
+}
+func (d *DumpSum) Attribution(a DumpAttribution) error {
+	return d.add("attributions", a, func() error { return d.next.Attribution(a) })
+}
+func (d *DumpSum) OnlineCount(c api.OnlineCount) error {
+	return d.add("online_counts", c, func() error { return d.next.OnlineCount(c) })
+}
+func (d *DumpSum) Experiment(e DumpExperiment) error {
+	return d.add("experiments", e, func() error { return d.next.Experiment(e) })
+}
 
 var _ Dumper = (*Store)(nil)
 
@@ -185,6 +210,9 @@ func (s *Store) Dump(ctx context.Context, sink DumpSink) error {
 	if err := s.syncTail(ctx); err != nil {
 		return err
 	}
+	if err := s.refuseUnappliedTail(); err != nil {
+		return err
+	}
 	return s.view(ctx, func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		head := DumpHead{Counters: map[string]int64{}, Active: string(meta.Get(keyActiveModel))}
@@ -192,7 +220,11 @@ func (s *Store) Dump(ctx context.Context, sink DumpSink) error {
 			head.Counters[n] = counter(meta, n)
 		}
 		for k, b := range seqBuckets(tx) {
-			head.Counters[SeqNames[k]] = int64(b.Sequence())
+			if b != nil {
+				head.Counters[SeqNames[k]] = int64(b.Sequence())
+			} else {
+				head.Counters[SeqNames[k]] = 0
+			}
 		}
 		if err := sink.Head(head); err != nil {
 			return err
@@ -257,20 +289,24 @@ func (s *Store) Dump(ctx context.Context, sink DumpSink) error {
 		}); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketReports).ForEach(func(k, v []byte) error {
+		if err := tx.Bucket(bucketReports).ForEach(func(k, v []byte) error {
 			var r api.Report
 			if err := json.Unmarshal(v, &r); err != nil {
 				return fmt.Errorf("report %q: %w", k, err)
 			}
 			return sink.Report(r)
-		})
+		}); err != nil {
+			return err
+		}
+		return dumpOnline(tx, sink)
 	})
 }
 
-// seqBuckets are the buckets whose sequences are the dump's SeqNames.
+// seqBuckets are the buckets whose sequences are the dump's SeqNames. The
+// experiments bucket is nil in a file opened read-only that predates it.
 func seqBuckets(tx *bolt.Tx) []*bolt.Bucket {
 	return []*bolt.Bucket{tx.Bucket(bucketUserIDs), tx.Bucket(bucketItemIDs), tx.Bucket(bucketModels),
-		tx.Bucket(bucketJobs), tx.Bucket(bucketReports)}
+		tx.Bucket(bucketJobs), tx.Bucket(bucketReports), tx.Bucket(bucketExps)}
 }
 
 // dumpModels writes the model versions in (name, version) order; a
@@ -319,7 +355,8 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 	// Exclusive: the event log's tail is applied first, so "empty" means
 	// no acknowledged event either, and none is appended meanwhile.
 	restore := func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketUsers, bucketItems, bucketModels, bucketJobs, bucketReports} {
+		for _, name := range [][]byte{bucketUsers, bucketItems, bucketModels, bucketJobs, bucketReports,
+			bucketImps, bucketAttrib, bucketOnline, bucketExps} {
 			if k, _ := tx.Bucket(name).Cursor().First(); k != nil {
 				return ErrNotEmpty
 			}
@@ -355,6 +392,7 @@ func (s *Store) Restore(ctx context.Context, fill func(DumpSink) error) error {
 	if err == nil {
 		s.itemsVersion.Add(1)
 		s.eventsVersion.Add(1)
+		s.forgetRecent() // rebuilt from the restored impressions at its next use
 	}
 	return err
 }
@@ -421,6 +459,7 @@ func (b *boltSink) User(u DumpUser) error {
 	r := userRecord{idx: u.Idx, created: u.T.Created, lastSeen: u.T.LastSeen, items: u.T.Items,
 		positives: u.T.Positives, events: u.T.Events}
 	b.putLater(b.w.users, []byte(u.ID), r.encode())
+	b.putLater(b.tx.Bucket(bucketUserOrder), OrderKey(u.ID), nil)
 	return b.w.userIDs.Put(u64(u.Idx), []byte(u.ID))
 }
 
@@ -431,6 +470,7 @@ func (b *boltSink) Item(it DumpItem) error {
 		return err
 	}
 	b.putLater(b.w.items, []byte(it.ID), rec)
+	b.putLater(b.tx.Bucket(bucketItemOrder), OrderKey(it.ID), nil)
 	if err := b.w.itemID.Put(u64(it.Idx), []byte(it.ID)); err != nil {
 		return err
 	}

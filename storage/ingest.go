@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -531,6 +532,7 @@ func applyGen(tx *bolt.Tx, f *pairFilter, g *tailGen) error {
 		if err := w.itemID.Put(u64(it.idx), []byte(it.id)); err != nil {
 			return err
 		}
+		w.newItems = append(w.newItems, it.id)
 		seq = max(seq, it.idx)
 	}
 	if err := w.itemID.SetSequence(seq); err != nil {
@@ -548,6 +550,7 @@ func applyGen(tx *bolt.Tx, f *pairFilter, g *tailGen) error {
 		if err := w.userIDs.Put(u64(idx), []byte(id)); err != nil {
 			return err
 		}
+		w.newUsers = append(w.newUsers, id)
 		idxOf[id] = idx
 	}
 	type pairPut struct {
@@ -700,6 +703,37 @@ func (s *Store) LogBytes() int64 {
 		return 0
 	}
 	return s.log.size()
+}
+
+// LogHistory reports whether the event log holds any record, and its size:
+// the raw history of every event ingested through it, which dumps (and so
+// migrate) do not copy, since every event in it is in the records.
+func (s *Store) LogHistory() (bytes int64, any bool) {
+	if s.log == nil {
+		return 0, false
+	}
+	path := s.Path()
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	has, err := logHasRecords(path)
+	return s.LogBytes(), has && err == nil
+}
+
+// tailHasEvents reports whether the event log holds events not applied
+// (or being applied) to bbolt.
+func (s *Store) tailHasEvents() bool {
+	if s.log == nil {
+		return false
+	}
+	s.tailMu.RLock()
+	defer s.tailMu.RUnlock()
+	for _, g := range s.gens {
+		if g.events > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // tailHasNewItems reports whether the tail created any item.

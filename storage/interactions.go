@@ -94,6 +94,9 @@ type writer struct {
 	counters                            map[string]int64
 	days                                map[string]int64
 	pairDayDelta                        map[string]int64 // by pairDayKey
+	// newUsers and newItems are the ids created in the transaction, put
+	// in the order buckets at the flush.
+	newUsers, newItems []string
 }
 
 func newWriter(tx *bolt.Tx) *writer {
@@ -125,6 +128,7 @@ func (w *writer) user(id string, ts int64) (*userRecord, error) {
 		if err := w.userIDs.Put(u64(idx), []byte(id)); err != nil {
 			return nil, err
 		}
+		w.newUsers = append(w.newUsers, id)
 		w.counters[counterUsers]++
 	}
 	w.userCache[id] = &r
@@ -152,6 +156,7 @@ func (w *writer) itemIndex(id string, now int64) (uint64, bool, error) {
 	if err := w.itemID.Put(u64(idx), []byte(id)); err != nil {
 		return 0, false, err
 	}
+	w.newItems = append(w.newItems, id)
 	w.counters[counterItems]++
 	return idx, true, nil
 }
@@ -255,6 +260,15 @@ func (w *writer) flush() error {
 			return err
 		}
 	}
+	for _, ids := range []struct {
+		b   *bolt.Bucket
+		ids []string
+	}{{w.tx.Bucket(bucketUserOrder), w.newUsers}, {w.tx.Bucket(bucketItemOrder), w.newItems}} {
+		if err := putOrder(ids.b, ids.ids); err != nil {
+			return err
+		}
+	}
+	w.newUsers, w.newItems = nil, nil
 	for _, item := range slices.Sorted(maps.Keys(w.popDelta)) {
 		if err := addItemCount(w.pop, item, w.popDelta[item]); err != nil {
 			return err
@@ -278,6 +292,21 @@ func (w *writer) flush() error {
 	for k, d := range w.pairDayDelta {
 		v := int64(getU64(w.pairDays.Get([]byte(k)))) + d
 		if err := w.pairDays.Put([]byte(k), u64(uint64(v))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putOrder puts the OrderKeys of ids into an order bucket, in key order.
+func putOrder(b *bolt.Bucket, ids []string) error {
+	keys := make([][]byte, len(ids))
+	for k, id := range ids {
+		keys[k] = OrderKey(id)
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	for _, k := range keys {
+		if err := b.Put(k, nil); err != nil {
 			return err
 		}
 	}

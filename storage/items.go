@@ -3,8 +3,9 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/binary"
+	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -35,6 +36,7 @@ func (s *Store) PutItems(ctx context.Context, items []api.Item) error {
 				if err := w.itemID.Put(u64(idx), []byte(it.ID)); err != nil {
 					return err
 				}
+				w.newItems = append(w.newItems, it.ID)
 				w.counters[counterItems]++
 			}
 			b, err := rec.encode()
@@ -124,16 +126,13 @@ func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 	return it, err
 }
 
-// Items returns one page of the catalogue in id order; the cursor is the
-// last id of the previous page.
+// Items returns one page of the catalogue in natural order (natural.go);
+// the cursor is the last id of the previous page, so it stays valid when
+// that item is deleted.
 func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, error) {
-	var after []byte
-	if pg.Cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(pg.Cursor)
-		if err != nil || len(b) == 0 {
-			return nil, "", api.FieldError("cursor", "is not a cursor this server issued")
-		}
-		after = b
+	after, err := afterCursor(pg.Cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	if s.tailHasNewItems() {
 		// Items the tail created are listed once applied.
@@ -142,37 +141,110 @@ func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, err
 		}
 	}
 	var out []api.Item
-	next := ""
+	more := false
 	if err := s.prefold(ctx); err != nil {
 		return nil, "", err
 	}
-	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+	err = s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		out = out[:0]
 		if err := s.foldTail(tx, tail); err != nil {
 			return err
 		}
-		pop := tx.Bucket(bucketItemPop)
-		c := tx.Bucket(bucketItems).Cursor()
-		k, v := c.First()
-		if after != nil {
-			k, v = c.Seek(after)
-			if k != nil && bytes.Equal(k, after) {
-				k, v = c.Next()
-			}
-		}
-		for ; k != nil; k, v = c.Next() {
-			if len(out) == pg.Limit {
-				next = base64.RawURLEncoding.EncodeToString([]byte(out[len(out)-1].ID))
-				break
+		items, pop := tx.Bucket(bucketItems), tx.Bucket(bucketItemPop)
+		var err error
+		more, err = pageOrder(tx, bucketItemOrder, bucketItems, after, pg.Limit, func(id string) error {
+			v := items.Get([]byte(id))
+			if v == nil {
+				return fmt.Errorf("storage: item %q of item_order is not stored", id)
 			}
 			r, err := decodeItem(v)
 			if err != nil {
 				return err
 			}
-			out = append(out, r.toAPI(string(k), int64(getU64(pop.Get(u64(r.Idx))))+tailPopDelta(tail, r.Idx)))
-		}
-		return nil
+			out = append(out, r.toAPI(id, int64(getU64(pop.Get(u64(r.Idx))))+tailPopDelta(tail, r.Idx)))
+			return nil
+		})
+		return err
 	})
-	return out, next, err
+	return out, nextCursor(more, len(out), func() string { return out[len(out)-1].ID }), err
+}
+
+// afterCursor reads a listing's cursor: the id the previous page ended
+// with, "" for the first page.
+func afterCursor(c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	return DecodeIDCursor(c)
+}
+
+// nextCursor is the cursor of the page after one of n entries ending with
+// last(), "" when none follows.
+func nextCursor(more bool, n int, last func() string) string {
+	if !more || n == 0 {
+		return ""
+	}
+	return EncodeIDCursor(last())
+}
+
+// pageOrder calls visit with the ids of the order bucket order after the
+// id after ("" from the first), at most limit of them, and reports whether
+// more follow. In a file of version 5 or older opened read-only, which has
+// no order buckets, it sorts the keys of records (users or items) instead.
+func pageOrder(tx *bolt.Tx, order, records []byte, after string, limit int, visit func(id string) error) (more bool, err error) {
+	var start []byte
+	if after != "" {
+		start = OrderKey(after)
+	}
+	var next func() []byte
+	if b := tx.Bucket(order); b != nil {
+		c := b.Cursor()
+		k, _ := c.First()
+		if start != nil {
+			if k, _ = c.Seek(start); bytes.Equal(k, start) {
+				k, _ = c.Next()
+			}
+		}
+		next = func() []byte {
+			out := k
+			if k != nil {
+				k, _ = c.Next()
+			}
+			return out
+		}
+	} else {
+		var keys [][]byte
+		if err := tx.Bucket(records).ForEach(func(k, _ []byte) error {
+			keys = append(keys, OrderKey(string(k)))
+			return nil
+		}); err != nil {
+			return false, err
+		}
+		slices.SortFunc(keys, bytes.Compare)
+		at, found := slices.BinarySearchFunc(keys, start, bytes.Compare)
+		if found {
+			at++
+		}
+		next = func() []byte {
+			if at == len(keys) {
+				return nil
+			}
+			at++
+			return keys[at-1]
+		}
+	}
+	for n := 0; ; n++ {
+		k := next()
+		if k == nil {
+			return false, nil
+		}
+		if n == limit {
+			return true, nil
+		}
+		if err := visit(idOfOrderKey(k)); err != nil {
+			return false, err
+		}
+	}
 }
 
 // DeleteItem deletes an item and every pair with it.
@@ -227,6 +299,9 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 			return err
 		}
 		if err := w.itemID.Delete(u64(it.Idx)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketItemOrder).Delete(OrderKey(id)); err != nil {
 			return err
 		}
 		w.counters[counterItems]--

@@ -285,55 +285,59 @@ func (s *Store) Jobs(ctx context.Context, limit int) ([]api.Job, error) {
 	return out, err
 }
 
-// FailInterruptedJobs marks every queued or running job failed: at start-up
-// no job can be running, so those records belong to a process that died.
-func (s *Store) FailInterruptedJobs(ctx context.Context, reason string) (int, error) {
-	n := 0
+// RecoverJobs marks every running job failed with reason and returns the
+// queued ones, oldest first: at start-up no job can be running, so those
+// records belong to a process that stopped, while a queued job never
+// started and can run now.
+func (s *Store) RecoverJobs(ctx context.Context, reason string) ([]api.Job, int, error) {
 	now := s.now().UTC()
-	interrupted := func(tx *bolt.Tx) ([]api.Job, error) {
-		var fixed []api.Job
-		err := tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
+	scan := func(tx *bolt.Tx) (queued, fixed []api.Job, err error) {
+		err = tx.Bucket(bucketJobs).ForEach(func(k, v []byte) error {
 			var j api.Job
 			if err := json.Unmarshal(v, &j); err != nil {
 				return nil // an unreadable record is left for an operator
 			}
-			if j.State == api.JobRunning || j.State == api.JobQueued {
+			switch j.State {
+			case api.JobRunning:
 				j.State, j.Error, j.FinishedAt = api.JobFailed, reason, &now
 				fixed = append(fixed, j)
+			case api.JobQueued:
+				queued = append(queued, j) // ids sort as they were made
 			}
 			return nil
 		})
-		return fixed, err
+		return queued, fixed, err
 	}
-	// Usually none: then no write transaction, which at start would wait
-	// for the applier's (the backlog a crash left) to commit.
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		fixed, err := interrupted(tx)
-		n = len(fixed)
+	// Usually none is running: then no write transaction, which at start
+	// would wait for the applier's (the backlog a crash left) to commit.
+	var queued, fixed []api.Job
+	err := s.view(ctx, func(tx *bolt.Tx) (err error) {
+		queued, fixed, err = scan(tx)
 		return err
 	})
-	if err != nil || n == 0 {
-		return 0, err
+	if err != nil || len(fixed) == 0 {
+		return queued, 0, err
 	}
-	err = s.update(ctx, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketJobs)
-		fixed, err := interrupted(tx)
-		if err != nil {
+	err = s.update(ctx, func(tx *bolt.Tx) (err error) {
+		if queued, fixed, err = scan(tx); err != nil {
 			return err
 		}
+		b := tx.Bucket(bucketJobs)
 		for _, j := range fixed {
-			b2, err := json.Marshal(j)
+			v, err := json.Marshal(j)
 			if err != nil {
 				return err
 			}
-			if err := b.Put([]byte(j.ID), b2); err != nil {
+			if err := b.Put([]byte(j.ID), v); err != nil {
 				return err
 			}
 		}
-		n = len(fixed)
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return nil, 0, err
+	}
+	return queued, len(fixed), nil
 }
 
 // Reports: key is the report id "r<12-digit sequence>".

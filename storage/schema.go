@@ -14,6 +14,8 @@
 //	items       item id                  → itemRecord (JSON: index, features, categories,
 //	                                       labels, hidden, created, updated)
 //	item_ids    uint64 dense index (BE)  → item id
+//	user_order  OrderKey(user id)        → nothing: the users in natural order (natural.go),
+//	item_order  OrderKey(item id)          and the items, what GET /users and /items page
 //	item_pop    uint64 item index (BE)   → uint64 number of users for whom it is relevant
 //	pairs       user index | item index  → pairRecord (binary: count, first/last seen,
 //	            (16 bytes, BE)             last value, flags, last type)
@@ -69,7 +71,11 @@ package storage
 // older version gets the counts from its item_users, and loses that
 // bucket, at its first writable open (migrateItemPairs); opened read-only
 // it is read as it is.
-const SchemaVersion = 5
+//
+// Version 6 added user_order and item_order, which a version 5 file gets
+// from its users and items at its first writable open (migrateOrder);
+// opened read-only it is listed by sorting its ids in memory.
+const SchemaVersion = 6
 
 var (
 	bucketMeta      = []byte("meta")
@@ -77,6 +83,8 @@ var (
 	bucketUserIDs   = []byte("user_ids")
 	bucketItems     = []byte("items")
 	bucketItemIDs   = []byte("item_ids")
+	bucketUserOrder = []byte("user_order")
+	bucketItemOrder = []byte("item_order")
 	bucketItemPop   = []byte("item_pop")
 	bucketPairs     = []byte("pairs")
 	bucketItemPairs = []byte("item_pairs")
@@ -92,7 +100,7 @@ var (
 
 	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUserIDs, bucketItems, bucketItemIDs,
 		bucketItemPop, bucketPairs, bucketItemPairs, bucketPairDays, bucketModels, bucketJobs, bucketReports,
-		bucketImps, bucketAttrib, bucketOnline, bucketExps}
+		bucketImps, bucketAttrib, bucketOnline, bucketExps, bucketUserOrder, bucketItemOrder}
 
 	keySchema = []byte("schema")
 )

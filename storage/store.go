@@ -278,7 +278,8 @@ func initDB(db *bolt.DB, readOnly bool) error {
 	}
 	if readOnly {
 		// Version 2 differs only in what deletes need (pair_days), 3 in
-		// having no event log, 4 in its per-item pair index (item_users).
+		// having no event log, 4 in its per-item pair index (item_users),
+		// 5 in having no order buckets.
 		return db.View(check)
 	}
 	return db.Update(func(tx *bolt.Tx) error {
@@ -318,6 +319,11 @@ func initDB(db *bolt.DB, readOnly bool) error {
 		}
 		if err := migrateItemPairs(tx); err != nil {
 			return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
+		}
+		if v < 6 {
+			if err := migrateOrder(tx); err != nil {
+				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
+			}
 		}
 		if v != SchemaVersion {
 			if err := meta.Put(keySchema, u64(SchemaVersion)); err != nil {
@@ -412,6 +418,30 @@ func migrateItemPairs(tx *bolt.Tx) error {
 		}
 	}
 	return tx.DeleteBucket(bucketItemUsers)
+}
+
+// migrateOrder fills user_order and item_order from the users and items
+// of a file of version 5 or older: their keys sorted first, since bbolt
+// inserts out of key order slowly, and pages filled.
+func migrateOrder(tx *bolt.Tx) error {
+	for _, b := range []struct{ from, to []byte }{{bucketUsers, bucketUserOrder}, {bucketItems, bucketItemOrder}} {
+		var keys [][]byte
+		if err := tx.Bucket(b.from).ForEach(func(k, _ []byte) error {
+			keys = append(keys, OrderKey(string(k)))
+			return nil
+		}); err != nil {
+			return err
+		}
+		slices.SortFunc(keys, bytes.Compare)
+		to := tx.Bucket(b.to)
+		to.FillPercent = 1.0
+		for _, k := range keys {
+			if err := to.Put(k, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // newLogID names the database's event log, so that a log beside another

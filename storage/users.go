@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -28,6 +29,44 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 		return nil
 	})
 	return u, err
+}
+
+// Users returns one page of the users in natural order (natural.go); the
+// cursor is the last id of the previous page. Users the event log's tail
+// created are listed once applied, so the tail is applied first when it
+// holds events.
+func (s *Store) Users(ctx context.Context, pg api.Page) ([]api.User, string, error) {
+	after, err := afterCursor(pg.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	if s.tailHasEvents() {
+		if err := s.syncTail(ctx); err != nil {
+			return nil, "", err
+		}
+	}
+	var out []api.User
+	more := false
+	err = s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
+		out = out[:0]
+		var err error
+		more, err = pageOrder(tx, bucketUserOrder, bucketUsers, after, pg.Limit, func(id string) error {
+			if tu, ok, err := tailUserFold(tx, tail, id); err != nil || ok {
+				if ok {
+					out = append(out, tu.rec.toAPI(id))
+				}
+				return err
+			}
+			r, err := storedUser(tx, id)
+			if err != nil {
+				return fmt.Errorf("storage: user %q of user_order: %w", id, err)
+			}
+			out = append(out, r.toAPI(id))
+			return nil
+		})
+		return err
+	})
+	return out, nextCursor(more, len(out), func() string { return out[len(out)-1].ID }), err
 }
 
 // DeleteUser deletes a user and every pair of theirs.
@@ -61,6 +100,9 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 			return err
 		}
 		if err := w.userIDs.Delete(u64(u.idx)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketUserOrder).Delete(OrderKey(id)); err != nil {
 			return err
 		}
 		w.counters[counterUsers]--

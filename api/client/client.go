@@ -242,6 +242,13 @@ func (c *Client) User(ctx context.Context, id string) (api.UserOut, error) {
 	return out, err
 }
 
+// Users returns one page of the users, in natural id order (GET /users).
+func (c *Client) Users(ctx context.Context, p Page) (api.UsersOut, error) {
+	var out api.UsersOut
+	err := c.do(ctx, http.MethodGet, "/users", p.query(), nil, &out)
+	return out, err
+}
+
 // DeleteUser deletes a user and their interactions (DELETE /users/{id};
 // the admin key).
 func (c *Client) DeleteUser(ctx context.Context, id string) error {

@@ -306,3 +306,34 @@ func TestEngine_loadPersistedAsyncAlso(t *testing.T) {
 		t.Fatalf("after the load: %v, slim %v", err, eng.Lookup("slim"))
 	}
 }
+
+// Sync serves what the store holds, but makes active only the store's
+// active model: a model another replica (or the leader's own job, which
+// the leader syncs too) has stored but not activated is asked by name,
+// and requests naming no model keep the popularity fallback until the
+// store names one. When it does, Sync activates it.
+func TestEngine_syncActivatesOnlyTheStoresActive(t *testing.T) {
+	st := twoTastes(t)
+	ctx := context.Background()
+	pop := persist(t, st, "popular", fitModel(t, st, "popular", recsys.Params{}))
+	items := persist(t, st, "itemknn", fitItemKNN(t, st, 2))
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
+	if err := eng.Sync(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if got := eng.Lookup("popular"); got == nil || got.Info.Version != pop.Version {
+		t.Fatalf("popular after sync: %v, want version %s", got, pop.Version)
+	}
+	if a := eng.Active(); a != nil {
+		t.Fatalf("active after a sync of a store with no active model: %s %s, want none", a.Info.Name, a.Info.Version)
+	}
+	if err := st.SetActiveModel(ctx, "itemknn"); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Sync(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if a := eng.Active(); a == nil || a.Info.Name != "itemknn" || a.Info.Version != items.Version {
+		t.Fatalf("active after the store named itemknn: %v, want itemknn %s", a, items.Version)
+	}
+}

@@ -80,13 +80,20 @@ func (s *modelSet) recommender(name string) *Served {
 // activate is set, or no model is active yet, a recommender becomes the
 // active model; a model of another kind never does, since the active model
 // answers recommendations.
-func (e *Engine) Install(m *Served, activate bool) {
+func (e *Engine) Install(m *Served, activate bool) { e.install(m, activate, true) }
+
+// install is Install; orFirst makes a recommender active when none is.
+// Sync passes false: what a replica serves by default is the store's
+// active model, and a model another replica stored but has not (yet)
+// activated must not become the default here, nor decide the leader's
+// choice of one (the leader syncs its own writes too).
+func (e *Engine) install(m *Served, activate, orFirst bool) {
 	e.swapMu.Lock()
 	defer e.swapMu.Unlock()
 	// A version installed while the start still loads the persisted one
 	// is newer: the load leaves it (installLoaded).
 	next := e.models.Load().with(m.Info.Name, m)
-	if m.recommends() && (activate || next.active == "") {
+	if m.recommends() && (activate || orFirst && next.active == "") {
 		next.active = m.Info.Name
 	}
 	e.models.Store(next)
@@ -395,7 +402,7 @@ func (e *Engine) Sync(ctx context.Context, st ModelStore) error {
 			errs = append(errs, fmt.Errorf("model %s %s: %w", info.Name, info.Version, err))
 			continue
 		}
-		e.Install(&Served{Info: info, Model: m}, info.Name == active)
+		e.install(&Served{Info: info, Model: m}, info.Name == active, false)
 	}
 	if cur := e.Active(); active != "" && (cur == nil || cur.Info.Name != active) && e.Lookup(active) != nil {
 		errs = append(errs, e.Activate(active))

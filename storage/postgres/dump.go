@@ -91,15 +91,56 @@ func (s *Store) Dump(ctx context.Context, sink storage.DumpSink) error {
 			return err
 		}
 		rows, _ = tx.Query(ctx, `SELECT record FROM reports ORDER BY id`)
-		_, err = pgx.ForEachRow(rows, []any{&rec}, func() error {
+		if _, err = pgx.ForEachRow(rows, []any{&rec}, func() error {
 			var r api.Report
 			if err := json.Unmarshal(rec, &r); err != nil {
 				return err
 			}
 			return sink.Report(r)
-		})
-		return err
+		}); err != nil {
+			return err
+		}
+		return dumpOnline(ctx, tx, sink)
 	})
+}
+
+// dumpOnline writes the online tables to sink, in the order of the bbolt
+// store's keys: ids and names compare byte-wise (COLLATE "C"), and a
+// recommendation id starts with its time.
+func dumpOnline(ctx context.Context, tx pgx.Tx, sink storage.DumpSink) error {
+	var imp api.Impression
+	var at int64
+	rows, _ := tx.Query(ctx, `SELECT `+impressionColumns+` FROM impressions ORDER BY id`)
+	if _, err := pgx.ForEachRow(rows, []any{&imp.ID, &imp.UserID, &at, &imp.Model, &imp.ModelVersion, &imp.Experiment, &imp.Arm, &imp.Items},
+		func() error { imp.At = storage.FromNano(at); return sink.Impression(imp) }); err != nil {
+		return err
+	}
+	var a storage.DumpAttribution
+	var flags int16
+	rows, _ = tx.Query(ctx, `SELECT id, position, flags FROM attributions ORDER BY id, position`)
+	if _, err := pgx.ForEachRow(rows, []any{&a.RecommendationID, &a.Position, &flags},
+		func() error { a.Flags = byte(flags); return sink.Attribution(a) }); err != nil {
+		return err
+	}
+	var c api.OnlineCount
+	rows, _ = tx.Query(ctx, `SELECT day, model, experiment, arm, lists, impressions, clicks, conversions
+		FROM online_counts ORDER BY day, model, experiment, arm`)
+	if _, err := pgx.ForEachRow(rows, []any{&c.Day, &c.Model, &c.Experiment, &c.Arm, &c.Lists, &c.Impressions, &c.Clicks, &c.Conversions},
+		func() error { return sink.OnlineCount(c) }); err != nil {
+		return err
+	}
+	var id string
+	var running bool
+	var rec []byte
+	rows, _ = tx.Query(ctx, `SELECT id, running, record FROM experiments ORDER BY id`)
+	_, err := pgx.ForEachRow(rows, []any{&id, &running, &rec}, func() error {
+		e, err := storage.DecodeExperiment(id, rec)
+		if err != nil {
+			return err
+		}
+		return sink.Experiment(storage.DumpExperiment{Experiment: e, Running: running})
+	})
+	return err
 }
 
 // Restore fills an empty store with a dump, in one transaction; rows go in
@@ -109,7 +150,8 @@ func (s *Store) Restore(ctx context.Context, fill func(storage.DumpSink) error) 
 		var used bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM counters WHERE name NOT IN ('writer', 'catalogue') AND value <> 0)
 			OR EXISTS (SELECT 1 FROM models) OR EXISTS (SELECT 1 FROM jobs) OR EXISTS (SELECT 1 FROM reports)
-			OR EXISTS (SELECT 1 FROM settings)`).Scan(&used); err != nil {
+			OR EXISTS (SELECT 1 FROM settings) OR EXISTS (SELECT 1 FROM impressions) OR EXISTS (SELECT 1 FROM attributions)
+			OR EXISTS (SELECT 1 FROM online_counts) OR EXISTS (SELECT 1 FROM experiments)`).Scan(&used); err != nil {
 			return err
 		}
 		if used {
@@ -141,6 +183,11 @@ var pgTables = map[string][]string{
 	"days":      {"day", "events"},
 	"jobs":      {"id", "state", "record"},
 	"reports":   {"id", "record"},
+
+	"impressions":   {"id", "user_id", "at", "model", "model_version", "experiment", "arm", "items"},
+	"attributions":  {"id", "position", "flags"},
+	"online_counts": {"day", "model", "experiment", "arm", "lists", "impressions", "clicks", "conversions"},
+	"experiments":   {"id", "running", "record"},
 }
 
 // pgSink writes dump records into a transaction.
@@ -170,7 +217,8 @@ func (p *pgSink) flush(table string) error {
 
 // flushAll sends what is buffered, parents before children.
 func (p *pgSink) flushAll() error {
-	for _, t := range []string{"users", "items", "pairs", "pair_days", "days", "jobs", "reports"} {
+	for _, t := range []string{"users", "items", "pairs", "pair_days", "days", "jobs", "reports",
+		"impressions", "attributions", "online_counts", "experiments"} {
 		if err := p.flush(t); err != nil {
 			return err
 		}
@@ -239,4 +287,24 @@ func (p *pgSink) Report(r api.Report) error {
 		return err
 	}
 	return p.add("reports", r.ID, b)
+}
+
+func (p *pgSink) Impression(imp api.Impression) error {
+	return p.add("impressions", imp.ID, imp.UserID, storage.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
+}
+
+func (p *pgSink) Attribution(a storage.DumpAttribution) error {
+	return p.add("attributions", a.RecommendationID, int32(a.Position), int16(a.Flags))
+}
+
+func (p *pgSink) OnlineCount(c api.OnlineCount) error {
+	return p.add("online_counts", c.Day, c.Model, c.Experiment, c.Arm, c.Lists, c.Impressions, c.Clicks, c.Conversions)
+}
+
+func (p *pgSink) Experiment(e storage.DumpExperiment) error {
+	v, err := storage.EncodeExperiment(e.Experiment)
+	if err != nil {
+		return err
+	}
+	return p.add("experiments", e.Experiment.ID, e.Running, v)
 }

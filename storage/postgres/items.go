@@ -202,35 +202,53 @@ func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 	return r.toAPI()
 }
 
-// Items returns one page of the catalogue in id order; the cursor is the
-// last id of the previous page.
+// Items returns one page of the catalogue in natural order (see
+// storage.NaturalKey); the cursor is the last id of the previous page.
 func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, error) {
-	after := ""
-	if pg.Cursor != "" {
-		var err error
-		if after, err = storage.DecodeIDCursor(pg.Cursor); err != nil {
-			return nil, "", err
-		}
-	}
-	rows, _ := s.pool.Query(ctx, `SELECT `+itemColumns+` FROM items WHERE id > $1 ORDER BY id LIMIT $2`, after, pg.Limit+1)
 	var out []api.Item
 	var r itemRow
-	_, err := pgx.ForEachRow(rows, r.dest(), func() error {
+	next, err := s.page(ctx, `SELECT `+itemColumns+` FROM items`, pg, r.dest(), func() error {
 		it, err := r.toAPI()
 		out = append(out, it)
 		return err
+	}, func() string { return out[len(out)-1].ID })
+	if err != nil {
+		return nil, "", err
+	}
+	return out[:min(len(out), pg.Limit)], next, nil
+}
+
+// page runs the listing query from (users or items) in natural order after
+// the page's cursor, one row more than its limit, scanning each row into
+// dest and calling row; last is the id of the last row kept. It returns
+// the next page's cursor.
+func (s *Store) page(ctx context.Context, from string, pg api.Page, dest []any, row func() error, last func() string) (string, error) {
+	q := from + ` ORDER BY recsys_natural_key(id), id LIMIT $1`
+	args := []any{pg.Limit + 1}
+	if pg.Cursor != "" {
+		after, err := storage.DecodeIDCursor(pg.Cursor)
+		if err != nil {
+			return "", err
+		}
+		q = from + ` WHERE (recsys_natural_key(id), id) > (recsys_natural_key($2), $2::text COLLATE "C")
+			ORDER BY recsys_natural_key(id), id LIMIT $1`
+		args = append(args, after)
+	}
+	rows, _ := s.pool.Query(ctx, q, args...)
+	n := 0
+	_, err := pgx.ForEachRow(rows, dest, func() error {
+		if n++; n > pg.Limit {
+			return nil
+		}
+		return row()
 	})
 	if err != nil {
-		return nil, "", s.errOf(err)
+		return "", s.errOf(err)
 	}
-	next := ""
-	if len(out) > pg.Limit {
-		out = out[:pg.Limit]
-		if pg.Limit > 0 {
-			next = storage.EncodeIDCursor(out[len(out)-1].ID)
-		}
+	if n <= pg.Limit || pg.Limit == 0 {
+		return "", nil
 	}
-	return out, next, nil
+	return storage.EncodeIDCursor(last()), nil
 }
 
 // DeleteItem deletes an item and every pair with it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -247,10 +248,17 @@ func (s *Store) Jobs(ctx context.Context, limit int) ([]api.Job, error) {
 	return out, s.errOf(err)
 }
 
-// FailInterruptedJobs marks every queued or running job failed: at start-up
-// no job can be running, so those records belong to a process that died.
-func (s *Store) FailInterruptedJobs(ctx context.Context, reason string) (int, error) {
-	return s.FailJobs(ctx, []string{api.JobRunning, api.JobQueued}, reason)
+// RecoverJobs marks every running job failed with reason and returns the
+// queued ones, oldest first, for a process that is the store's only user
+// (replicas share the queue instead: the leader fails only its lost
+// predecessor's running jobs, and the queued ones stay in the table).
+func (s *Store) RecoverJobs(ctx context.Context, reason string) ([]api.Job, int, error) {
+	n, err := s.FailJobs(ctx, []string{api.JobRunning}, reason)
+	if err != nil {
+		return nil, 0, err
+	}
+	queued, err := s.PendingJobs(ctx)
+	return slices.DeleteFunc(queued, func(j api.Job) bool { return j.State != api.JobQueued }), n, err
 }
 
 // FailJobs marks every job in one of states failed, with reason.

@@ -57,7 +57,7 @@ func admin(tb testing.TB, dsn string) *pgx.Conn {
 	return conn
 }
 
-func exec(tb testing.TB, conn *pgx.Conn, sql string, args ...any) {
+func mustExec(tb testing.TB, conn *pgx.Conn, sql string, args ...any) {
 	tb.Helper()
 	if _, err := conn.Exec(context.Background(), sql, args...); err != nil {
 		tb.Fatalf("%s: %v", sql, err)
@@ -109,7 +109,7 @@ func TestOpen_missingSchemaRefused(t *testing.T) {
 	base := pgtest.Schema(t)
 	conn := admin(t, base)
 	role, name := randomName("r_"), randomName("t_nope_")
-	exec(t, conn, "CREATE ROLE "+role+" LOGIN")
+	mustExec(t, conn, "CREATE ROLE "+role+" LOGIN")
 	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP ROLE IF EXISTS "+role) })
 	ctx := context.Background()
 
@@ -120,7 +120,7 @@ func TestOpen_missingSchemaRefused(t *testing.T) {
 		t.Errorf("Open as a user who may not create the schema: %v", err)
 	}
 
-	exec(t, conn, "ALTER ROLE "+role+" SET search_path = "+name)
+	mustExec(t, conn, "ALTER ROLE "+role+" SET search_path = "+name)
 	dsn = withParams(t, base, role, map[string]string{"search_path": ""})
 	_, err = postgres.Open(ctx, dsn, postgres.Options{})
 	if err == nil || !strings.Contains(err.Error(), "no schema of the search path ("+name+") exists") ||
@@ -146,7 +146,7 @@ func TestOpen_newerSchemaRefused(t *testing.T) {
 	s.Close()
 	conn := admin(t, dsn)
 	next := postgres.SchemaVersion + 1
-	exec(t, conn, `INSERT INTO schema_migrations (version, name) VALUES ($1, 'future.sql')`, next)
+	mustExec(t, conn, `INSERT INTO schema_migrations (version, name) VALUES ($1, 'future.sql')`, next)
 	_, err = postgres.Open(ctx, dsn, postgres.Options{})
 	want := fmt.Sprintf("database schema version %d is newer than this binary's %d; run a newer recsys", next, postgres.SchemaVersion)
 	if err == nil || !strings.Contains(err.Error(), want) {

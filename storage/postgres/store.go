@@ -27,6 +27,7 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,18 +111,39 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Redact replaces the password of a postgres:// URL with "xxxxx", for
-// logs; anything else is returned as it is.
+// Redact replaces the passwords of a postgres:// URL with "xxxxx", for
+// output and logs: the one in the user information and any query
+// parameter naming one (password, sslpassword). A URL that does not parse
+// cleanly, where the password's end cannot be told, is not shown at all.
+// Anything else (a bbolt file) is returned as it is, but for the value of
+// a password= in it: a keyword/value connection string given where a URL
+// belongs.
 func Redact(db string) string {
 	if !IsDSN(db) {
-		return db
+		return keywordPassword.ReplaceAllString(db, "${1}xxxxx")
 	}
+	scheme, _, _ := strings.Cut(db, "://")
 	u, err := url.Parse(db)
-	if err != nil {
-		return "postgres://(unparsable URL)"
+	if err != nil || u.User == nil && strings.Contains(db, "@") {
+		return scheme + "://(a URL that does not parse, not shown)"
+	}
+	if q := u.Query(); len(q) > 0 {
+		masked := false
+		for k := range q {
+			if strings.Contains(strings.ToLower(k), "password") {
+				q.Set(k, "xxxxx")
+				masked = true
+			}
+		}
+		if masked {
+			u.RawQuery = q.Encode()
+		}
 	}
 	return u.Redacted()
 }
+
+// keywordPassword is the password of a keyword/value connection string.
+var keywordPassword = regexp.MustCompile(`(?i)(\b\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
 
 //go:embed migrations/*.sql
 var migrations embed.FS

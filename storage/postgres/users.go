@@ -23,6 +23,23 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 	return storage.UserOf(id, t), nil
 }
 
+// Users returns one page of the users in natural order (see
+// storage.NaturalKey); the cursor is the last id of the previous page.
+func (s *Store) Users(ctx context.Context, pg api.Page) ([]api.User, string, error) {
+	var out []api.User
+	var id string
+	var t storage.Tally
+	next, err := s.page(ctx, `SELECT id, created, last_seen, items, positives, events FROM users`, pg,
+		[]any{&id, &t.Created, &t.LastSeen, &t.Items, &t.Positives, &t.Events}, func() error {
+			out = append(out, storage.UserOf(id, t))
+			return nil
+		}, func() string { return out[len(out)-1].ID })
+	if err != nil {
+		return nil, "", err
+	}
+	return out, next, nil
+}
+
 // DeleteUser deletes a user and every pair of theirs.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	err := s.write(ctx, func(tx pgx.Tx) error { return deleteWithPairs(ctx, tx, "user", id) })

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,8 +12,9 @@ import (
 
 // Compare fails the test unless a and b give the same answer to every
 // public read: counters, activity, every user with their history (paged)
-// and profile, the catalogue (paged and whole), the snapshot, the features
-// and the index lookups.
+// and profile, the users paged, the catalogue (paged and whole), the
+// snapshot, the features, the index lookups, the online counters and the
+// experiments.
 func Compare(tb testing.TB, a, b storage.Backend) {
 	tb.Helper()
 	same := func(what string, x, y any) {
@@ -30,6 +32,15 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 		return x
 	}
 	both("counts", func(s storage.Backend) (any, error) { return s.Counts(bg) })
+	// None is none, whether a store says nil or an empty list.
+	both("online counters", func(s storage.Backend) (any, error) {
+		c, err := s.OnlineCounts(bg, "0001-01-01", "9999-12-31")
+		return slices.Clip(append([]api.OnlineCount{}, c...)), err
+	})
+	both("experiments", func(s storage.Backend) (any, error) {
+		e, err := s.Experiments(bg)
+		return slices.Clip(append([]api.Experiment{}, e...)), err
+	})
 	both("activity", func(s storage.Backend) (any, error) { return s.Activity(bg, 3650) })
 	snap := both("snapshot", func(s storage.Backend) (any, error) {
 		snap, err := s.Snapshot(bg)
@@ -63,6 +74,9 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 			return allPages(3, func(pg api.Page) (any, string, error) { return s.History(bg, id, pg) })
 		})
 	}
+	both("users", func(s storage.Backend) (any, error) {
+		return allPages(3, func(pg api.Page) (any, string, error) { return s.Users(bg, pg) })
+	})
 	both("items", func(s storage.Backend) (any, error) {
 		return allPages(4, func(pg api.Page) (any, string, error) { return s.Items(bg, pg) })
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -49,6 +50,7 @@ var contractCases = []struct {
 	{"delete interaction", testDeleteInteraction},
 	{"history pages", testHistoryPages},
 	{"items pages", testItemsPages},
+	{"users pages", testUsersPages},
 	{"put items", testPutItems},
 	{"update item", testUpdateItem},
 	{"snapshot", testSnapshot},
@@ -414,53 +416,150 @@ func testHistoryPages(t *testing.T, open Opener) {
 	}
 }
 
-func testItemsPages(t *testing.T, open Opener) {
-	s := open(t, Options{})
-	// Byte order: upper case before lower case before multi-byte UTF-8.
-	ids := []string{"é", "b", "a", "B", "a b", "Z9", "zz"}
-	var items []api.Item
-	for _, id := range ids {
-		items = append(items, api.Item{ID: id})
-	}
-	if err := s.PutItems(bg, items); err != nil {
-		t.Fatal(err)
-	}
-	want := append([]string(nil), ids...)
-	sort.Strings(want)
-	for limit := 1; limit <= 8; limit++ {
+// naturalIDs are ids in the natural order of the listings, written out by
+// hand: digit runs by their value (leading zeros dropped, ties broken by
+// the ids' bytes, so 007 before 7), numbers past 64 bits included, a run
+// placed against other bytes where a digit would be (- before it, letters
+// after), everything else byte by byte (upper case before lower case
+// before multi-byte UTF-8).
+var naturalIDs = []string{"-5", "0", "00", "1", "2", "007", "7", "9", "10", "100", "1000", "1001",
+	"99999999999999999999", "100000000000000000000", "B", "Z9", "a", "a b", "a-1", "a02", "a2", "a2b", "a10",
+	"b", "x1y9", "x1y10", "zz", "é"}
+
+// shuffled is ids in an order unlike the natural one: reversed halves.
+func shuffled(ids []string) []string {
+	out := append([]string(nil), ids[len(ids)/2:]...)
+	slices.Reverse(out)
+	return append(out, ids[:len(ids)/2]...)
+}
+
+// pageAll lists by list at every page size from 1 to one past the whole,
+// checking that each size gives want, and that only a full page has a
+// cursor.
+func pageAll(t *testing.T, want []string, list func(api.Page) ([]string, string, error)) {
+	t.Helper()
+	for limit := 1; limit <= len(want)+1; limit++ {
 		var got []string
 		cursor := ""
-		for pages := 0; pages < 10; pages++ {
-			page, next, err := s.Items(bg, api.Page{Cursor: cursor, Limit: limit})
+		for pages := 0; pages <= len(want); pages++ {
+			page, next, err := list(api.Page{Cursor: cursor, Limit: limit})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if next != "" && len(page) != limit {
 				t.Fatalf("limit %d: page of %d with next %q", limit, len(page), next)
 			}
-			for _, it := range page {
-				got = append(got, it.ID)
-			}
+			got = append(got, page...)
 			if next == "" {
 				break
 			}
 			cursor = next
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("limit %d: paged items = %q, want %q", limit, got, want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("limit %d: paged = %q, want %q", limit, got, want)
 		}
 	}
+}
+
+func testItemsPages(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	var items []api.Item
+	for _, id := range shuffled(naturalIDs) {
+		items = append(items, api.Item{ID: id})
+	}
+	if err := s.PutItems(bg, items); err != nil {
+		t.Fatal(err)
+	}
+	list := func(pg api.Page) ([]string, string, error) {
+		page, next, err := s.Items(bg, pg)
+		var ids []string
+		for _, it := range page {
+			ids = append(ids, it.ID)
+		}
+		return ids, next, err
+	}
+	pageAll(t, naturalIDs, list)
 	if _, _, err := s.Items(bg, api.Page{Cursor: "!!", Limit: 2}); api.ErrorCode(err) != api.CodeInvalid {
 		t.Fatalf("bad cursor err = %v, want invalid", err)
 	}
-	// A cursor naming a deleted item still pages on after it.
+	// A cursor naming a deleted item still pages on after it, and one
+	// naming an id never stored pages on from where it would be.
 	if err := s.DeleteItem(bg, "a b"); err != nil {
 		t.Fatal(err)
 	}
-	page, _, err := s.Items(bg, api.Page{Cursor: storage.EncodeIDCursor("a b"), Limit: 1})
-	if err != nil || len(page) != 1 || page[0].ID != "b" {
-		t.Fatalf("after a deleted cursor: %v %v", page, err)
+	for cursor, want := range map[string]string{"a b": "a-1", "a1": "a02", "99": "100", "": "-5"} {
+		page, _, err := s.Items(bg, api.Page{Cursor: storage.EncodeIDCursor(cursor), Limit: 1})
+		if cursor == "" {
+			page, _, err = s.Items(bg, api.Page{Limit: 1})
+		}
+		if err != nil || len(page) != 1 || page[0].ID != want {
+			t.Fatalf("after cursor %q: %v %v, want %s", cursor, page, err, want)
+		}
 	}
+	// Items created by events are listed in the same order.
+	MustAdd(t, s, Ev("u", "a3", "view"), Ev("u", "8", "view"))
+	want := slices.DeleteFunc(slices.Clone(naturalIDs), func(id string) bool { return id == "a b" })
+	want = slices.Insert(want, slices.Index(want, "9"), "8")
+	want = slices.Insert(want, slices.Index(want, "a10"), "a3")
+	pageAll(t, want, list)
+}
+
+func testUsersPages(t *testing.T, open Opener) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := open(t, Options{Now: func() time.Time { return now }})
+	list := func(pg api.Page) ([]string, string, error) {
+		page, next, err := s.Users(bg, pg)
+		var ids []string
+		for _, u := range page {
+			ids = append(ids, u.ID)
+		}
+		return ids, next, err
+	}
+	if page, next, err := s.Users(bg, api.Page{Limit: 10}); err != nil || len(page) != 0 || next != "" {
+		t.Fatalf("no users: %v %q %v", page, next, err)
+	}
+	// Each user has one view of x; "10" a purchase of y too, later (both
+	// positive under the default policy).
+	var evs []api.Interaction
+	for _, id := range shuffled(naturalIDs) {
+		evs = append(evs, api.Interaction{UserID: id, ItemID: "x", Type: "view", Timestamp: now.Add(-time.Hour)})
+	}
+	evs = append(evs, api.Interaction{UserID: "10", ItemID: "y", Type: "purchase", Timestamp: now})
+	MustAdd(t, s, evs...)
+	pageAll(t, naturalIDs, list)
+	page, next, err := s.Users(bg, api.Page{Cursor: storage.EncodeIDCursor("9"), Limit: 2})
+	if err != nil || len(page) != 2 || next != storage.EncodeIDCursor("100") {
+		t.Fatalf("the page after 9: %+v %q %v", page, next, err)
+	}
+	// The summary is GET /users/{id}'s.
+	want := []api.User{
+		{ID: "10", CreatedAt: now.Add(-time.Hour), LastSeen: now, Items: 2, Positives: 2, Events: 2},
+		{ID: "100", CreatedAt: now.Add(-time.Hour), LastSeen: now.Add(-time.Hour), Items: 1, Positives: 1, Events: 1},
+	}
+	for k := range page {
+		if !reflect.DeepEqual(page[k], want[k]) {
+			t.Fatalf("user %d of the page = %+v, want %+v", k, page[k], want[k])
+		}
+		if u, err := s.User(bg, want[k].ID); err != nil || !reflect.DeepEqual(u, page[k]) {
+			t.Fatalf("User(%s) = %+v %v, listed %+v", want[k].ID, u, err, page[k])
+		}
+	}
+	if _, _, err := s.Users(bg, api.Page{Cursor: "@@", Limit: 2}); api.ErrorCode(err) != api.CodeInvalid {
+		t.Fatalf("bad cursor err = %v, want invalid", err)
+	}
+	// A deleted user leaves the listing, and a cursor naming it pages on.
+	if err := s.DeleteUser(bg, "a2"); err != nil {
+		t.Fatal(err)
+	}
+	page, _, err = s.Users(bg, api.Page{Cursor: storage.EncodeIDCursor("a2"), Limit: 1})
+	if err != nil || len(page) != 1 || page[0].ID != "a2b" {
+		t.Fatalf("after deleted a2: %+v %v", page, err)
+	}
+	// A user created after the listing began is listed where it belongs.
+	MustAdd(t, s, Ev("a3", "x", "view"))
+	wantIDs := slices.DeleteFunc(slices.Clone(naturalIDs), func(id string) bool { return id == "a2" })
+	wantIDs = slices.Insert(wantIDs, slices.Index(wantIDs, "a10"), "a3")
+	pageAll(t, wantIDs, list)
 }
 
 func testPutItems(t *testing.T, open Opener) {
@@ -833,14 +932,23 @@ func testJobs(t *testing.T, open Opener) {
 	if err != nil || len(list) != 3 || list[0].ID != ids[3] || list[2].ID != ids[1] {
 		t.Fatalf("jobs = %+v, %v; want the newest three, newest first", list, err)
 	}
-	n, err := s.FailInterruptedJobs(bg, "the server stopped")
-	if err != nil || n != 2 {
-		t.Fatalf("FailInterruptedJobs = %d, %v; want 2", n, err)
+	// A second queued job, made after the others: RecoverJobs returns the
+	// queued ones oldest first.
+	later, err := s.NewJobID(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutJob(bg, api.Job{ID: later, Kind: "evaluate", Models: []string{"knn"}, State: api.JobQueued, CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	queued, n, err := s.RecoverJobs(bg, "the server stopped")
+	if err != nil || n != 1 || len(queued) != 2 || queued[0].ID != ids[2] || queued[1].ID != later || queued[0].State != api.JobQueued {
+		t.Fatalf("RecoverJobs = %+v, %d, %v; want the running job failed and the queued %s and %s returned in order", queued, n, err, ids[2], later)
 	}
 	for k, id := range ids {
 		j, _ := s.Job(bg, id)
 		wantState := states[k]
-		if k == 1 || k == 2 {
+		if k == 1 {
 			wantState = api.JobFailed
 			if j.Error != "the server stopped" || j.FinishedAt == nil || !j.FinishedAt.Equal(now) {
 				t.Fatalf("interrupted job = %+v", j)
@@ -850,8 +958,8 @@ func testJobs(t *testing.T, open Opener) {
 			t.Fatalf("job %d state %s, want %s", k, j.State, wantState)
 		}
 	}
-	if n, _ := s.FailInterruptedJobs(bg, "again"); n != 0 {
-		t.Fatalf("second FailInterruptedJobs = %d, want 0", n)
+	if queued, n, _ := s.RecoverJobs(bg, "again"); n != 0 || len(queued) != 2 {
+		t.Fatalf("second RecoverJobs = %d failed, %d queued; want 0 and the same 2", n, len(queued))
 	}
 }
 

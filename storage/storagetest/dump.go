@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -11,7 +12,8 @@ import (
 )
 
 // Fill writes a workload (Workload), two model versions of one name and
-// one of another, the active model, jobs and reports.
+// one of another, the active model, jobs, reports and online data
+// (FillOnline).
 func Fill(tb testing.TB, s storage.Backend, seed int) {
 	tb.Helper()
 	Workload(tb, s, seed)
@@ -44,6 +46,69 @@ func Fill(tb testing.TB, s storage.Backend, seed int) {
 	}
 	if err := s.PutReport(bg, &api.Report{Protocol: "holdout"}); err != nil {
 		tb.Fatal(err)
+	}
+	FillOnline(tb, s, seed)
+}
+
+// FillOnline records what the online service writes: an experiment run
+// and stopped, a second one left running, lists shown over two days
+// inside and outside them (one without a user), and touches credited to
+// some by id and by window, clicks and a conversion.
+func FillOnline(tb testing.TB, s storage.Backend, seed int) {
+	tb.Helper()
+	t0 := time.Date(2026, 3, 8, 23, 40, 0, 0, time.UTC)
+	arms := []api.Arm{{Model: "popular", Share: 50}, {Model: "knn", Share: 50}}
+	first, err := s.CreateExperiment(bg, api.Experiment{Name: "first", Arms: arms, Alpha: 0.05, MinImpressions: 10, CreatedAt: t0})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if first, err = s.StopExperiment(bg, first.ID, t0.Add(30*time.Minute)); err != nil {
+		tb.Fatal(err)
+	}
+	second, err := s.CreateExperiment(bg, api.Experiment{Name: "second", Arms: arms, Alpha: 0.01, MinImpressions: 20, CreatedAt: t0.Add(31 * time.Minute)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	credited := 0
+	for k := range 12 + seed {
+		at := t0.Add(time.Duration(5*k) * time.Minute) // past midnight from k = 4
+		imp := api.Impression{ID: api.NewRecommendationID(at, "f", uint64(k+1)), UserID: fmt.Sprintf("u%d", k%5),
+			Model: "knn", ModelVersion: "v000001", Items: []string{fmt.Sprintf("i%d", k%7), fmt.Sprintf("i%d", (k+3)%7), "i9"}, At: at}
+		switch {
+		case k%4 == 1:
+			imp.Model, imp.ModelVersion = "popular", ""
+		case k == 2:
+			imp.UserID = "" // an anonymous history's list
+		}
+		if at.Before(first.StoppedAt) {
+			imp.Experiment, imp.Arm = first.ID, imp.Model
+		} else if !at.Before(second.CreatedAt) {
+			imp.Experiment, imp.Arm = second.ID, imp.Model
+		}
+		if err := s.PutImpressions(bg, []api.Impression{imp}); err != nil {
+			tb.Fatal(err)
+		}
+		// Touches come in as the lists are shown, by id or by window.
+		var touches []api.Touch
+		switch k {
+		case 0:
+			touches = []api.Touch{{RecommendationID: imp.ID, UserID: imp.UserID, ItemID: imp.Items[1], At: at.Add(time.Minute)}}
+		case 2:
+			touches = []api.Touch{{RecommendationID: imp.ID, UserID: "signed-in", ItemID: imp.Items[0], At: at.Add(time.Minute), Conversion: true}}
+		case 5:
+			touches = []api.Touch{{UserID: imp.UserID, ItemID: imp.Items[2], At: at.Add(2 * time.Minute)}}
+		case 7:
+			touches = []api.Touch{{UserID: imp.UserID, ItemID: imp.Items[0], At: at.Add(time.Minute), Conversion: true},
+				{UserID: imp.UserID, ItemID: imp.Items[0], At: at.Add(2 * time.Minute)}} // credited already
+		}
+		got, err := s.Attribute(bg, touches, 30*time.Minute)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		credited += len(got)
+	}
+	if credited != 4 {
+		tb.Fatalf("FillOnline: %d touches credited, want 4", credited)
 	}
 }
 

@@ -303,3 +303,60 @@ func Terminate(tb testing.TB, dsn string, pid int) {
 		return nil
 	})
 }
+
+// Tool returns the path of a PostgreSQL program (pg_dump, pg_restore) from
+// the Debian binaries (/usr/lib/postgresql/*/bin, the newest version that
+// has it, as .ci/postgres.sh looks). Without it the test fails with an
+// instruction, unless RECSYS_SKIP_POSTGRES=1 skips it.
+func Tool(tb testing.TB, name string) string {
+	tb.Helper()
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(a, b int) bool { return version(dirs[a]) > version(dirs[b]) })
+	for _, d := range dirs {
+		if p := filepath.Join(d, name); fileExists(p) {
+			return p
+		}
+	}
+	if os.Getenv("RECSYS_SKIP_POSTGRES") == "1" {
+		tb.Skipf("RECSYS_SKIP_POSTGRES=1: skipping a test that needs %s", name)
+	}
+	tb.Fatalf("no %s in /usr/lib/postgresql/*/bin: install the PostgreSQL client programs (apt-get install postgresql-client), or set RECSYS_SKIP_POSTGRES=1 to skip the tests that need them", name)
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Database creates an empty database on the server of dsn, dropped (its
+// sessions ended) when the test ends, and returns dsn naming it, without
+// any search_path.
+func Database(tb testing.TB, dsn string) string {
+	tb.Helper()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "d_" + hex.EncodeToString(b)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := u.Query()
+	q.Del("search_path")
+	u.RawQuery = q.Encode()
+	server := u.String()
+	SQL(tb, server, func(c *pgx.Conn) error {
+		_, err := c.Exec(context.Background(), "CREATE DATABASE "+name)
+		return err
+	})
+	tb.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), server)
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	u.Path = "/" + name
+	return u.String()
+}

@@ -20,7 +20,7 @@ function renderCatalogue(view, {signal, navigate}) {
   const list = h('div', {id: 'catalogue'});
   view.append(h('h1', {}, 'Items'),
     section('Open an item', open),
-    section('Catalogue', list),
+    section('Catalogue', h('p', {class: 'small muted'}, 'In natural id order (2 before 10).'), list),
     section('Query by example', searchForm({}, signal)));
   catalogue(list, signal);
 }
@@ -36,7 +36,7 @@ function catalogue(el, signal) {
       const page = await get('/items', {signal, query: {limit: 25, cursor}});
       for (const it of page.items) {
         rememberTitle(it.id, itemTitle(it));
-        body.append(h('tr', {},
+        body.append(h('tr', {class: 'catalogue-row', 'data-id': it.id},
           td(itemLabel(it.id, itemTitle(it))),
           td((it.categories || []).join(', '), {class: 'wrap'}),
           td(fmtInt(it.positives), {class: 'num'}),
@@ -53,7 +53,7 @@ function catalogue(el, signal) {
   };
   more.addEventListener('click', load);
   more.hidden = true;
-  put(el, h('div', {class: 'table-wrap'}, h('table', {},
+  put(el, h('div', {class: 'table-wrap'}, h('table', {id: 'catalogue-table'},
     h('thead', {}, h('tr', {}, ['Item', 'Categories', 'Relevant users', 'Features', ''].map((c) => h('th', {}, c)))), body)), msg, more);
   load();
 }

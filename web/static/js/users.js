@@ -21,10 +21,52 @@ function idForm(id, placeholder, go) {
   return form;
 }
 
-function renderPick(view, {navigate}) {
+function renderPick(view, {signal, navigate}) {
+  const list = h('div', {id: 'users-list'});
   view.append(h('h1', {}, 'Users'),
     section('Open a user', h('p', {class: 'small muted'}, 'A user’s history and recommendations; ids are the ones your application sends.'),
-      idForm('user-id', 'user id', (id) => navigate(userHref(id)))));
+      idForm('user-id', 'user id', (id) => navigate(userHref(id)))),
+    section('All users', h('p', {class: 'small muted'}, 'In natural id order (2 before 10); click one to open it.'), list));
+  userList(list, signal);
+}
+
+// userList pages through GET /users, a page at a time on "Load more".
+function userList(el, signal) {
+  const body = h('tbody');
+  const more = h('button', {type: 'button', class: 'secondary', id: 'users-more'}, 'Load more');
+  const msg = h('div');
+  const status = h('p', {class: 'small muted', id: 'users-status'});
+  let cursor = '';
+  let shown = 0;
+  const load = async () => {
+    more.disabled = true;
+    clear(msg);
+    try {
+      const page = await get('/users', {signal, query: {limit: PAGE, cursor}});
+      for (const u of page.users) {
+        body.append(h('tr', {class: 'user-row', 'data-id': u.id},
+          td(h('a', {href: userHref(u.id), class: 'mono'}, u.id)),
+          td(fmtInt(u.events), {class: 'num'}),
+          td(fmtInt(u.items), {class: 'num'}),
+          td(fmtInt(u.positives), {class: 'num'}),
+          td(fmtDate(u.last_seen), {class: 'nowrap'})));
+      }
+      shown += page.users.length;
+      cursor = page.next_cursor || '';
+      status.textContent = shown ? `${fmtInt(shown)} user${shown === 1 ? '' : 's'} shown${cursor ? '' : ', all of them'}.` : 'No users yet.';
+      more.hidden = !cursor;
+    } catch (err) {
+      if (!isAbort(err)) msg.append(errorBox(err));
+    } finally {
+      more.disabled = false;
+    }
+  };
+  more.addEventListener('click', load);
+  more.hidden = true;
+  put(el, h('div', {class: 'table-wrap'}, h('table', {id: 'users-table'},
+    h('thead', {}, h('tr', {}, ['User', 'Events', 'Items', 'Relevant', 'Last seen'].map((c) => h('th', {}, c)))), body)),
+  status, msg, more);
+  load();
 }
 
 function renderUser(view, {signal, query}, id) {

@@ -1,0 +1,153 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"recsys/api"
+)
+
+// The online records of a dump (online.go): the impression log, what was
+// credited to each shown item, the per-day counters and the experiments.
+
+// DumpAttribution is what was credited to one shown item: position
+// Position of the list RecommendationID, with AttrClick and AttrConversion
+// flags.
+type DumpAttribution struct {
+	RecommendationID string
+	Position         int
+	Flags            byte
+}
+
+// DumpExperiment is an experiment and whether it is the one running (the
+// one that assigns users).
+type DumpExperiment struct {
+	Experiment api.Experiment
+	Running    bool
+}
+
+// dumpOnline writes the online buckets to sink. A file opened read-only
+// from before the online buckets has none of them, so nothing to write.
+func dumpOnline(tx *bolt.Tx, sink DumpSink) error {
+	if b := tx.Bucket(bucketImps); b != nil {
+		if err := b.ForEach(func(k, v []byte) error {
+			if len(k) < 8 {
+				return fmt.Errorf("impression key of %d bytes", len(k))
+			}
+			imp, err := decodeImpression(k, v)
+			if err != nil {
+				return err
+			}
+			return sink.Impression(imp)
+		}); err != nil {
+			return err
+		}
+	}
+	if b := tx.Bucket(bucketAttrib); b != nil {
+		if err := b.ForEach(func(k, v []byte) error {
+			id, pos, ok := bytes.Cut(k, []byte{0})
+			if !ok || len(pos) != 2 || len(v) != 1 {
+				return fmt.Errorf("attribution %q is damaged", k)
+			}
+			return sink.Attribution(DumpAttribution{RecommendationID: string(id), Position: int(binary.BigEndian.Uint16(pos)), Flags: v[0]})
+		}); err != nil {
+			return err
+		}
+	}
+	if b := tx.Bucket(bucketOnline); b != nil {
+		if err := b.ForEach(func(k, v []byte) error {
+			f := strings.SplitN(string(k), "\x00", 4)
+			if len(f) != 4 || len(f[0]) != 8 || len(v) != 32 {
+				return fmt.Errorf("online counter %q is damaged", k)
+			}
+			n := func(i int) int64 { return int64(binary.BigEndian.Uint64(v[8*i:])) }
+			return sink.OnlineCount(api.OnlineCount{Day: f[0][:4] + "-" + f[0][4:6] + "-" + f[0][6:], Model: f[1],
+				Experiment: f[2], Arm: f[3], Lists: n(0), Impressions: n(1), Clicks: n(2), Conversions: n(3)})
+		}); err != nil {
+			return err
+		}
+	}
+	if b := tx.Bucket(bucketExps); b != nil {
+		running := tx.Bucket(bucketMeta).Get(keyRunningExperiment)
+		if err := b.ForEach(func(k, v []byte) error {
+			e, err := experimentOf(string(k), v)
+			if err != nil {
+				return err
+			}
+			return sink.Experiment(DumpExperiment{Experiment: e, Running: running != nil && bytes.Equal(k, running)})
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *boltSink) Impression(imp api.Impression) error {
+	k, ok := impKey(imp.ID)
+	if !ok {
+		return fmt.Errorf("impression %q: not an id of api.NewRecommendationID", imp.ID)
+	}
+	bk := b.tx.Bucket(bucketImps)
+	bk.FillPercent = 1 // the dump's order is the log's: every key lands at the end
+	return bk.Put(k, encodeImpression(imp))
+}
+
+func (b *boltSink) Attribution(a DumpAttribution) error {
+	if a.Position < 0 || a.Position > 0xffff {
+		return fmt.Errorf("attribution %s: position %d", a.RecommendationID, a.Position)
+	}
+	k := binary.BigEndian.AppendUint16(append([]byte(a.RecommendationID), 0), uint16(a.Position))
+	return b.tx.Bucket(bucketAttrib).Put(k, []byte{a.Flags})
+}
+
+func (b *boltSink) OnlineCount(c api.OnlineCount) error {
+	if len(c.Day) != 10 {
+		return fmt.Errorf("online counter of day %q", c.Day)
+	}
+	v := make([]byte, 0, 32)
+	for _, n := range []int64{c.Lists, c.Impressions, c.Clicks, c.Conversions} {
+		v = binary.BigEndian.AppendUint64(v, uint64(n))
+	}
+	return b.tx.Bucket(bucketOnline).Put(onlineKey(c.Day, c.Model, c.Experiment, c.Arm), v)
+}
+
+func (b *boltSink) Experiment(e DumpExperiment) error {
+	v, err := experimentValue(e.Experiment)
+	if err != nil {
+		return err
+	}
+	if err := b.tx.Bucket(bucketExps).Put([]byte(e.Experiment.ID), v); err != nil {
+		return err
+	}
+	if !e.Running {
+		return nil
+	}
+	return b.w.meta.Put(keyRunningExperiment, []byte(e.Experiment.ID))
+}
+
+// refuseUnappliedTail fails when the store is open read-only and its
+// event log holds events bbolt has not applied: a read of the file alone
+// (a dump, a backup) would miss them, and a read-only store cannot apply
+// them.
+func (s *Store) refuseUnappliedTail() error {
+	if !s.readOnly {
+		return nil
+	}
+	if n := s.TailEvents(); n > 0 {
+		return fmt.Errorf("the event log %s holds %d acknowledged events not yet applied to %s (its server stopped without applying them): start and stop a server on it once, which applies them, then retry",
+			logDir(s.Path()), n, s.Path())
+	}
+	return nil
+}
+
+// forgetRecent drops the index of recent impressions, which the next use
+// rebuilds from the log (after a restore wrote the log under it).
+func (s *Store) forgetRecent() {
+	s.recent.mu.Lock()
+	s.recent.built = false
+	s.recent.mu.Unlock()
+}
