@@ -61,9 +61,9 @@ package storage
 // refused read-only. storage/testdata/schema holds a file of every older
 // version, made by its code (make.sh there). Version 3 added pair_days;
 // a version 2 file is migrated when opened for writing (migrateDays) and
-// read as it is when opened read-only. Version 4 added
-// the event log (meta "log/id" and "log/applied"); a version 3 file gets
-// an empty log at its first writable open. A binary that reads only
+// read as it is when opened read-only. Version 4 added the event log
+// (meta "log/id" and "log/applied"); a version 3 file gets an empty log at
+// its first writable open. A binary that reads only
 // version 3 refuses a version 4 file, which may have events in its log.
 // Version 5 replaced item_users, an index entry per pair that only item
 // deletes and the cold/unpopular test read, by item_pairs, a count per

@@ -29,6 +29,7 @@ var schemaFixtures = []struct {
 	{"v3", 3, false},
 	{"v4", 4, false},
 	{"v4-online", 4, true},
+	{"v5", 5, true},
 }
 
 // copyFixture copies a fixture, with its event log when it has one, to
@@ -136,7 +137,7 @@ func TestSchema_earlierVersionsMigrate(t *testing.T) {
 }
 
 // TestSchema_readOnlyEarlierVersions: opened read-only, a file of version
-// 2 to 4 is read as it is and left unchanged; a version 1 file, whose item
+// 2 to 5 is read as it is and left unchanged; a version 1 file, whose item
 // records only a writable open rewrites, is refused with a message saying
 // so, and is left unchanged too.
 func TestSchema_readOnlyEarlierVersions(t *testing.T) {

@@ -3,7 +3,10 @@
 # version of each store, written by the code of that version running the
 # workload of storage/storagetest/schemafill*.go.
 #
-#   storage/testdata/schema/make.sh [DSN]    (from the repository root)
+#   storage/testdata/schema/make.sh [NAME...]    (from the repository root)
+#
+# remakes the fixtures named (v1-json, v1, … for bbolt; pg-v1, … for
+# PostgreSQL), or all of them.
 #
 # Each version's code is the newest commit on the main line (first parents)
 # whose tree has that schema, found from the history: it is checked out in
@@ -11,11 +14,12 @@
 # its store. The bbolt fixtures are NAME.bolt (and NAME.bolt.events/, the
 # event log, from version 4 on) here; the PostgreSQL fixtures are plain SQL
 # dumps of the schema the old code made, in storage/postgres/testdata/schema,
-# made on the server at DSN (default: $RECSYS_TEST_POSTGRES) with pg_dump.
+# made on the server $RECSYS_TEST_POSTGRES names, with pg_dump.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
-dsn=${1:-${RECSYS_TEST_POSTGRES:-}}
+dsn=${RECSYS_TEST_POSTGRES:-}
+want=" $* "
 out=$root/storage/testdata/schema
 pgout=$root/storage/postgres/testdata/schema
 tmp=$(mktemp -d)
@@ -38,9 +42,11 @@ bolt_v2() { bolt_version "$1" 2; }
 bolt_v3() { bolt_version "$1" 3; }
 bolt_v4() { bolt_version "$1" 4 && ! git show "$1:storage/schema.go" | grep -q 'bucketImps *='; }
 bolt_v4_online() { bolt_version "$1" 4 && git show "$1:storage/schema.go" | grep -q 'bucketImps *='; }
+bolt_v5() { bolt_version "$1" 5; }
 pg_migrations() { [ "$(git ls-tree --name-only "$1" storage/postgres/migrations/ 2>/dev/null | wc -l)" = "$2" ]; }
 pg_v1() { pg_migrations "$1" 1; }
 pg_v2() { pg_migrations "$1" 2; }
+pg_v3() { pg_migrations "$1" 3; }
 
 # checkout NAME COMMIT [online]: a worktree of COMMIT with the generator in
 # fixturegen/, the workload copied in as package main.
@@ -98,10 +104,10 @@ GO
   echo "$1.bolt: $(git log -1 --format='%ad %s' --date=short "$c" | cut -c1-90)"
 }
 
-pg() { # NAME COND
+pg() { # NAME COND [online]
   local c wt schema
   c=$(newest "$2")
-  wt=$(checkout "pg-$1" "$c")
+  wt=$(checkout "pg-$1" "$c" "${3:-}")
   cat >"$wt/fixturegen/main.go" <<'GO'
 package main
 
@@ -113,6 +119,8 @@ import (
 	"recsys/storage/postgres"
 )
 
+var fillOnline func(ctx context.Context, s any) error
+
 func main() {
 	ctx := context.Background()
 	s, err := postgres.Open(ctx, os.Args[1], postgres.Options{Now: SchemaFillNow})
@@ -121,6 +129,11 @@ func main() {
 	}
 	if err := SchemaFill(ctx, s); err != nil {
 		log.Fatal(err)
+	}
+	if fillOnline != nil {
+		if err := fillOnline(ctx, s); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if err := s.Close(); err != nil {
 		log.Fatal(err)
@@ -141,15 +154,20 @@ GO
   echo "$1.sql: $(git log -1 --format='%ad %s' --date=short "$c" | cut -c1-90)"
 }
 
-bolt v1-json bolt_v1_json
-bolt v1 bolt_v1
-bolt v2 bolt_v2
-bolt v3 bolt_v3
-bolt v4 bolt_v4
-bolt v4-online bolt_v4_online online
-if [ -n "$dsn" ]; then
-  pg v1 pg_v1
-  pg v2 pg_v2
-else
-  echo "no DSN and no RECSYS_TEST_POSTGRES: the PostgreSQL fixtures are left as they are" >&2
+# make NAME: whether NAME is to be made (every fixture when none is named).
+make() { [ "$want" = "  " ] || [[ "$want" == *" $1 "* ]]; }
+make v1-json && bolt v1-json bolt_v1_json
+make v1 && bolt v1 bolt_v1
+make v2 && bolt v2 bolt_v2
+make v3 && bolt v3 bolt_v3
+make v4 && bolt v4 bolt_v4
+make v4-online && bolt v4-online bolt_v4_online online
+make v5 && bolt v5 bolt_v5 online
+if [ -z "$dsn" ]; then
+  echo "RECSYS_TEST_POSTGRES is not set: the PostgreSQL fixtures are left as they are" >&2
+  exit 0
 fi
+make pg-v1 && pg v1 pg_v1
+make pg-v2 && pg v2 pg_v2
+make pg-v3 && pg v3 pg_v3 online
+exit 0
