@@ -166,6 +166,11 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	if f, ok := st.(interface{ Prefetch() *storage.Warmup }); ok {
 		warm = f.Prefetch() // a bbolt file: the serving working set is most of it
 	}
+	// The port is bound before the demo data is written, so that a busy
+	// port fails the start with the database left as it was.
+	if a.ln, err = net.Listen("tcp", c.Addr); err != nil {
+		return nil, fmt.Errorf("--addr: %w", err)
+	}
 	if c.Demo {
 		if err = fillDemo(ctx, st, c.Logger); err != nil {
 			return nil, err
@@ -259,6 +264,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		Limits: c.Limits,
 		Logger: c.Logger, Registry: reg,
 	}
+	deps.Version = func(ctx context.Context) (api.VersionOut, error) { return runningVersion(ctx, st), nil }
 	if !c.Online.Off {
 		a.online = online.New(st, online.Options{Window: c.Online.Window, Sample: c.Online.Sample, Retention: c.Online.Retention,
 			ConversionTypes: c.Online.ConversionTypes, Policy: st.Policy(), Logger: c.Logger, Registry: reg,
@@ -270,9 +276,6 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		deps.Online = a.online
 	}
 	h := handlers.New(deps)
-	if a.ln, err = net.Listen("tcp", c.Addr); err != nil {
-		return nil, fmt.Errorf("--addr: %w", err)
-	}
 	for _, w := range exposureWarnings(c) {
 		c.Logger.Warn(w, "addr", a.ln.Addr().String())
 	}

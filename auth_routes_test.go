@@ -28,7 +28,7 @@ const (
 
 // publicPaths need no key (docs/design.md#keys: probes and metrics must be
 // scrapeable; the dashboard's static files hold no data).
-var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/openapi.yaml": true, "/": true}
+var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/version": true, "/metrics": true, "/openapi.yaml": true, "/": true}
 
 func accessOf(method, path string) routeAccess {
 	switch {

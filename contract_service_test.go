@@ -12,6 +12,7 @@ func testContractService(t *testing.T) {
 	for _, ex := range []contractCase{
 		{name: "healthz", method: "GET", path: "/healthz", want: 200},
 		{name: "readyz", method: "GET", path: "/readyz", want: 200},
+		{name: "version", method: "GET", path: "/version", want: 200},
 		{name: "metrics", method: "GET", path: "/metrics", want: 200},
 		{name: "metrics protobuf", method: "GET", path: "/metrics", header: map[string]string{"Accept": protobuf}, want: 200},
 		{name: "openapi", method: "GET", path: "/openapi.yaml", want: 200},

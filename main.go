@@ -2,12 +2,14 @@
 // serves the HTTP API, imports data sets, trains models and evaluates them.
 //
 //	recsys serve   [--addr 127.0.0.1:8080] [--db ./recsys.db]
-//	recsys import  --db FILE --format movielens|lastfm|csv [--min-value X] PATH
-//	recsys train   --db FILE [--models NAME,...]
+//	recsys import  --db DB --format movielens|lastfm|csv [--min-value X] PATH
+//	recsys train   --db DB [--models NAME,...]
 //	recsys eval    --data PATH --format movielens|lastfm|csv [--models ...] [--json FILE]
 //	recsys migrate --from DB --to DB
 //	recsys compact --db FILE
 //	recsys backup  --from http://HOST:PORT --to FILE
+//	recsys version [--db DB] [--json]
+//	recsys healthcheck [--url http://127.0.0.1:8080/readyz]
 package main
 
 import (
@@ -25,8 +27,8 @@ const usage = `recsys: a self-hosted recommendation service
 
 Usage:
   recsys serve   [--addr 127.0.0.1:8080] [--db ./recsys.db] [--demo]
-  recsys import  --db FILE --format movielens|lastfm|csv [--min-value X] PATH
-  recsys train   --db FILE [--models NAME,...|all]
+  recsys import  --db DB --format movielens|lastfm|csv [--min-value X] PATH
+  recsys train   --db DB [--models NAME,...|all]
   recsys eval    --data PATH --format movielens|lastfm|csv [--models NAME,...|all]
                  [--folds 3] [--protocol standard|novelty] [--seed N] [--json FILE] [--dump DIR]
   recsys eval-retrieval --data FILE.csv --label COLUMN [--methods NAME,...] [--splits 10] [--seed N] [--json FILE]
@@ -35,6 +37,8 @@ Usage:
   recsys migrate --from FILE.db|postgres://... --to postgres://...|FILE.db
   recsys compact --db FILE.db    (a stopped server's file, without its free pages)
   recsys backup  --from http://HOST:PORT --to FILE.db [--force]   (a running server's copy)
+  recsys version [--db DB] [--json]    (build, schema versions; a database's, read only)
+  recsys healthcheck [--url http://127.0.0.1:8080/readyz]    (exit 0 when ready: a container probe)
 
 DB is a bbolt file or postgres://user:pass@host:port/db.
 
@@ -71,6 +75,8 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"migrate":        runMigrate,
 	"compact":        runCompact,
 	"backup":         runBackup,
+	"version":        runVersion,
+	"healthcheck":    runHealthcheck,
 }
 
 // run dispatches a subcommand; it is main without the process around it.

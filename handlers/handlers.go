@@ -70,6 +70,10 @@ type Deps struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry // nil: a private registry
 	Now      func() time.Time
+
+	// Version describes the build and the store's schema; nil serves no
+	// GET /version.
+	Version func(ctx context.Context) (api.VersionOut, error)
 }
 
 type handler struct {

@@ -12,6 +12,9 @@ import (
 func (h *handler) registerHealthRoutes(r chi.Router) {
 	r.Get("/healthz", h.handleHealthz)
 	r.Get("/readyz", h.handleReadyz)
+	if h.Version != nil {
+		r.Get("/version", h.serve(h.handleVersion))
+	}
 	r.Method(http.MethodGet, "/metrics", h.envelopeErrors(h.metrics.handler))
 	r.Get("/openapi.yaml", h.handleOpenAPI)
 	r.With(h.requireApp).Get("/stats", h.serve(h.handleStats))
@@ -36,6 +39,13 @@ func (h *handler) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.writeJSON(w, r, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// handleVersion answers the build and schema versions. Like /healthz and
+// /metrics it needs no key: it holds no data, and a deploy checks it.
+func (h *handler) handleVersion(w http.ResponseWriter, r *http.Request) (int, any, error) {
+	v, err := h.Version(r.Context())
+	return http.StatusOK, v, err
 }
 
 func (h *handler) handleOpenAPI(w http.ResponseWriter, r *http.Request) {

@@ -52,11 +52,18 @@ package storage
 // version 4: a writable open creates them, and reads of a file opened
 // read-only without them find nothing.
 //
-// SchemaVersion is written at creation and checked at open. Version 3
-// added pair_days; a version 2 file is migrated when opened for writing
-// (migrateDays) and read as it is when opened read-only. Version 4 added
-// the event log (meta "log/id" and "log/applied"); a version 3 file gets
-// an empty log at its first writable open. A binary that reads only
+// SchemaVersion is written at creation and checked at open; a file of a
+// newer version is refused (checkSchema), and every older one, from 1
+// on, is migrated at its first writable open, in one transaction. Version
+// 2 moved an item record's dense index out of its JSON into 8 leading
+// bytes and added the per-day counters: a version 1 file gets both at
+// its first writable open (migrateItemRecords, then migrateDays) and is
+// refused read-only. storage/testdata/schema holds a file of every older
+// version, made by its code (make.sh there). Version 3 added pair_days;
+// a version 2 file is migrated when opened for writing (migrateDays) and
+// read as it is when opened read-only. Version 4 added the event log
+// (meta "log/id" and "log/applied"); a version 3 file gets an empty log at
+// its first writable open. A binary that reads only
 // version 3 refuses a version 4 file, which may have events in its log.
 // Version 5 replaced item_users, an index entry per pair that only item
 // deletes and the cold/unpopular test read, by item_pairs, a count per

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -273,10 +274,7 @@ func initDB(db *bolt.DB, readOnly bool) error {
 		if meta == nil {
 			return errors.New("not a recsys database (no meta bucket)")
 		}
-		if v := getU64(meta.Get(keySchema)); v != SchemaVersion && !(readOnly && v >= 2 && v < SchemaVersion) {
-			return fmt.Errorf("schema version %d, this binary reads %d", v, SchemaVersion)
-		}
-		return nil
+		return checkSchema(getU64(meta.Get(keySchema)), readOnly)
 	}
 	if readOnly {
 		// Version 2 differs only in what deletes need (pair_days), 3 in
@@ -298,16 +296,21 @@ func initDB(db *bolt.DB, readOnly bool) error {
 			}
 		}
 		v := getU64(meta.Get(keySchema))
-		if v < 2 || v > SchemaVersion {
+		if v < 1 || v > SchemaVersion {
 			return check(tx)
 		}
-		if v == 2 {
+		if v == 1 {
+			if err := migrateItemRecords(tx); err != nil {
+				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
+			}
+		}
+		if v <= 2 {
 			if err := migrateDays(tx); err != nil {
 				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
 			}
 		}
 		if meta.Get(keyLogID) == nil {
-			// A new file, or one of version 2 or 3, from before the event
+			// A new file, or one of version 1 to 3, from before the event
 			// log: the latter has everything applied, so its log starts
 			// empty.
 			if err := newLogID(meta); err != nil {
@@ -329,6 +332,69 @@ func initDB(db *bolt.DB, readOnly bool) error {
 		}
 		return check(tx)
 	})
+}
+
+// checkSchema accepts a file of schema version v: this binary's, or, read
+// only, an older one from version 2 on. A newer file is refused, since
+// this binary would misread what it does not know; so is a version 1 file
+// opened read-only, whose item records only a writable open rewrites.
+func checkSchema(v uint64, readOnly bool) error {
+	switch {
+	case v == SchemaVersion:
+		return nil
+	case v > SchemaVersion:
+		return fmt.Errorf("database schema version %d is newer than this binary's %d; run a newer recsys", v, SchemaVersion)
+	case v == 0:
+		return errors.New("not a recsys database (no schema version)")
+	case readOnly && v >= 2:
+		return nil
+	case readOnly:
+		return fmt.Errorf("database schema version %d is older than this binary's %d and is migrated only by a writable open (recsys serve or recsys train on it, after a backup)", v, SchemaVersion)
+	}
+	return fmt.Errorf("database schema version %d, this binary's %d", v, SchemaVersion)
+}
+
+// migrateItemRecords brings the item records of a version 1 file to the
+// layout of version 2: the dense index as 8 big-endian bytes, then the
+// rest as JSON, where version 1 kept the index in the JSON ("idx"). Early
+// version 1 files hold the JSON form; later ones were already written in
+// the new form (the schema version was raised after the change), so a
+// record already in it is left as it is.
+func migrateItemRecords(tx *bolt.Tx) error {
+	items := tx.Bucket(bucketItems)
+	type rewrite struct{ key, val []byte }
+	var out []rewrite
+	err := items.ForEach(func(k, v []byte) error {
+		if len(v) == 0 || v[0] != '{' {
+			return nil // 8 index bytes first: an index below 2^56 starts with 0
+		}
+		var r itemRecord
+		var idx struct {
+			Idx *uint64 `json:"idx"`
+		}
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("item %q: %w", k, err)
+		}
+		if err := json.Unmarshal(v, &idx); err != nil || idx.Idx == nil {
+			return fmt.Errorf("item %q: a version 1 record without its index", k)
+		}
+		r.Idx = *idx.Idx
+		b, err := r.encode()
+		if err != nil {
+			return err
+		}
+		out = append(out, rewrite{bytes.Clone(k), b})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range out {
+		if err := items.Put(w.key, w.val); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrateItemPairs counts each item's pairs from item_users, the per-item

@@ -104,7 +104,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres %s: %w", where, err)
 	}
 	s := &Store{pool: pool, policy: opts.Policy, now: opts.Now}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, cfg.ConnConfig.RuntimeParams["search_path"]); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres %s: %w", where, err)
 	}
@@ -187,9 +187,14 @@ func mustMigrations() []migration {
 
 // migrate applies the missing migrations in one transaction, under a lock
 // of the schema so that replicas starting together apply them once, and
-// refuses a database whose schema is newer than this binary.
-func (s *Store) migrate(ctx context.Context) error {
+// refuses a database whose schema is newer than this binary. searchPath is
+// the DSN's search_path ("" when it names none): a schema it names first
+// that does not exist yet is created.
+func (s *Store) migrate(ctx context.Context, searchPath string) error {
 	return s.tx(ctx, func(tx pgx.Tx) error {
+		if err := ensureSchema(ctx, tx, searchPath); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('recsys migrate ' || current_schema()))`); err != nil {
 			return err
 		}
@@ -203,7 +208,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		all := mustMigrations()
 		if have > len(all) {
-			return fmt.Errorf("the database has schema version %d, this binary knows up to %d: run a newer recsys", have, len(all))
+			return fmt.Errorf("database schema version %d is newer than this binary's %d; run a newer recsys", have, len(all))
 		}
 		for _, m := range all[have:] {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
