@@ -180,8 +180,10 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	// A persisted model that cannot be read (a damaged record) is logged,
 	// counted in recsys_model_load_errors and named by /readyz; the service
 	// starts anyway on the rest, an older version, or popularity. The
-	// active model loads before the listener opens, the models only asked
-	// for by name after it (LoadPersistedAsync); Close stops that load.
+	// active model loads before the server answers (the port is bound
+	// earlier, so that a busy port fails the start before any work), the
+	// models only asked for by name after it (LoadPersistedAsync); Close
+	// stops that load.
 	var lateLoadErrs atomic.Int64
 	loadCtx, stopLoad := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopLoad = func() { stopLoad(); _ = eng.WaitLoaded(context.Background()) }

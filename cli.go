@@ -48,6 +48,7 @@ func checkDatabase(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		path = postgres.Redact(path) // a keyword/value DSN is not a postgres:// URL, but may hold a password
 		return fmt.Errorf("--db: no database at %s; run 'recsys import --db %s ...' or 'recsys serve --db %s' first", path, path, path)
 	case err != nil:
 		return fmt.Errorf("--db: %w", err)

@@ -43,7 +43,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if !postgres.IsDSN(*from) {
 		if _, err := os.Stat(*from); err != nil {
-			return fmt.Errorf("--from: no database at %s", *from)
+			return fmt.Errorf("--from: no database at %s", postgres.Redact(*from))
 		}
 	}
 	created := false

@@ -131,3 +131,18 @@ func TestServe_redactsDSNInLog(t *testing.T) {
 		}
 	}
 }
+
+// A keyword/value DSN (not a postgres:// URL) is taken as a file name,
+// which does not exist; the errors that name it mask its password.
+func TestCommands_redactKeywordDSN(t *testing.T) {
+	const dsn = "host=db.example user=recsys password=kw-secret-value dbname=recsys"
+	for _, args := range [][]string{{"train", "--db", dsn}, {"migrate", "--from", dsn, "--to", filepath.Join(t.TempDir(), "to.db")}} {
+		var stdout, stderr bytes.Buffer
+		if code := runMain(t.Context(), args, &stdout, &stderr); code == 0 {
+			t.Fatalf("%v succeeded", args[0])
+		}
+		if out := stdout.String() + stderr.String(); strings.Contains(out, "kw-secret-value") || !strings.Contains(out, "no database") {
+			t.Fatalf("%s printed %q", args[0], out)
+		}
+	}
+}

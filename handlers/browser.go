@@ -117,7 +117,9 @@ func (h *handler) checkCrossSite(r *http.Request) error {
 	essence, _, _ := strings.Cut(ct, ";")
 	essence = strings.ToLower(strings.TrimSpace(essence))
 	switch {
-	case slices.Contains(corsSafelisted, essence):
+	case slices.Contains(corsSafelisted, essence), strings.HasPrefix(essence, "text/"):
+		// Any text type too: a link's ping (text/ping) is sent
+		// cross-site by a click, with neither preflight nor Origin.
 		return api.Errorf(api.CodeForbidden, "cross-site request refused: Content-Type %s is one any web page can make a browser "+
 			"send to this server; this server has no API keys, so it takes %s bodies only as application/json", essence, r.Method)
 	case ct == "" && r.ContentLength > 0:
