@@ -250,18 +250,9 @@ func TestTraining_sigkill(t *testing.T) {
 	bin := testBinary(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "kill.db")
-	var csv strings.Builder
-	for _, ev := range clustered(2000, 1000, 40, 5, 5) {
-		fmt.Fprintf(&csv, "%s,%s\n", ev.UserID, ev.ItemID)
-	}
-	csvPath := filepath.Join(dir, "events.csv")
-	if err := os.WriteFile(csvPath, []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"import", "--db", db, "--format", "csv", csvPath}, {"train", "--db", db, "--models", "itemknn"}} {
-		if out, err := execCommand(bin, args...); err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
-		}
+	importClustered(t, bin, db, dir)
+	if out, err := execCommand(bin, "train", "--db", db, "--models", "itemknn"); err != nil {
+		t.Fatalf("train: %v\n%s", err, out)
 	}
 	cmd, url := startBinary(t, db, "--retrain-after", "0")
 	get := httpGetter(t, url)
@@ -367,5 +358,23 @@ func TestRetrain_autoActivatesBest(t *testing.T) {
 	j = waitJob(t, a.getter(t), acc.JobID, 10*time.Minute, api.Job.Done) // every auto candidate, under -race
 	if j.State != api.JobSucceeded || fmt.Sprint(j.Models) != fmt.Sprint(append(slices.Clone(jobs.AutoModels), "content")) {
 		t.Fatalf("auto job without models: state %s, models %v, want %v", j.State, j.Models, jobs.AutoModels)
+	}
+}
+
+// importClustered imports, with the binary's import command, a CSV of
+// clustered(2000, 1000, 40, 5, 5) written into dir: enough data that a
+// training job of a tuned model runs for seconds.
+func importClustered(tb testing.TB, bin, db, dir string) {
+	tb.Helper()
+	var csv strings.Builder
+	for _, ev := range clustered(2000, 1000, 40, 5, 5) {
+		fmt.Fprintf(&csv, "%s,%s\n", ev.UserID, ev.ItemID)
+	}
+	csvPath := filepath.Join(dir, "events.csv")
+	if err := os.WriteFile(csvPath, []byte(csv.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if out, err := execCommand(bin, "import", "--db", db, "--format", "csv", csvPath); err != nil {
+		tb.Fatalf("import: %v\n%s", err, out)
 	}
 }

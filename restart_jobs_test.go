@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,17 +27,7 @@ func TestRestart_gracefulKeepsQueuedJobs(t *testing.T) {
 			if store == "postgres" {
 				db = pgtest.Schema(t)
 			}
-			var csv strings.Builder
-			for _, ev := range clustered(2000, 1000, 40, 5, 5) {
-				fmt.Fprintf(&csv, "%s,%s\n", ev.UserID, ev.ItemID)
-			}
-			csvPath := filepath.Join(dir, "events.csv")
-			if err := os.WriteFile(csvPath, []byte(csv.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if out, err := execCommand(bin, "import", "--db", db, "--format", "csv", csvPath); err != nil {
-				t.Fatalf("import: %v\n%s", err, out)
-			}
+			importClustered(t, bin, db, dir)
 			cmd, url := startBinary(t, db, "--retrain-after", "0", "--retrain-interval", "0", "--allow-fallback")
 			get := httpGetter(t, url)
 			post := func(path, body string) string {

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"bytes"
+	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -88,4 +89,22 @@ func (r resealed) Model(m storage.DumpModel) error {
 	}
 	m.Sealed = storage.SealBlob(blob)
 	return r.DumpSink.Model(m)
+}
+
+// CompareMigratedThenOnline is CompareMigrated for a store migrated from a
+// version with online data (online) or without it; without, it then fills
+// both stores' online buckets or tables, which the migration added, and
+// compares again, so that they are shown to take data.
+func CompareMigratedThenOnline(tb testing.TB, got, want storage.Backend, online bool) {
+	tb.Helper()
+	CompareMigrated(tb, got, want, online)
+	if online {
+		return
+	}
+	for _, s := range []storage.Backend{got, want} {
+		if err := SchemaFillOnline(context.Background(), s); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	CompareMigrated(tb, got, want, true)
 }
