@@ -392,9 +392,9 @@ func TestUserP_ScoreUser_cachedNeighbours(t *testing.T) {
 				}
 			}
 		}
-		kind := simCosine
+		kind := SimCosine
 		if kunn {
-			kind = simKUNN
+			kind = SimKUNN
 		}
 		memo := cache.users[kind]
 		if memo == nil {
@@ -415,7 +415,7 @@ func TestUserP_ScoreUser_cachedNeighbours(t *testing.T) {
 	// A live history equal in content but not the row: no memo entry is
 	// read or written for it.
 	m := fitted(t, "userknn", x, Params{K: 5, Cache: cache})
-	memo := cache.users[simCosine]
+	memo := cache.users[SimCosine]
 	old := memo.rows[0].Load()
 	bogus := []Neighbour{}
 	memo.rows[0].Store(&bogus)
@@ -474,7 +474,7 @@ func TestKUNN_ScoreUser_cachedNeighbours(t *testing.T) {
 			}
 		}
 	}
-	if cache.users[simKUNN] == nil {
+	if cache.users[SimKUNN] == nil {
 		t.Fatal("kunn did not use the memo")
 	}
 }

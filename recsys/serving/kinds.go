@@ -5,7 +5,8 @@ import (
 	"slices"
 
 	"recsys/recsys"
-	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc, which persisted models may be
+	_ "recsys/recsys/febr" // registers febr, its variants and febr-blend, which persisted models may be
+	_ "recsys/recsys/mf"   // registers bpr, wrmf and mfauc, which persisted models may be
 )
 
 // kinds holds the decoder of every kind of served model that is not a
