@@ -13,7 +13,7 @@ import (
 	"recsys/api"
 	"recsys/jobs"
 	"recsys/recsys"
-	"recsys/recsys/serving"
+	"recsys/recsys/content"
 )
 
 // jobCount is how many job records the store holds.
@@ -155,7 +155,7 @@ func TestRetrain_contentSkippedSaysWhy(t *testing.T) {
 		if j.State != api.JobSucceeded || len(j.Versions) != 1 || !strings.HasPrefix(j.Versions[0], "popular@") {
 			t.Fatalf("job %+v, want popular trained alone", j)
 		}
-		if len(j.Skipped) != 1 || j.Skipped[0].Model != serving.ContentModelName || !strings.Contains(j.Skipped[0].Reason, reason) {
+		if len(j.Skipped) != 1 || j.Skipped[0].Model != content.Name || !strings.Contains(j.Skipped[0].Reason, reason) {
 			t.Fatalf("skipped %+v, want content skipped because %q", j.Skipped, reason)
 		}
 	}

@@ -4,48 +4,27 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"recsys/api"
 	"recsys/recsys"
+	"recsys/recsys/serving"
 )
 
-// A trainer fits one kind of served model that is not a recommender (the
-// recommenders all fit through trainModels) on a job's snapshot: the model
-// ready to persist and serve, or, when the data cannot support it, nil and
-// the reason, which the job records (api.Job.Skipped). It calls enter when
-// it starts its job stage.
-type trainer func(ctx context.Context, snap *api.Snapshot, opts TrainOptions, enter func(stage string)) (_ *trained, skipped string, _ error)
-
-// trainers holds the trainer of every kind that is not a recommender, by
-// name; trainerOrder is their registration order.
-var (
-	trainers     = map[string]trainer{}
-	trainerOrder []string
-)
-
-// registerTrainer adds the trainer of a kind of served model whose decoder
-// package serving registered (serving.RegisterKind) under the same name.
-// Each kind's own file calls it from init; it panics on a name taken.
-func registerTrainer(name string, t trainer) {
-	if _, dup := trainers[name]; dup || slices.Contains(recsys.Names(), name) {
-		panic(fmt.Sprintf("jobs: trainer %q registered twice", name))
-	}
-	trainers[name] = t
-	trainerOrder = append(trainerOrder, name)
-}
-
-// TrainableNames lists what a training job can fit: the recommenders of
-// package recsys, then the other kinds that registered a trainer (the
-// content metric).
-func TrainableNames() []string { return append(recsys.Names(), trainerOrder...) }
+// TrainableNames lists what a training job can fit: every registered
+// kind (recsys.Kinds), the recommenders first.
+func TrainableNames() []string { return recsys.Kinds() }
 
 // Trainable reports whether a training job can fit name.
-func Trainable(name string) bool { return slices.Contains(TrainableNames(), name) }
+func Trainable(name string) bool {
+	_, err := recsys.KindOf(name)
+	return err == nil
+}
 
-// Recommender reports whether name is a recommender of the registry: a
-// model that ranks items for a user, which evaluations, activation and
+// Recommender reports whether name is a recommender (recsys.Recommends):
+// a model that ranks items for a user, which evaluations, activation and
 // ?model= accept. The content metric is not one.
-func Recommender(name string) bool { return slices.Contains(recsys.Names(), name) }
+func Recommender(name string) bool { return recsys.Recommends(name) }
 
 // distinct is names without repeats, in their first order.
 func distinct(names []string) []string {
@@ -72,17 +51,13 @@ func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainO
 			others = append(others, n)
 		}
 	}
-	out, err := trainModels(ctx, snap, recommenders, opts, stage)
+	out, err := trainModels(ctx, snap, fitOrder(recommenders), opts, stage)
 	if err != nil {
 		return nil, nil, err
 	}
 	var skipped []api.SkippedModel
 	for _, name := range others {
-		train, ok := trainers[name]
-		if !ok {
-			return nil, nil, fmt.Errorf("no trainer for model %q", name)
-		}
-		t, why, err := train(ctx, snap, opts, func(s string) { stage(s, 1) })
+		t, why, err := trainOther(ctx, snap, name, opts, func(s string) { stage(s, 1) })
 		if err != nil {
 			return nil, nil, err
 		}
@@ -93,4 +68,35 @@ func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainO
 		out = append(out, *t)
 	}
 	return out, skipped, nil
+}
+
+// trainOther fits a kind that is not a recommender by its registered
+// Train: the model ready to persist and serve, or, when the data cannot
+// support it, nil and the reason, which the job records
+// (api.Job.Skipped). enter is called as each stage of the fit starts.
+func trainOther(ctx context.Context, snap *api.Snapshot, name string, opts TrainOptions, enter func(stage string)) (_ *trained, skipped string, _ error) {
+	kind, err := recsys.KindOf(name)
+	if err != nil || kind.Train == nil {
+		return nil, "", fmt.Errorf("model %q has no trainer", name)
+	}
+	start := time.Now()
+	x, err := snapshotMatrix(snap)
+	if err != nil {
+		return nil, "", err
+	}
+	t, why, err := kind.Train(ctx, recsys.TrainData{X: x, FeatureNames: snap.FeatureNames, Features: snap.Features,
+		Seed: uint64(opts.Seed), Enter: enter})
+	if err != nil || t == nil {
+		return nil, why, err
+	}
+	blob, err := t.Model.MarshalBinary()
+	if err != nil {
+		return nil, "", err
+	}
+	// Validation holds the recommenders' measures, compared across
+	// models: other kinds have none.
+	info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
+		Items: t.Items, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
+		Params: t.Params, Validation: map[string]float64{}}
+	return &trained{served: &serving.Served{Info: info, Model: t.Model}, blob: blob}, "", nil
 }

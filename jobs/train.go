@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 	"recsys/recsys"
 	"recsys/recsys/eval"
 	"recsys/recsys/metrics"
-	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
 	"recsys/recsys/serving"
 )
 
@@ -81,36 +81,61 @@ const DefaultFEBRMemory = 256 << 20
 var DefaultTrainOptions = TrainOptions{
 	Grid: []int{10, 20, 50, 100, 200},
 	SLIM: [][2]float64{{1, 1}, {0.1, 1}},
-	// Shorter than evaluation's grids (eval.DefaultGrid, mfgrid.go).
+	// Each kind's secondary settings (recsys.Service.Settings), shorter
+	// than evaluation's grids (eval.DefaultGrid, mfgrid.go).
 	Factors: []int{10, 50},
-	MF: map[string][]map[string]float64{
-		"bpr":  {{"lambda": 0.025}, {"lambda": 0.0025}},
-		"wrmf": {{"alpha": 1}, {"alpha": 0.01}, {"alpha": 10, "lambda": 30}},
-		// iALS (α₀, λ): (0.1, 0.03) won on MovieLens 100K, (0.1, 0.01)
-		// on the sparser Last.fm, (0.01, 0.03) came next there (README
-		// "Matrix factorisation").
-		"ials": {{"alpha0": 0.01, "lambda": 0.03}, {"alpha0": 0.1, "lambda": 0.01}, {"alpha0": 0.1, "lambda": 0.03}},
-		// EASE's λ where it won: 100 on Last.fm, 300 on MovieLens 100K,
-		// 3000 on the 1M-event scale data, with 1000 so that the grid has
-		// no decade gap; 10 and 30 never won under a random validation
-		// split (README "EASE and RP3β"). Each λ is one dense fit.
-		"ease": {{"lambda": 100}, {"lambda": 300}, {"lambda": 1000}, {"lambda": 3000}},
-	},
-	Seed: 1,
+	MF:      serviceSettings(),
+	Seed:    1,
 }
 
-// DefaultModels are trained when a job names none.
-var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "febr", serving.ContentModelName}
+// DefaultModels are trained when a job names none: the kinds the registry
+// marks so (recsys.Defaults).
+var DefaultModels = recsys.Defaults()
 
 // AutoModels are the candidates of an auto training job that names none
-// (issues 5, 6 and 17): the popularity baseline, the neighbourhood models,
-// EASE and RP3β, every FEBR variant ("febr" is FEBRi-slim, so febr-i-slim
-// is left out), the matrix factorisations (bpr, wrmf, ials, mfauc) and
-// febr-blend, the learnt blend of popular, kunn, slim, ease, rp3beta, wrmf
-// and ials.
-var AutoModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta",
-	"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn",
-	"bpr", "wrmf", "ials", "mfauc", "febr-blend"}
+// (recsys.AutoNames: the popularity baseline, the neighbourhood models,
+// EASE and RP3β, every FEBR variant, the matrix factorisations and
+// febr-blend), in the order a job fits them (fitOrder).
+var AutoModels = fitOrder(recsys.AutoNames())
+
+// serviceSettings are the service's secondary settings of each kind that
+// has some (recsys.Service.Settings), by name: TrainOptions.MF's default.
+func serviceSettings() map[string][]map[string]float64 {
+	out := map[string][]map[string]float64{}
+	for _, n := range recsys.Names() {
+		kind, _ := recsys.KindOf(n)
+		for _, s := range kind.Service.Settings {
+			out[n] = append(out[n], maps.Clone(s))
+		}
+	}
+	return out
+}
+
+// fitOrder is names with each kind after the kinds it reuses
+// (recsys.Kind.Reuses) that names holds, and otherwise in names' order.
+func fitOrder(names []string) []string {
+	var out []string
+	placed := map[string]bool{}
+	var place func(string)
+	place = func(n string) {
+		if placed[n] {
+			return
+		}
+		placed[n] = true
+		if kind, err := recsys.KindOf(n); err == nil {
+			for _, r := range kind.Reuses {
+				if slices.Contains(names, r) {
+					place(r)
+				}
+			}
+		}
+		out = append(out, n)
+	}
+	for _, n := range names {
+		place(n)
+	}
+	return out
+}
 
 // trained is one fitted model ready to persist and serve.
 type trained struct {

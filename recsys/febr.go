@@ -36,18 +36,25 @@ var febrVariants = []febrVariant{
 	{"febr-i-slim", "FEBRi-slim", true, false, affSLIM},
 }
 
+// The service trains febr by default and compares every variant in auto
+// mode but febr-i-slim, which febr is. On large data their grids stay
+// fixed: each step past an end is a whole search.
 func init() {
 	v, _ := febrVariantOf(FEBRModel)
-	Register(FEBRModel, v.kind())
+	Register(FEBRModel, v.kind(Service{Default: true, Auto: true, FixedGridAtScale: true}))
 	for _, v := range febrVariants {
-		Register(v.name, v.kind())
+		Register(v.name, v.kind(Service{Auto: v.affinity != affSLIM, FixedGridAtScale: true}))
 	}
 }
 
 // kind is the registration of a variant: its search (febr_search.go)
 // tunes λ per k on features built once.
-func (v febrVariant) kind() Kind {
-	return Kind{New: func() Model { return &FEBR{v: v} }, Candidates: v.candidates, Search: v.search}
+func (v febrVariant) kind(s Service) Kind {
+	reuses := v.baselines()
+	if v.affinity == affSLIM {
+		reuses = append(reuses, "slim")
+	}
+	return Kind{New: func() Model { return &FEBR{v: v} }, Candidates: v.candidates, Search: v.search, Reuses: reuses, Service: s}
 }
 
 // FEBRModel is the registry name of the service's FEBR model: the FEBRi

@@ -100,7 +100,8 @@ func (o *BlendOptions) fitted(x *Matrix, b int) Model {
 }
 
 func init() {
-	Register(BlendModel, Kind{New: func() Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend})
+	Register(BlendModel, Kind{New: func() Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend,
+		Reuses: DefaultBlendBases, Service: Service{Auto: true}})
 }
 
 // Blend is febr-blend: f_θ(u, i) = Σ_b θ_b z_b(u, i), where z_b(u, i) is

@@ -61,7 +61,7 @@ func ialsConfigFrom(p recsys.Params) (ialsConfig, error) {
 		alpha0:  e.float("alpha0", 0.1, 0, 1e6),
 		lambda:  e.float("lambda", 0.01, 1e-12, 1e9),
 		nu:      e.float("nu", 1, 0, 2),
-		epochs:  e.int("epochs", 16, 0, 1e6),
+		epochs:  e.int("epochs", ialsEpochs, 0, 1e6),
 		cg:      e.int("cg", 3, 0, 1e6),
 		sd:      e.float("sigma", 0.1, 0, 10),
 		seed:    uint64(e.int("seed", 1, 0, 1<<53)),
