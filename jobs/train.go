@@ -146,6 +146,98 @@ type trained struct {
 // stageFunc reports the start of a stage and the share of work done.
 type stageFunc func(stage string, done float64)
 
+// runTrain runs training job j: it fits the job's models on a snapshot
+// (fitAll), records the ones skipped, and publishes the others; the events
+// of the snapshot then count as trained on.
+func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) error {
+	rec.stage("snapshot", 0)
+	snap, err := s.st.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	models, skipped, err := fitAll(ctx, snap, j.Models, s.opts.Train, func(stage string, done float64) {
+		rec.stage(stage, 0.05+0.75*done)
+	})
+	if err != nil {
+		return err
+	}
+	for _, sk := range skipped {
+		rec.skip(sk.Model, sk.Reason)
+	}
+	rec.stage("persist and swap", 0.9)
+	if err := s.publish(ctx, j, models); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.lastTrained = snap.Events
+	s.mu.Unlock()
+	return nil
+}
+
+// fitAll fits the models a job names: the recommenders through
+// trainModels, tuned on one validation split with shared neighbour caches,
+// then each other kind by its trainer, in the job's order, when the
+// recommenders' share of the progress is done. It returns the fitted
+// models in that order, and those skipped with the reason.
+func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainOptions, stage stageFunc) ([]trained, []api.SkippedModel, error) {
+	var recommenders, others []string
+	for _, n := range names {
+		if Recommender(n) {
+			recommenders = append(recommenders, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	out, err := trainModels(ctx, snap, fitOrder(recommenders), opts, stage)
+	if err != nil {
+		return nil, nil, err
+	}
+	var skipped []api.SkippedModel
+	for _, name := range others {
+		t, why, err := trainOther(ctx, snap, name, opts, func(s string) { stage(s, 1) })
+		if err != nil {
+			return nil, nil, err
+		}
+		if t == nil {
+			skipped = append(skipped, api.SkippedModel{Model: name, Reason: why})
+			continue
+		}
+		out = append(out, *t)
+	}
+	return out, skipped, nil
+}
+
+// trainOther fits a kind that is not a recommender by its registered
+// Train: the model ready to persist and serve, or, when the data cannot
+// support it, nil and the reason, which the job records
+// (api.Job.Skipped). enter is called as each stage of the fit starts.
+func trainOther(ctx context.Context, snap *api.Snapshot, name string, opts TrainOptions, enter func(stage string)) (_ *trained, skipped string, _ error) {
+	kind, err := recsys.KindOf(name)
+	if err != nil || kind.Train == nil {
+		return nil, "", fmt.Errorf("model %q has no trainer", name)
+	}
+	start := time.Now()
+	x, err := snapshotMatrix(snap)
+	if err != nil {
+		return nil, "", err
+	}
+	t, why, err := kind.Train(ctx, recsys.TrainData{X: x, FeatureNames: snap.FeatureNames, Features: snap.Features,
+		Seed: uint64(opts.Seed), Enter: enter})
+	if err != nil || t == nil {
+		return nil, why, err
+	}
+	blob, err := t.Model.MarshalBinary()
+	if err != nil {
+		return nil, "", err
+	}
+	// Validation holds the recommenders' measures, compared across
+	// models: other kinds have none.
+	info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
+		Items: t.Items, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
+		Params: t.Params, Validation: map[string]float64{}}
+	return &trained{served: &serving.Served{Info: info, Model: t.Model}, blob: blob}, "", nil
+}
+
 // trainModels fits each model on the snapshot: the main and secondary
 // parameters are chosen on a 10% validation split by ADG (§4.7.3), then the
 // model is refitted with them on all the data.
