@@ -18,7 +18,7 @@ import (
 // models.
 func (s *Scheduler) SubmitEvaluation(ctx context.Context, req api.EvaluationRequest) (api.Job, error) {
 	if len(req.Models) == 0 {
-		req.Models = slices.DeleteFunc(slices.Clone(s.opts.Models), func(n string) bool { return !Recommender(n) })
+		req.Models = slices.DeleteFunc(slices.Clone(s.opts.Models), func(n string) bool { return !recsys.Recommends(n) })
 		if len(req.Models) == 0 {
 			return api.Job{}, api.FieldError("models", fmt.Sprintf("the server's models (%s) include no recommender to evaluate; name some of: %s",
 				strings.Join(s.opts.Models, ", "), strings.Join(recsys.Names(), ", ")))

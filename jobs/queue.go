@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"recsys/api"
+	"recsys/recsys"
 )
 
 // errCancelled cancels a job that was asked to stop (Cancel, here or at
@@ -65,13 +66,13 @@ func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.
 		if req.Auto {
 			models = slices.Clone(AutoModels)
 			for _, n := range s.opts.Models {
-				if !Recommender(n) && !slices.Contains(models, n) {
+				if !recsys.Recommends(n) && !slices.Contains(models, n) {
 					models = append(models, n)
 				}
 			}
 		}
 	}
-	if err := checkModelNames(models, TrainableNames(), "trained"); err != nil {
+	if err := checkModelNames(models, recsys.Kinds(), "trained"); err != nil {
 		return api.Job{}, err
 	}
 	s.mu.Lock()
@@ -95,7 +96,7 @@ func checkModelNames(names, valid []string, done string) error {
 		field := fmt.Sprintf("models[%d]", k)
 		if !slices.Contains(valid, n) {
 			what := fmt.Sprintf("unknown model %q", n)
-			if Trainable(n) {
+			if recsys.Known(n) {
 				what = fmt.Sprintf("%q is not a recommender", n)
 			}
 			return api.FieldError(field, fmt.Sprintf("%s; models that can be %s: %s", what, done, strings.Join(valid, ", ")))

@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"recsys/api"
+	"recsys/recsys"
 	"recsys/recsys/eval"
 )
 
 // Activate makes a served model the default and records it, so a restart
 // serves it too.
 func (s *Scheduler) Activate(ctx context.Context, name string) error {
-	if !Recommender(name) {
-		if Trainable(name) {
+	if !recsys.Recommends(name) {
+		if recsys.Known(name) {
 			return api.Errorf(api.CodeNotFound, "%q is not a recommender and cannot answer recommendations", name)
 		}
 		return api.Errorf(api.CodeNotFound, "unknown model %q", name)
@@ -54,7 +55,7 @@ func (s *Scheduler) chooseActive(ctx context.Context, models []trained, auto boo
 	var names []string
 	var adg []float64
 	for _, t := range models {
-		if Recommender(t.served.Info.Name) {
+		if recsys.Recommends(t.served.Info.Name) {
 			names = append(names, t.served.Info.Name)
 			adg = append(adg, t.served.Info.Validation["adg"])
 		}

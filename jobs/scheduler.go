@@ -216,5 +216,5 @@ func (s *Scheduler) trigger(ctx context.Context, why string) {
 
 // ModelNames lists the model names the scheduler's requests accept.
 func (s *Scheduler) ModelNames() api.ModelNames {
-	return api.ModelNames{Trainable: TrainableNames(), Recommenders: recsys.Names(), Defaults: slices.Clone(s.opts.Models)}
+	return api.ModelNames{Trainable: recsys.Kinds(), Recommenders: recsys.Names(), Defaults: slices.Clone(s.opts.Models)}
 }

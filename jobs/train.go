@@ -182,7 +182,7 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainOptions, stage stageFunc) ([]trained, []api.SkippedModel, error) {
 	var recommenders, others []string
 	for _, n := range names {
-		if Recommender(n) {
+		if recsys.Recommends(n) {
 			recommenders = append(recommenders, n)
 		} else {
 			others = append(others, n)

@@ -141,6 +141,12 @@ func KindOf(name string) (Kind, error) {
 	return k, nil
 }
 
+// Known reports whether name is a registered kind.
+func Known(name string) bool {
+	_, ok := registry[name]
+	return ok
+}
+
 // Names lists the recommenders in report order.
 func Names() []string { return slices.Clone(recommenders) }
 

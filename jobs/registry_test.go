@@ -12,7 +12,7 @@ import (
 // package recsys, then one name per other kind, each a kind that can be
 // read back once persisted (the content metric among them).
 func TestTrainableNames_registry(t *testing.T) {
-	names := TrainableNames()
+	names := recsys.Kinds()
 	if !slices.Equal(names[:len(recsys.Names())], recsys.Names()) {
 		t.Fatalf("trainable %q do not start with the recommenders %q", names, recsys.Names())
 	}
