@@ -17,6 +17,8 @@
 //
 // DB is a bbolt file or postgres://user:pass@host:port/db; "recsys
 // COMMAND --help" prints the flags of one command.
+//
+// Works cited in the comments are listed in docs/references.md.
 package main
 
 import (

@@ -9,6 +9,8 @@
 // elected leader runs it (leader.go). Each job keeps its record up to date,
 // and a training job stores its models and chooses the active one
 // (records.go); evaluation jobs write a report (evaluate.go).
+//
+// Works cited in the comments are listed in docs/references.md.
 package jobs
 
 import (

@@ -239,7 +239,7 @@ func trainOther(ctx context.Context, snap *api.Snapshot, name string, opts Train
 }
 
 // trainModels fits each model on the snapshot: the main and secondary
-// parameters are chosen on a 10% validation split by ADG (§4.7.3), then the
+// parameters are chosen on a 10% validation split by ADG (dissertation §4.7.3), then the
 // model is refitted with them on all the data.
 func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts TrainOptions, stage stageFunc) ([]trained, error) {
 	if len(snap.Users) == 0 {

@@ -4,6 +4,9 @@
 // scorers (§4.5.5, §4.7.2), FEBR (§4.5–4.6) and popularity, all behind one
 // Model interface.
 //
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to the dissertation.
+//
 // It is pure computation: no HTTP, no storage. Indices are dense uint32
 // user and item numbers; string ids live at the edges of the program.
 //

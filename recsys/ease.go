@@ -23,7 +23,7 @@ import (
 //	‖X − XB‖²_F + λ‖B‖²_F  subject to diag(B) = 0,
 //
 // whose closed form is B = I − P·diag(1/diag P) with P = (XᵀX + λI)⁻¹
-// (Steck Eq. 8), i.e. B_ij = −P_ij/P_jj off the diagonal. A user's scores
+// (Steck 2019, Eq. 8), i.e. B_ij = −P_ij/P_jj off the diagonal. A user's scores
 // are x_u B: score(u, j) = Σ_{i ∈ O⁺u} B_ij, computed from the live history
 // like the neighbourhood models.
 //
@@ -170,7 +170,7 @@ func (m *EASE) Fit(ctx context.Context, x *Matrix, p Params) error {
 }
 
 // fitDense computes B = I − P·diag(1/diag P), P = (XᵀX + λI)⁻¹ (Steck
-// Eq. 8) over the active items.
+// 2019, Eq. 8) over the active items.
 func (m *EASE) fitDense(ctx context.Context, x *Matrix, active []uint32, progress ProgressFunc) error {
 	n := len(active)
 	pos := make([]int32, x.Items())

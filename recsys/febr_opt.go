@@ -300,10 +300,11 @@ type optResult struct {
 //
 // N counts the draws including the violator (Weston et al. 2010), so a
 // violator at the first draw weighs C(|I|−1). Negatives are drawn from
-// O⁻u (Eq. 4.10) rather than I \ i⁺: ranking another training item above
-// i⁺ costs nothing, as the evaluation leaves training items out; |I|−1 is
-// kept in the rank estimate as in Algorithm 4.2 (it differs from |O⁻u| by
-// the share of the user's positives, a few percent). The draws of a step
+// O⁻u (dissertation Eq. 4.10) rather than I \ i⁺: ranking another training
+// item above i⁺ costs nothing, as the evaluation leaves training items
+// out; |I|−1 is kept in the rank estimate as in the dissertation's
+// Algorithm 4.2 (it differs from |O⁻u| by the share of the user's
+// positives, a few percent). The draws of a step
 // are made with its user's view, ahead of the step (febrTrainSet.draw: the
 // ⌈(|I|−1)/γ⌉ negatives it may look at, in order). A negative's features
 // come from the memo (a binary search in
@@ -317,10 +318,10 @@ type optResult struct {
 // (averaged SGD) rather than the last iterate: with a constant step the
 // iterates wander by more than the validation differences being looked
 // for (±0.003 ADG on MovieLens), the average does not. Users are drawn
-// independently at every iteration as in Algorithm 4.2, 64 at a time so
-// that their views and draws are prepared in parallel, each step's from
-// a seed of its own; the memo and its absence
-// take the same steps (the same θ for the same seed).
+// independently at every iteration as in the dissertation's Algorithm 4.2,
+// 64 at a time so that their views and draws are prepared in parallel,
+// each step's from a seed of its own; the memo and its absence take the
+// same steps (the same θ for the same seed).
 func (ts *febrTrainSet) optADG(ctx context.Context, theta0 []float64, cfg optConfig, val *febrTrainSet) (optResult, error) {
 	dim := ts.ext.dim
 	theta := slices.Clone(theta0)

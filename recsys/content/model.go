@@ -1,3 +1,10 @@
+// Package content is the learned content metric as a model kind of its
+// own: a metric over item features learned so that each item's
+// collaborative neighbours rank first (Content), with the cold rule that
+// says which cold items may take a slot. It registers itself with package
+// recsys under Name.
+//
+// Works cited in the comments are listed in docs/references.md.
 package content
 
 import (

@@ -3,9 +3,9 @@
 //   - bpr: Bayesian Personalised Ranking (Rendle et al. 2009; lecture seed
 //     004): SGD on sampled triples (u, i⁺, j⁻) with item biases and ℓ2
 //     regularisation.
-//   - wrmf: weighted regularised matrix factorisation (Hu, Koren and
-//     Volinsky 2008): alternating least squares with confidence 1 + α on
-//     the positives, conjugate-gradient solves and the YᵀY precomputation.
+//   - wrmf: weighted regularised matrix factorisation (Hu et al. 2008):
+//     alternating least squares with confidence 1 + α on the positives,
+//     conjugate-gradient solves and the YᵀY precomputation.
 //   - ials: iALS as Rendle et al. (2022) tune it: weight α₀ on every
 //     unobserved cell, frequency-scaled regularisation λ(|Iᵤ| + α₀|I|)^ν,
 //     N(0, σ²/d) initial factors, the same CG-within-ALS solver as wrmf.
@@ -30,6 +30,9 @@
 // under the keys each model documents. Every random process is seeded
 // (Extra["seed"], default 1): the same data, parameters and seed give the
 // same model.
+//
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to seed 003.
 package mf
 
 import "recsys/recsys"

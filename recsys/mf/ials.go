@@ -8,9 +8,9 @@ import (
 	"recsys/recsys"
 )
 
-// IALS is implicit alternating least squares as Rendle, Krichene, Zhang
-// and Koren (2022, "Revisiting the performance of iALS on item
-// recommendation benchmarks") state and tune it: ŷᵤᵢ = wᵤ·hᵢ minimising
+// IALS is implicit alternating least squares as Rendle et al. (2022,
+// "Revisiting the performance of iALS on item recommendation benchmarks")
+// state and tune it: ŷᵤᵢ = wᵤ·hᵢ minimising
 // their loss with frequency-scaled regularisation
 //
 //	Σ_{(u,i)∈S} (ŷᵤᵢ − 1)² + α₀ Σᵤ Σᵢ ŷᵤᵢ²

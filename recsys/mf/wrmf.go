@@ -8,7 +8,7 @@ import (
 )
 
 // WRMF is weighted regularised matrix factorisation for implicit feedback
-// (Hu, Koren and Volinsky 2008): it minimises
+// (Hu et al. 2008): it minimises
 //
 //	Σᵤᵢ cᵤᵢ (pᵤᵢ − uᵤ·vᵢ)² + λ(Σᵤ‖uᵤ‖² + Σᵢ‖vᵢ‖²),  pᵤᵢ = X(u,i), cᵤᵢ = 1 + α·X(u,i),
 //
