@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"recsys/api"
-	"recsys/jobs"
 	"recsys/recsys"
-	"recsys/recsys/serving"
+	"recsys/recsys/content"
 )
 
 // jobCount is how many job records the store holds.
@@ -112,7 +111,7 @@ func TestEvaluation_noRecommenderAmongDefaults(t *testing.T) {
 func TestRetrain_modelNames(t *testing.T) {
 	a := startApp(t, func(c *Config) { c.Jobs.Models = []string{"popular", "popular"} })
 	a.load(t, clustered(60, 40, 8, 3, 4))
-	trainable := strings.Join(jobs.TrainableNames(), ", ")
+	trainable := strings.Join(recsys.Kinds(), ", ")
 	for _, tc := range []struct {
 		name, body, field string
 		parts             []string
@@ -155,7 +154,7 @@ func TestRetrain_contentSkippedSaysWhy(t *testing.T) {
 		if j.State != api.JobSucceeded || len(j.Versions) != 1 || !strings.HasPrefix(j.Versions[0], "popular@") {
 			t.Fatalf("job %+v, want popular trained alone", j)
 		}
-		if len(j.Skipped) != 1 || j.Skipped[0].Model != serving.ContentModelName || !strings.Contains(j.Skipped[0].Reason, reason) {
+		if len(j.Skipped) != 1 || j.Skipped[0].Model != content.Name || !strings.Contains(j.Skipped[0].Reason, reason) {
 			t.Fatalf("skipped %+v, want content skipped because %q", j.Skipped, reason)
 		}
 	}
@@ -181,8 +180,8 @@ func TestModels_listsNames(t *testing.T) {
 	if status := a.getJSON(t, "/models", &out); status != http.StatusOK {
 		t.Fatalf("GET /models: %d", status)
 	}
-	if !slices.Equal(out.Trainable, jobs.TrainableNames()) || !slices.Contains(out.Trainable, "content") {
-		t.Errorf("trainable %q, want %q", out.Trainable, jobs.TrainableNames())
+	if !slices.Equal(out.Trainable, recsys.Kinds()) || !slices.Contains(out.Trainable, "content") {
+		t.Errorf("trainable %q, want %q", out.Trainable, recsys.Kinds())
 	}
 	if !slices.Equal(out.Recommenders, recsys.Names()) || slices.Contains(out.Recommenders, "content") {
 		t.Errorf("recommenders %q, want %q (no content)", out.Recommenders, recsys.Names())

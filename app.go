@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -271,8 +270,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		a.online = online.New(st, online.Options{Window: c.Online.Window, Sample: c.Online.Sample, Retention: c.Online.Retention,
 			ConversionTypes: c.Online.ConversionTypes, Policy: st.Policy(), Logger: c.Logger, Registry: reg,
 			Model: func(name string) (known, served bool) {
-				known = slices.Contains(recsys.Names(), name)
-				return known, name == "popular" || eng.Lookup(name) != nil
+				return recsys.Recommends(name), eng.Serves(name)
 			},
 			Loading: eng.Loading})
 		deps.Online = a.online

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"recsys/api"
-	"recsys/jobs"
+	"recsys/recsys"
 	"recsys/storage/postgres"
 )
 
@@ -79,7 +79,7 @@ func validationUsers(flag int) int {
 // parseModels reads a comma-separated list of model names.
 func parseModels(s string) ([]string, error) {
 	if s == "all" {
-		return jobs.TrainableNames(), nil
+		return recsys.Kinds(), nil
 	}
 	var out []string
 	for _, name := range strings.Split(s, ",") {
@@ -87,8 +87,8 @@ func parseModels(s string) ([]string, error) {
 		if name == "" {
 			continue
 		}
-		if !jobs.Trainable(name) {
-			return nil, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(jobs.TrainableNames(), ", "))
+		if !recsys.Known(name) {
+			return nil, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(recsys.Kinds(), ", "))
 		}
 		out = append(out, name)
 	}

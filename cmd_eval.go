@@ -24,7 +24,7 @@ import (
 )
 
 // runEval implements `recsys eval` (docs/design.md#cli): it evaluates models on a
-// data set offline, prints a Table 4.3-style table and writes the JSON
+// data set offline, prints a table in the style of dissertation Table 4.3 and writes the JSON
 // report and the --dump files.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)

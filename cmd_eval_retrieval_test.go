@@ -3,10 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"recsys/recsys/dataset/datasettest"
 )
 
 // TestEvalRetrieval_coldstartCLI: `eval-retrieval --coldstart` rejects bad
@@ -30,9 +31,7 @@ func TestEvalRetrieval_coldstartCLI(t *testing.T) {
 			t.Errorf("%v: error %v, want one mentioning %q", tc.args, err, tc.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "u.data")); err != nil {
-		t.Skipf("ml-100k not found at %s", dir)
-	}
+	datasettest.Require(t, filepath.Join(dir, "u.data"))
 	var out, errb bytes.Buffer
 	if err := runEvalRetrieval(ctx, []string{"--coldstart", "--data", dir, "--methods", "euclidean", "--splits", "1",
 		"--json", filepath.Join(t.TempDir(), "r.json")}, &out, &errb); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"recsys/recsys/dataset/datasettest"
 	"recsys/storage"
 	"recsys/storage/bolttest"
 )
@@ -78,9 +79,7 @@ func TestImport_bulkEqualsIncremental(t *testing.T) {
 		{"generated", gen},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := os.Stat(c.dir); err != nil {
-				t.Skipf("%s is missing", c.dir)
-			}
+			datasettest.Require(t, c.dir)
 			dir := t.TempDir()
 			bulk, inc := filepath.Join(dir, "bulk.db"), filepath.Join(dir, "inc.db")
 			var out bytes.Buffer

@@ -327,7 +327,8 @@ func scaleServe(ctx context.Context, c scaleConfig, exe, db string, users int, r
 	if res.Serving, err = bench(ctx, bc, stderr); err != nil {
 		return err
 	}
-	res.ServeRSSAnon, res.ServeRSSFile = processRSS(srv.cmd.Process.Pid)
+	mem := procMemory(srv.cmd.Process.Pid)
+	res.ServeRSSAnon, res.ServeRSSFile = mem.Anon, mem.File
 	res.ServePeakRSS = srv.stop()
 	return nil
 }
@@ -507,29 +508,6 @@ func runChild(ctx context.Context, timeout time.Duration, stdout, stderr io.Writ
 	return st, err
 }
 
-// processRSS reads a process's resident anonymous and file-backed memory
-// from /proc (0, 0 where unknown).
-func processRSS(pid int) (anon, file int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch name {
-		case "RssAnon":
-			anon = kb << 10
-		case "RssFile":
-			file = kb << 10
-		}
-	}
-	return anon, file
-}
-
 func freeLoopback() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -537,19 +515,6 @@ func freeLoopback() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
-}
-
-// loadAvg is the 1, 5 and 15 minute load average, "" where unknown.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func lastLine(s string) string {

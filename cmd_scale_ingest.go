@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -66,7 +65,7 @@ func scaleIngest(ctx context.Context, c scaleIngestConfig, exe, db string, users
 	log("live ingest: %d clients × %d events for %v (load %s)", c.Concurrency, c.Batch, c.Duration, res.LoadAvgStart)
 	base := "http://" + srv.addr
 	sample := func(t0 time.Time) IngestSample {
-		s := IngestSample{Second: time.Since(t0).Seconds(), RSS: procRSS(srv.cmd.Process.Pid), LoadAvg: loadAvg()}
+		s := IngestSample{Second: time.Since(t0).Seconds(), RSS: procMemory(srv.cmd.Process.Pid).RSS, LoadAvg: loadAvg()}
 		s.TailEvents, _ = serverMetric(base, "recsys_ingest_tail_events")
 		return s
 	}
@@ -133,42 +132,6 @@ func serverMetric(base, name string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no metric %s", name)
-}
-
-// procCPU is the user and system CPU seconds a process has used so far
-// (/proc/PID/stat, in clock ticks of 1/100 s), 0 if unknown.
-func procCPU(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The fields after the command name, which is in parentheses.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / 100
-}
-
-// procRSS is a process's resident set size (VmRSS), 0 if unknown.
-func procRSS(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 func printIngest(w io.Writer, r *IngestResult) {

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"recsys/api"
+	"recsys/recsys/dataset/datasettest"
 	"recsys/storage/postgres/pgtest"
 )
 
@@ -57,9 +57,7 @@ func getRecs(t *testing.T, a *testApp, user string, query string) []recItem {
 // set, far from everything, does not.
 func TestRecommend_coldSlots_ml100k(t *testing.T) {
 	dir := filepath.Join("..", "shared", "datasets", "ml-100k")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("%s is missing: this test needs MovieLens 100K", dir)
-	}
+	datasettest.Require(t, dir)
 	ctx := context.Background()
 	a := startApp(t, nil)
 	if _, err := importItems(ctx, a.store, "movielens", dir); err != nil {
@@ -155,9 +153,7 @@ func TestRecommend_coldSlots_ml100k(t *testing.T) {
 func mlColdApp(t *testing.T, dsn string) *testApp {
 	t.Helper()
 	dir := filepath.Join("..", "shared", "datasets", "ml-100k")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("%s is missing: this test needs MovieLens 100K", dir)
-	}
+	datasettest.Require(t, dir)
 	ctx := context.Background()
 	a := startApp(t, func(c *Config) {
 		if dsn != "" {

@@ -27,7 +27,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"recsys/api"
-	"recsys/jobs"
 	"recsys/recsys"
 )
 
@@ -515,7 +514,7 @@ func TestDashboard_endToEnd(t *testing.T) {
 	// Retrain two models and the content metric from the Models page and
 	// watch the job. The form offers every name a retrain accepts.
 	d.open("#/models", "#retrain-form")
-	d.pickerOffers("the retrain form", "#retrain-form", jobs.TrainableNames())
+	d.pickerOffers("the retrain form", "#retrain-form", recsys.Kinds())
 	evalJS[chromedp.Void](d, "pick models", `for (const m of ['popular', 'itemknn', 'content']) document.querySelector('#retrain-form input[value="' + m + '"]').checked = true`)
 	d.click("start retraining", "#retrain-start")
 	d.waitFor("the job panel", "#job-live .job-panel", 20*time.Second)

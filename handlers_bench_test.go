@@ -8,13 +8,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"recsys/api"
 	"recsys/handlers"
+	"recsys/recsys/dataset/datasettest"
 )
 
 // benchApp is an App holding MovieLens 100K with itemknn, kunn-i (active)
@@ -23,9 +23,7 @@ import (
 func benchApp(b *testing.B) *App {
 	b.Helper()
 	dir := filepath.Join("..", "shared", "datasets", "ml-100k")
-	if _, err := os.Stat(dir); err != nil {
-		b.Skipf("%s is missing: the handler benchmarks need MovieLens 100K", dir)
-	}
+	datasettest.Require(b, dir)
 	c := Config{Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "bench.db"),
 		Policy: api.DefaultPolicy().WithMin("rating", 4), Limits: handlers.DefaultLimits}
 	ctx := context.Background()

@@ -1,15 +1,24 @@
 // Command recsys is a self-hosted recommendation service: one binary that
-// serves the HTTP API, imports data sets, trains models and evaluates them.
+// serves the HTTP API, imports data sets, trains models, evaluates them,
+// and measures a server under load. Its commands, as its usage lists them:
 //
-//	recsys serve   [--addr 127.0.0.1:8080] [--db ./recsys.db]
+//	recsys serve   [--addr 127.0.0.1:8080] [--db ./recsys.db] [--demo]
 //	recsys import  --db DB --format movielens|lastfm|csv [--min-value X] PATH
-//	recsys train   --db DB [--models NAME,...]
-//	recsys eval    --data PATH --format movielens|lastfm|csv [--models ...] [--json FILE]
-//	recsys migrate --from DB --to DB
-//	recsys compact --db FILE
-//	recsys backup  --from http://HOST:PORT --to FILE
+//	recsys train   --db DB [--models NAME,...|all]
+//	recsys eval    --data PATH --format movielens|lastfm|csv [--models NAME,...|all] [--folds 3] [--protocol standard|novelty] [--seed N] [--json FILE] [--dump DIR]
+//	recsys eval-retrieval --data FILE.csv --label COLUMN [--methods NAME,...] [--splits 10] [--seed N] [--json FILE]
+//	recsys bench   --addr HOST:PORT [--duration 30s] [--concurrency 32] [--rate R] [--mix recommend=80,similar=10,ingest=10]
+//	recsys scale   [--interactions 1000000] [--models popular,itemknn,kunn-i] [--dir DIR] [--bench 10s] [--rate R] [--serve-only] [--json FILE]
+//	recsys migrate --from FILE.db|postgres://... --to postgres://...|FILE.db
+//	recsys compact --db FILE.db
+//	recsys backup  --from http://HOST:PORT --to FILE.db [--force]
 //	recsys version [--db DB] [--json]
 //	recsys healthcheck [--url http://127.0.0.1:8080/readyz]
+//
+// DB is a bbolt file or postgres://user:pass@host:port/db; "recsys
+// COMMAND --help" prints the flags of one command.
+//
+// Works cited in the comments are listed in docs/references.md.
 package main
 
 import (

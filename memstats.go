@@ -1,40 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"os"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
-
-// peakRSS is the process's peak resident set size (VmHWM) in bytes, 0 where
-// /proc is missing.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
-// resetPeakRSS returns freed memory to the system and restarts the VmHWM
-// count from the current RSS (Linux: writing 5 to clear_refs), so that the
-// next reading is the peak of what runs in between.
-func resetPeakRSS() bool {
-	debug.FreeOSMemory()
-	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
-}
 
 // stageMemory records the peak RSS and the CPU time of each stage of a job.
 type stageMemory struct {

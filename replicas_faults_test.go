@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -105,7 +106,8 @@ type outcome struct {
 // TestReplicas_postgresRestart: with clients writing and reading at two
 // replicas, and a training job running, the PostgreSQL server is stopped
 // (immediate shutdown: every session breaks, the leader's lock with it)
-// for 3 s and started again on the same port. While it is down every
+// until the leader has stopped leading and requests sent meanwhile have
+// been answered, and started again on the same port. While it is down every
 // answer is 503 storage_unavailable with the error envelope, within the
 // request timeout; the leader stops leading. Once it is back, without a
 // restart of either replica: both take writes, one leads again (its lock
@@ -209,8 +211,15 @@ func TestReplicas_postgresRestart(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	cluster.Stop()
 	downAt := time.Now()
-	time.Sleep(2*jobs.DefaultLeadEvery - 500*time.Millisecond)
-	within(t, 5*time.Second, "neither replica leads while the server is down", func() bool { return !a.leading(t) && !b.leading(t) })
+	// The server stays down until the leader has noticed (its next lock
+	// check, within a lead period) and the clients have been answered
+	// during the outage.
+	within(t, 2*jobs.DefaultLeadEvery+5*time.Second, "neither replica leads while the server is down", func() bool { return !a.leading(t) && !b.leading(t) })
+	within(t, 5*time.Second, "a request sent while the server is down is answered", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.ContainsFunc(outcomes, func(o outcome) bool { return o.start.After(downAt) })
+	})
 	upAt := time.Now()
 	if err := cluster.Start(); err != nil {
 		t.Fatal(err)
@@ -419,10 +428,12 @@ func TestReplicas_leaderLosesLock(t *testing.T) {
 	if j.State != api.JobFailed || !strings.HasPrefix(j.Error, "interrupted: ") || len(j.Versions) != 0 {
 		t.Fatalf("the job of the replica that lost the lock: %+v; want failed, interrupted, no versions", j)
 	}
-	time.Sleep(2 * jobs.DefaultLeadEvery)
-	if a.leading(t) || b.leading(t) {
-		t.Fatalf("a replica leads while the test holds the lock: a %v, b %v", a.leading(t), b.leading(t))
-	}
+	throughout(t, 2*jobs.DefaultLeadEvery, func() string {
+		if la, lb := a.leading(t), b.leading(t); la || lb {
+			return fmt.Sprintf("a replica leads while the test holds the lock: a %v, b %v", la, lb)
+		}
+		return ""
+	})
 	if again := waitJob(t, b.getter(t), id, time.Second, api.Job.Done); again.State != j.State || again.Error != j.Error {
 		t.Fatalf("the ended job changed: %+v, then %+v", j, again)
 	}

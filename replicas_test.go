@@ -85,6 +85,22 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) time.D
 	return time.Since(start)
 }
 
+// throughout runs check every 20 ms for d, until and including a run at d
+// or later, and fails the test at the first run that reports a violation
+// (a non-empty description): a check that something does not happen, for
+// as long as it could have, that ends early when it does.
+func throughout(t *testing.T, d time.Duration, check func() string) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if bad := check(); bad != "" {
+			t.Fatalf("after %v: %s", time.Since(start).Round(time.Millisecond), bad)
+		}
+		if time.Since(start) >= d {
+			return
+		}
+	}
+}
+
 func (r replica) recs(t *testing.T, user, model string) api.RecommendationsOut {
 	t.Helper()
 	var out api.RecommendationsOut
@@ -109,10 +125,12 @@ func TestReplicas_sharedDatabase(t *testing.T) {
 	a := startReplica(t, dsn)
 	within(t, 10*time.Second, "the first replica leads", func() bool { return a.leading(t) })
 	b := startReplica(t, dsn)
-	time.Sleep(2 * jobs.DefaultLeadEvery)
-	if b.leading(t) || !a.leading(t) {
-		t.Fatalf("leaders: a %v, b %v; want a only", a.leading(t), b.leading(t))
-	}
+	throughout(t, 2*jobs.DefaultLeadEvery, func() string {
+		if la, lb := a.leading(t), b.leading(t); lb || !la {
+			return fmt.Sprintf("leaders: a %v, b %v; want a only", la, lb)
+		}
+		return ""
+	})
 
 	// Events at A, read at B at once: the history is the database's.
 	postViews(t, a, 1500, 40, 120)

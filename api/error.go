@@ -2,6 +2,8 @@
 // the other packages implement or consume, the one error type, and the JSON
 // request and response types with their validation tags. It imports nothing
 // of ours, nor net/http, nor bbolt.
+//
+// Works cited in the comments are listed in docs/references.md.
 package api
 
 import (

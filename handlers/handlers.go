@@ -1,5 +1,7 @@
 // Package handlers turns HTTP requests into calls on the api services. It
 // depends on interfaces only; main wires the store and the engine in.
+//
+// Works cited in the comments are listed in docs/references.md.
 package handlers
 
 import (

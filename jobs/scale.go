@@ -19,44 +19,33 @@ const ScalePositives = 500_000
 // on small data.
 var scalePositives = ScalePositives
 
-// mfEpochs are the matrix factorisations' default epochs (recsys/mf: bpr
-// 100 epochs of |X| steps, wrmf 15 and ials 16 alternations, mfauc 30
-// iterations) and the floor the scale rule keeps.
-var mfEpochs = map[string]struct{ def, floor int }{
-	"bpr":   {100, 5},
-	"wrmf":  {15, 5},
-	"ials":  {16, 5},
-	"mfauc": {30, 5},
-}
-
 // scaleTuning applies the scale rule to model name's tuning when the job
 // trains on more than ScalePositives positives, and reports whether it
-// did. A fit of bpr, wrmf or ials costs its epochs times O(|X|), so above
-// the threshold each one runs its default epochs × ScalePositives/|X|
-// (rounded up, at least the floor of mfEpochs; an "epochs" set in the
-// grid is kept): the work of an epoch grows with |X|, and so do the SGD
-// steps and the positives every ALS solve sees, so fewer passes reach a
-// comparable fit. mfauc's iterations get the same rule. Its grid is not
-// extended past its ends (Tuning.Extend < 0: a factor count past 50 costs
-// O(d²) per row at every epoch); a choice at an end is reported as
-// GridEdge. The FEBR variants' grids are not extended either: past the
-// top of the grid (k = 200) each extension is one more search (the
-// neighbour lists at the new k, the feature statistics, a validation pass
-// and OPT-ADG for every λ), ~70 CPU s per variant at 20M events. Other
-// models are untouched.
+// did. A fit with epochs (recsys.Service.Epochs: bpr, wrmf, ials, mfauc)
+// costs its epochs times O(|X|), so above the threshold each one runs its
+// default epochs × ScalePositives/|X| (rounded up, at least its
+// MinEpochs; an "epochs" set in the grid is kept): the work of an epoch
+// grows with |X|, and so do the SGD steps and the positives every ALS
+// solve sees, so fewer passes reach a comparable fit. A kind with
+// Service.FixedGridAtScale (the factorisations: a factor count past 50
+// costs O(d²) per row at every epoch; the FEBR variants: each step past
+// k = 200 is one more search of neighbour lists, feature statistics,
+// validation and OPT-ADG for every λ) keeps to its grid (Tuning.Extend <
+// 0); a choice at an end is reported as GridEdge. Other models are
+// untouched.
 func scaleTuning(name string, positives int, t *eval.Tuning) bool {
-	if positives <= scalePositives {
+	kind, err := recsys.KindOf(name)
+	if positives <= scalePositives || err != nil || kind.Service.Epochs == 0 && !kind.Service.FixedGridAtScale {
 		return false
 	}
-	if febr.IsVariant(name) { // the seven variants; febr-blend is not one
+	if kind.Service.FixedGridAtScale {
 		t.Extend = -1
+	}
+	if kind.Service.Epochs == 0 {
 		return true
 	}
-	e, ok := mfEpochs[name]
-	if !ok {
-		return false
-	}
-	epochs := max(e.floor, int(math.Ceil(float64(e.def)*float64(scalePositives)/float64(positives))))
+	e := kind.Service
+	epochs := max(e.MinEpochs, int(math.Ceil(float64(e.Epochs)*float64(scalePositives)/float64(positives))))
 	settings := t.Grid.Extra[name]
 	if len(settings) == 0 {
 		settings = []map[string]float64{nil}
@@ -77,7 +66,6 @@ func scaleTuning(name string, positives int, t *eval.Tuning) bool {
 	}
 	extra[name] = scaled
 	t.Grid.Extra = extra
-	t.Extend = -1
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 	"recsys/recsys/eval"
 	"recsys/recsys/febr"
 	"recsys/recsys/metrics"
-	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
 	"recsys/recsys/serving"
 )
 
@@ -82,36 +82,61 @@ const DefaultFEBRMemory = 256 << 20
 var DefaultTrainOptions = TrainOptions{
 	Grid: []int{10, 20, 50, 100, 200},
 	SLIM: [][2]float64{{1, 1}, {0.1, 1}},
-	// Shorter than evaluation's grids (eval.DefaultGrid, mfgrid.go).
+	// Each kind's secondary settings (recsys.Service.Settings), shorter
+	// than evaluation's grids (eval.DefaultGrid, mfgrid.go).
 	Factors: []int{10, 50},
-	MF: map[string][]map[string]float64{
-		"bpr":  {{"lambda": 0.025}, {"lambda": 0.0025}},
-		"wrmf": {{"alpha": 1}, {"alpha": 0.01}, {"alpha": 10, "lambda": 30}},
-		// iALS (α₀, λ): (0.1, 0.03) won on MovieLens 100K, (0.1, 0.01)
-		// on the sparser Last.fm, (0.01, 0.03) came next there (README
-		// "Matrix factorisation").
-		"ials": {{"alpha0": 0.01, "lambda": 0.03}, {"alpha0": 0.1, "lambda": 0.01}, {"alpha0": 0.1, "lambda": 0.03}},
-		// EASE's λ where it won: 100 on Last.fm, 300 on MovieLens 100K,
-		// 3000 on the 1M-event scale data, with 1000 so that the grid has
-		// no decade gap; 10 and 30 never won under a random validation
-		// split (README "EASE and RP3β"). Each λ is one dense fit.
-		"ease": {{"lambda": 100}, {"lambda": 300}, {"lambda": 1000}, {"lambda": 3000}},
-	},
-	Seed: 1,
+	MF:      serviceSettings(),
+	Seed:    1,
 }
 
-// DefaultModels are trained when a job names none.
-var DefaultModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "febr", serving.ContentModelName}
+// DefaultModels are trained when a job names none: the kinds the registry
+// marks so (recsys.Defaults).
+var DefaultModels = recsys.Defaults()
 
 // AutoModels are the candidates of an auto training job that names none
-// (issues 5, 6 and 17): the popularity baseline, the neighbourhood models,
-// EASE and RP3β, every FEBR variant ("febr" is FEBRi-slim, so febr-i-slim
-// is left out), the matrix factorisations (bpr, wrmf, ials, mfauc) and
-// febr-blend, the learnt blend of popular, kunn, slim, ease, rp3beta, wrmf
-// and ials.
-var AutoModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta",
-	"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn",
-	"bpr", "wrmf", "ials", "mfauc", "febr-blend"}
+// (recsys.AutoNames: the popularity baseline, the neighbourhood models,
+// EASE and RP3β, every FEBR variant, the matrix factorisations and
+// febr-blend), in the order a job fits them (fitOrder).
+var AutoModels = fitOrder(recsys.AutoNames())
+
+// serviceSettings are the service's secondary settings of each kind that
+// has some (recsys.Service.Settings), by name: TrainOptions.MF's default.
+func serviceSettings() map[string][]map[string]float64 {
+	out := map[string][]map[string]float64{}
+	for _, n := range recsys.Names() {
+		kind, _ := recsys.KindOf(n)
+		for _, s := range kind.Service.Settings {
+			out[n] = append(out[n], maps.Clone(s))
+		}
+	}
+	return out
+}
+
+// fitOrder is names with each kind after the kinds it reuses
+// (recsys.Kind.Reuses) that names holds, and otherwise in names' order.
+func fitOrder(names []string) []string {
+	var out []string
+	placed := map[string]bool{}
+	var place func(string)
+	place = func(n string) {
+		if placed[n] {
+			return
+		}
+		placed[n] = true
+		if kind, err := recsys.KindOf(n); err == nil {
+			for _, r := range kind.Reuses {
+				if slices.Contains(names, r) {
+					place(r)
+				}
+			}
+		}
+		out = append(out, n)
+	}
+	for _, n := range names {
+		place(n)
+	}
+	return out
+}
 
 // trained is one fitted model ready to persist and serve.
 type trained struct {
@@ -122,8 +147,100 @@ type trained struct {
 // stageFunc reports the start of a stage and the share of work done.
 type stageFunc func(stage string, done float64)
 
+// runTrain runs training job j: it fits the job's models on a snapshot
+// (fitAll), records the ones skipped, and publishes the others; the events
+// of the snapshot then count as trained on.
+func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) error {
+	rec.stage("snapshot", 0)
+	snap, err := s.st.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	models, skipped, err := fitAll(ctx, snap, j.Models, s.opts.Train, func(stage string, done float64) {
+		rec.stage(stage, 0.05+0.75*done)
+	})
+	if err != nil {
+		return err
+	}
+	for _, sk := range skipped {
+		rec.skip(sk.Model, sk.Reason)
+	}
+	rec.stage("persist and swap", 0.9)
+	if err := s.publish(ctx, j, models); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.lastTrained = snap.Events
+	s.mu.Unlock()
+	return nil
+}
+
+// fitAll fits the models a job names: the recommenders through
+// trainModels, tuned on one validation split with shared neighbour caches,
+// then each other kind by its trainer, in the job's order, when the
+// recommenders' share of the progress is done. It returns the fitted
+// models in that order, and those skipped with the reason.
+func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainOptions, stage stageFunc) ([]trained, []api.SkippedModel, error) {
+	var recommenders, others []string
+	for _, n := range names {
+		if recsys.Recommends(n) {
+			recommenders = append(recommenders, n)
+		} else {
+			others = append(others, n)
+		}
+	}
+	out, err := trainModels(ctx, snap, fitOrder(recommenders), opts, stage)
+	if err != nil {
+		return nil, nil, err
+	}
+	var skipped []api.SkippedModel
+	for _, name := range others {
+		t, why, err := trainOther(ctx, snap, name, opts, func(s string) { stage(s, 1) })
+		if err != nil {
+			return nil, nil, err
+		}
+		if t == nil {
+			skipped = append(skipped, api.SkippedModel{Model: name, Reason: why})
+			continue
+		}
+		out = append(out, *t)
+	}
+	return out, skipped, nil
+}
+
+// trainOther fits a kind that is not a recommender by its registered
+// Train: the model ready to persist and serve, or, when the data cannot
+// support it, nil and the reason, which the job records
+// (api.Job.Skipped). enter is called as each stage of the fit starts.
+func trainOther(ctx context.Context, snap *api.Snapshot, name string, opts TrainOptions, enter func(stage string)) (_ *trained, skipped string, _ error) {
+	kind, err := recsys.KindOf(name)
+	if err != nil || kind.Train == nil {
+		return nil, "", fmt.Errorf("model %q has no trainer", name)
+	}
+	start := time.Now()
+	x, err := snapshotMatrix(snap)
+	if err != nil {
+		return nil, "", err
+	}
+	t, why, err := kind.Train(ctx, recsys.TrainData{X: x, FeatureNames: snap.FeatureNames, Features: snap.Features,
+		Seed: uint64(opts.Seed), Enter: enter})
+	if err != nil || t == nil {
+		return nil, why, err
+	}
+	blob, err := t.Model.MarshalBinary()
+	if err != nil {
+		return nil, "", err
+	}
+	// Validation holds the recommenders' measures, compared across
+	// models: other kinds have none.
+	info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
+		Items: t.Items, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
+		Params: t.Params, Validation: map[string]float64{}}
+	return &trained{served: &serving.Served{Info: info, Model: t.Model}, blob: blob}, "", nil
+}
+
 // trainModels fits each model on the snapshot: the main and secondary
-// parameters are chosen on a 10% validation split by ADG (§4.7.3), then the
+// parameters are chosen on a 10% validation split by ADG (dissertation §4.7.3), then the
 // model is refitted with them on all the data.
 func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts TrainOptions, stage stageFunc) ([]trained, error) {
 	if len(snap.Users) == 0 {

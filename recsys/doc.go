@@ -9,6 +9,9 @@
 // for them (neighbour lists, user neighbourhoods, the fsSLIM solver, the
 // model codec, parallel loops).
 //
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to the dissertation.
+//
 // It is pure computation: no HTTP, no storage. Indices are dense uint32
 // user and item numbers; string ids live at the edges of the program.
 package recsys

@@ -8,8 +8,8 @@ import (
 // ItemP is the item-based predictor score(u, i) = aggsum(φ_item(u, i)) of
 // dissertation §4.7.2 over one of three affinity matrices:
 //
-//   - itemknn: A(i, j) = cos(i, j), j ∈ KNN(i) by cosine (§4.5.2, Deshpande
-//     and Karypis 2004 as discussed in §4.5.5);
+//   - itemknn: A(i, j) = cos(i, j), j ∈ KNN(i) by cosine (§4.5.2; Deshpande
+//     and Karypis 2004, as the dissertation discusses it in §4.5.5);
 //   - kunn-i: A(i, j) the KUNN item affinity of Eq. (4.5), with KNN(i) by
 //     that same similarity (sim = sim_KUNN, Thm 4.4);
 //   - slim: A = Wᵀ learnt by fsSLIM over the cosine KNN(i) (§4.5.5, Ning and

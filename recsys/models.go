@@ -2,7 +2,6 @@ package recsys
 
 import (
 	"context"
-	"slices"
 )
 
 // Model is a top-N recommender: it learns from a snapshot of X and scores
@@ -122,24 +121,43 @@ func (p Params) WithDefaults() Params {
 	return p
 }
 
-// registry holds the built-in kinds; each declares its grid beside its
-// code (itemp.go, userp.go, kunn.go, slim.go, ease.go, rp3beta.go).
-var registry = map[string]Kind{
-	"popular": {New: func() Model { return &Popular{} }},
-	"itemknn": {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates},
-	"userknn": {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates},
-	"kunn":    {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates},
-	"kunn-i":  {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates},
-	"kunn-u":  {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates},
-	"slim":    {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid},
-	"ease":    {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid},
-	"rp3beta": {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid},
+// registry holds every kind by name, starting with the built-in ones,
+// each of which declares its grid beside its code (itemp.go, userp.go,
+// kunn.go, slim.go, ease.go, rp3beta.go); recommenders lists the
+// recommenders in report order, the built-in ones first, then the
+// sub-packages' in the order they register.
+var (
+	registry = map[string]Kind{
+		PopularModel: {New: func() Model { return &Popular{} }, Service: defaultAuto},
+		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates, Service: similar(1)},
+		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates, Service: defaultAuto},
+		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, Service: similar(4)},
+		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates, Service: similar(3)},
+		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates, Service: defaultAuto},
+		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: similar(2)},
+		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, Service: easeService},
+		"rp3beta":    {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid, Service: Service{Auto: true}},
+	}
+	recommenders = []string{PopularModel, "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}
+)
+
+// defaultAuto is the service's use of the built-in neighbourhood models
+// and the popularity baseline: trained by default and compared in auto
+// mode.
+var defaultAuto = Service{Default: true, Auto: true}
+
+// similar is defaultAuto for a model whose item lists answer similar items
+// at preference rank when the active model has none: itemknn's cosine
+// lists first, then slim's, kunn-i's and kunn's.
+func similar(rank int) Service {
+	s := defaultAuto
+	s.SimilarRank = rank
+	return s
 }
 
-var order = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}
-
-// Names lists the registered models in report order.
-func Names() []string { return slices.Clone(order) }
+// PopularModel is the name of the popularity baseline, which also answers
+// every request that no fitted recommender can.
+const PopularModel = "popular"
 
 // New returns an unfitted model by name: popular, itemknn (item-p, cosine),
 // userknn (user-p, cosine), kunn (Eq. 4.4), kunn-i and kunn-u (item-p and

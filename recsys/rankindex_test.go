@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"recsys/recsys/dataset"
+	"recsys/recsys/dataset/datasettest"
 )
 
 // fullTopN is the reference RankTop must equal: score every item, filter,
@@ -236,12 +236,7 @@ func TestRankTop_negativeWeights(t *testing.T) {
 // generated data.
 func TestRankTop_sameAsFullScoring_ml100k(t *testing.T) {
 	path := filepath.Join("..", "..", "shared", "datasets", "ml-100k")
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("RECSYS_SKIP_REAL_DATA") == "1" {
-			t.Skipf("no data set at %s and RECSYS_SKIP_REAL_DATA=1", path)
-		}
-		t.Fatalf("this test reads %s (the shared data sets); put them there or set RECSYS_SKIP_REAL_DATA=1", path)
-	}
+	datasettest.Require(t, path)
 	pos, err := dataset.Positives("movielens", path, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,16 @@ package recsys
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
-// Kind is what a model registers: how to make one and how its
-// hyper-parameters are searched (dissertation §4.7.3), so that a new model
-// is one registration beside its code.
+// Kind is everything the service knows of one kind of model, registered
+// once beside its code (Register): how to make and fit one, how its
+// hyper-parameters are searched (dissertation §4.7.3), how it is read back,
+// and the service's defaults for it. A recommender has New; a kind that is
+// not one (the content metric, recsys/content) has Train and Decode.
 type Kind struct {
-	// New returns an unfitted model.
+	// New returns an unfitted recommender; nil for a kind that is not one.
 	New func() Model
 	// Candidates lists the parameters a search fits and validates, in
 	// order: the first of equally good ones is chosen, so smaller values
@@ -27,23 +30,106 @@ type Kind struct {
 	// with the warm starts a search passes (WarmStart). They are held
 	// together, so the grid's models must fit in memory.
 	FitGrid func(ctx context.Context, x *Matrix, cands []Params) ([]func() Model, error)
+
+	// Train fits a kind that is not a recommender on a training job's
+	// data. It returns nil and the reason, which the job records, when the
+	// data cannot support the kind.
+	Train func(ctx context.Context, d TrainData) (_ *Trained, skipped string, _ error)
+	// Decode reads back the bytes a kind that is not a recommender
+	// persisted (Artefact.MarshalBinary); recommenders are read by Load.
+	Decode func([]byte) (Artefact, error)
+
+	// Reuses names the kinds whose fits in the same training job this
+	// kind can take instead of making them again (FEBRi-slim takes
+	// slim's, a FEBR variant its aggsum baselines', febr-blend its
+	// bases'); a job fits those first.
+	Reuses []string
+
+	// Service holds the service's defaults for the kind.
+	Service Service
 }
 
-// Register adds a model kind to the registry under name, after the built-in
-// ones in Names' order, so that New, Load, the hyper-parameter search and
-// every list of models (training, evaluation, ?model=) know it.
-// Sub-packages (recsys/mf) call it from init; it is not safe to call once
-// the registry is in use, and it panics when the name is empty or taken or
-// k.New is nil, which is a programming error.
+// Service is what the service does with a kind by default.
+type Service struct {
+	// Default is set on the kinds a training job fits when it names none,
+	// Auto on the candidates of an auto job that names none.
+	Default, Auto bool
+	// Settings are the secondary settings (Params.Extra) the service's
+	// grid tries at every main parameter; nil tries the kind's defaults.
+	// Offline evaluation searches its own, longer grid.
+	Settings []map[string]float64
+	// Epochs is the default number of passes over the data of an
+	// iterative fit and MinEpochs the fewest that the service's scale
+	// rule keeps (jobs.ScalePositives); 0 for a fit without epochs.
+	Epochs, MinEpochs int
+	// FixedGridAtScale keeps a search on large data to its grid: a choice
+	// at an end of the grid is reported, not searched past, because each
+	// step past it costs a whole search.
+	FixedGridAtScale bool
+	// SimilarRank, when positive, offers the kind's item neighbour lists
+	// (ItemNeighbourhood) for similar items when the active model has
+	// none; the lowest rank served answers.
+	SimilarRank int
+}
+
+// Artefact is what a fitted kind persists: every Model, and the kinds
+// that are not recommenders.
+type Artefact interface {
+	MarshalBinary() ([]byte, error)
+}
+
+// TrainData is what a kind that is not a recommender learns from.
+type TrainData struct {
+	// X holds the positive pairs, indexed by the store's dense indices.
+	X *Matrix
+	// FeatureNames names the item features; Features holds each item's
+	// values in that order (nil for an item without features).
+	FeatureNames []string
+	Features     [][]float64
+	// Seed seeds whatever the fit draws at random.
+	Seed uint64
+	// Enter, when not nil, is called with the name of each stage of the
+	// fit as it starts, for the job's progress.
+	Enter func(stage string)
+}
+
+// Trained is a fit of a kind that is not a recommender.
+type Trained struct {
+	Model Artefact
+	// Items counts the items it learnt from.
+	Items int
+	// Params are the figures of the fit that the model's record shows.
+	Params map[string]float64
+}
+
+// others lists the kinds that are not recommenders in registration order;
+// registry and recommenders (models.go) start with the built-in kinds.
+var others []string
+
+// Register adds a model kind to the registry under name, so that New,
+// Load, Decode, the hyper-parameter search, training and every list of
+// models (training, evaluation, ?model=) know it. The built-in
+// recommenders register in models.go; sub-packages (recsys/mf,
+// recsys/febr, recsys/content) call it from init. It is not safe to call
+// once the registry is in use, and it panics on a programming error: an
+// empty or taken name, or a kind that is neither a recommender (New) nor
+// a kind the service can train and read back (Train and Decode).
 func Register(name string, k Kind) {
-	if name == "" || k.New == nil {
-		panic("recsys: Register with an empty name or a nil constructor")
+	switch {
+	case name == "":
+		panic("recsys: Register with an empty name")
+	case (k.New == nil) == (k.Train == nil || k.Decode == nil):
+		panic(fmt.Sprintf("recsys: kind %q needs either New or both Train and Decode", name))
 	}
 	if _, dup := registry[name]; dup {
 		panic(fmt.Sprintf("recsys: model %q registered twice", name))
 	}
 	registry[name] = k
-	order = append(order, name)
+	if k.New != nil {
+		recommenders = append(recommenders, name)
+	} else {
+		others = append(others, name)
+	}
 }
 
 // KindOf returns the registered kind of a model name.
@@ -53,6 +139,67 @@ func KindOf(name string) (Kind, error) {
 		return Kind{}, fmt.Errorf("recsys: unknown model %q", name)
 	}
 	return k, nil
+}
+
+// Known reports whether name is a registered kind.
+func Known(name string) bool {
+	_, ok := registry[name]
+	return ok
+}
+
+// Names lists the recommenders in report order.
+func Names() []string { return slices.Clone(recommenders) }
+
+// Kinds lists every registered kind: the recommenders in report order,
+// then the other kinds.
+func Kinds() []string { return slices.Concat(recommenders, others) }
+
+// Recommends reports whether name is a registered recommender: a model
+// that ranks items for a user, which evaluations, activation and ?model=
+// accept.
+func Recommends(name string) bool {
+	k, ok := registry[name]
+	return ok && k.New != nil
+}
+
+// Defaults lists the kinds a training job fits when it names none
+// (Service.Default), in Kinds' order.
+func Defaults() []string { return kindsWhere(func(k Kind) bool { return k.Service.Default }) }
+
+// AutoNames lists the recommenders an auto job that names none compares
+// (Service.Auto), in Kinds' order.
+func AutoNames() []string { return kindsWhere(func(k Kind) bool { return k.Service.Auto }) }
+
+// SimilarFallbacks lists the kinds with a SimilarRank, lowest first.
+func SimilarFallbacks() []string {
+	out := kindsWhere(func(k Kind) bool { return k.Service.SimilarRank > 0 })
+	slices.SortStableFunc(out, func(a, b string) int { return registry[a].Service.SimilarRank - registry[b].Service.SimilarRank })
+	return out
+}
+
+func kindsWhere(keep func(Kind) bool) []string {
+	var out []string
+	for _, n := range Kinds() {
+		if keep(registry[n]) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Decode reads the persisted bytes of the model called name: by its
+// kind's Decode, or, for a recommender, by Load, which finds the model in
+// the bytes' header.
+func Decode(name string, blob []byte) (Artefact, error) {
+	k, ok := registry[name]
+	if ok && k.Decode != nil {
+		return k.Decode(blob)
+	}
+	m, err := Load(blob)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // AppendHeader appends the header every encoded model starts with (the

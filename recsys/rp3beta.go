@@ -26,7 +26,7 @@ type RP3Beta struct {
 	side *itemSide
 }
 
-// DefaultRP3Betas is RP3β's secondary grid (Paudel et al. tune β in
+// DefaultRP3Betas is RP3β's secondary grid (Paudel et al. 2017 tune β in
 // [0, 1]); DefaultRP3Beta is β when Params.Extra has no "beta".
 var DefaultRP3Betas = []float64{0, 0.25, 0.5, 0.75, 1}
 

@@ -2,6 +2,8 @@
 // learned Mahalanobis metric W = LLᵀ (docs/design.md#retrieval; dissertation §1.1, ch. 2–3;
 // seed 002).
 //
+// Works cited in the comments are listed in docs/references.md.
+//
 // Learning (Learn) takes raw feature rows and a Supervision — class labels
 // (FromLabels) or a neighbour graph such as the items' collaborative
 // k-nearest neighbours (FromNeighbours), so that a content metric mimics
@@ -32,7 +34,7 @@
 // query (BenchmarkSimilar; numbers in the repository README, Performance).
 // That is DefaultApproxAbove = 100,000 items: above it NewSearcherWith (and
 // the service, flag --content-approx-above) also builds an HNSW graph
-// (Malkov & Yashunin 2018) over the same projected vectors and answers from
+// (Malkov and Yashunin 2018) over the same projected vectors and answers from
 // it. HNSW's recall@10 against Index is tested (TestHNSW_recall) and
 // reported by BenchmarkSimilar; a filtered query that the graph cannot
 // satisfy (e.g. cold items only) falls back to the exact scan.

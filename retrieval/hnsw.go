@@ -37,9 +37,9 @@ func (o *HNSWOptions) defaults() {
 }
 
 // HNSW is an approximate k-nearest-neighbour index over projected vectors:
-// a hierarchical navigable small-world graph (Malkov & Yashunin, "Efficient
-// and robust approximate nearest neighbor search using Hierarchical
-// Navigable Small World graphs", TPAMI 2018, Alg. 1–5). Ids are dense,
+// a hierarchical navigable small-world graph (Malkov and Yashunin 2018,
+// "Efficient and robust approximate nearest neighbor search using
+// Hierarchical Navigable Small World graphs", Alg. 1–5). Ids are dense,
 // 0..Len()-1, like Index. It is built once (BuildHNSW) and then read-only:
 // any number of searches may run concurrently. Recall against the exact
 // Index is measured by TestHNSW_recall and BenchmarkSimilar.
@@ -96,7 +96,7 @@ func BuildHNSW(ix *Index, opt HNSWOptions) (*HNSW, error) {
 	}
 	h.visits.New = func() any { return &visited{} }
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x4a5b))
-	ml := 1 / math.Log(float64(opt.M)) // level multiplier m_L = 1/ln M (§4.1)
+	ml := 1 / math.Log(float64(opt.M)) // level multiplier m_L = 1/ln M (Malkov and Yashunin 2018 §4.1)
 	h.insertFirst()
 	for i := 1; i < n; i++ {
 		l := int(math.Floor(-math.Log(1-rng.Float64()) * ml))
@@ -139,7 +139,7 @@ func (h *HNSW) insertFirst() {
 	h.entry, h.top = 0, 0
 }
 
-// insert adds node q at level l (Alg. 1).
+// insert adds node q at level l (Malkov and Yashunin 2018, Alg. 1).
 func (h *HNSW) insert(q int32, l int) {
 	h.level[q] = uint8(l)
 	if l > 0 {
@@ -193,10 +193,11 @@ func (h *HNSW) insert(q int32, l int) {
 	}
 }
 
-// selectNeighbours is the heuristic of Alg. 4 (without extending the
-// candidates): scanning candidates by increasing distance, keep c unless it
-// is closer to an already kept neighbour than to the base point; fill up
-// with the discarded ones when fewer than m survive. cs is sorted.
+// selectNeighbours is the heuristic of Malkov and Yashunin 2018, Alg. 4
+// (without extending the candidates): scanning candidates by increasing
+// distance, keep c unless it is closer to an already kept neighbour than
+// to the base point; fill up with the discarded ones when fewer than m
+// survive. cs is sorted.
 func (h *HNSW) selectNeighbours(cs []cand, m int) []cand {
 	if len(cs) <= m {
 		return cs
@@ -275,8 +276,9 @@ func (h *maxCands) Pop() any {
 	return x
 }
 
-// searchLayer is Alg. 2: a best-first search of layer l from the entry
-// points ep keeping the ef nearest found; it returns them sorted.
+// searchLayer is Malkov and Yashunin 2018, Alg. 2: a best-first search of
+// layer l from the entry points ep keeping the ef nearest found; it returns
+// them sorted.
 func (h *HNSW) searchLayer(q []float64, ep []cand, ef, l int, vis *visited) []cand {
 	vis.next(h.n)
 	cands := make(minCands, 0, ef)
@@ -320,9 +322,10 @@ func (h *HNSW) searchLayer(q []float64, ep []cand, ef, l int, vis *visited) []ca
 // on the graph and scans exactly.
 const maxFilteredEf = 4096
 
-// Search returns about the k nearest items to q (Alg. 5), in increasing
-// distance, skipping ids exclude rejects and the id self (−1 for none).
-// When exclusions leave fewer than k results the candidate list is widened
+// Search returns about the k nearest items to q (Malkov and Yashunin 2018,
+// Alg. 5), in increasing distance, skipping ids exclude rejects and the id
+// self (−1 for none). When exclusions leave fewer than k results the
+// candidate list is widened
 // (doubling ef up to maxFilteredEf); if that still falls short, the whole
 // index is scanned exactly, so a heavily filtered query (e.g. cold items
 // only) is slow but never silently short.

@@ -3,6 +3,8 @@
 // types, and every failure the service reports returned as an *Error
 // carrying its JSON error code. It uses only the standard library and
 // package api.
+//
+// Works cited in the comments are listed in docs/references.md.
 package client
 
 import (

@@ -2,6 +2,8 @@
 // imports from: MovieLens (u.data + u.item), Last.fm HetRec
 // (user_artists.dat + artists.dat) and plain CSV. Readers stream: a callback
 // gets one record at a time so a large file is never held in memory twice.
+//
+// Works cited in the comments are listed in docs/references.md.
 package dataset
 
 import (

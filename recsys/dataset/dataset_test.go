@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"recsys/recsys/dataset/datasettest"
 )
 
 func writeFile(tb testing.TB, dir, name, text string) string {
@@ -93,9 +95,7 @@ func TestReadEvents_csvAndLastfm(t *testing.T) {
 
 func TestPositives_realMovieLens(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "shared", "datasets", "ml-100k")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("shared datasets not present")
-	}
+	datasettest.Require(t, dir)
 	p, err := Positives("movielens", dir, nil)
 	if err != nil {
 		t.Fatal(err)

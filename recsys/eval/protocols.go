@@ -14,8 +14,8 @@ import (
 // users, shared by every fold so that their test blocks are disjoint.
 const usersStream = 0x75736572
 
-// newUsersSplit is fold number fold of the users protocol (strong
-// generalisation). The users with at least minPositives positives are
+// newUsersSplit is fold number fold of the users protocol (the strong
+// generalisation of Liang et al. 2018). The users with at least minPositives positives are
 // shuffled once by seed; fold f tests block f of that order, the
 // max(1, round(UsersTestShare·n)) users from position f·size, so the folds'
 // test users are disjoint, and validates on max(1,

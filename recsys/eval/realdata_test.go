@@ -2,11 +2,11 @@ package eval
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"recsys/recsys/dataset"
+	"recsys/recsys/dataset/datasettest"
 )
 
 // datasets is where the shared data sets live, relative to this package.
@@ -17,9 +17,7 @@ const datasets = "../../../shared/datasets"
 // and popularity lands in a known range.
 func TestRun_realMovieLens(t *testing.T) {
 	dir := filepath.Join(datasets, "ml-100k")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no data set at %s", dir)
-	}
+	datasettest.Require(t, dir)
 	pos, err := dataset.Positives("movielens", dir, nil)
 	if err != nil {
 		t.Fatal(err)

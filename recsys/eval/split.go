@@ -2,6 +2,9 @@
 // protocols of dissertation §4.7.4–4.7.5, the two-level hyper-parameter
 // search of §4.7.3, test-set measures with their standard errors over folds,
 // a Table 4.3-style text table and the --dump files of docs/design.md#evaluation.
+//
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to the dissertation.
 package eval
 
 import (

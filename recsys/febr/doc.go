@@ -5,6 +5,9 @@
 // registers its models with recsys.Register from init (variants.go); a
 // fit or search takes its options as recsys.Params.Options, an *Options.
 //
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to the dissertation.
+//
 // # Features
 //
 // FEBR (model.go, extractor.go, features.go) ranks by a linear function

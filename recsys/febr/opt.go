@@ -59,14 +59,15 @@ type optResult struct {
 //
 // N counts the draws including the violator (Weston et al. 2010), so a
 // violator at the first draw weighs C(|I|−1). Negatives are drawn from
-// O⁻u (Eq. 4.10) rather than I \ i⁺: ranking another training item above
-// i⁺ costs nothing, as the evaluation leaves training items out; |I|−1 is
-// kept in the rank estimate as in Algorithm 4.2 (it differs from |O⁻u| by
-// the share of the user's positives, a few percent). The draws of a step
-// are made with its user's view, ahead of the step (trainSet.draw: the
-// ⌈(|I|−1)/γ⌉ negatives it may look at, in order). A negative's features
-// come from the memo (a binary search in the user's block; an item
-// outside it has the missing vector) or,
+// O⁻u (dissertation Eq. 4.10) rather than I \ i⁺: ranking another training
+// item above i⁺ costs nothing, as the evaluation leaves training items
+// out; |I|−1 is kept in the rank estimate as in the dissertation's
+// Algorithm 4.2 (it differs from |O⁻u| by the share of the user's
+// positives, a few percent). The draws of a step are made with its user's
+// view, ahead of the step (trainSet.draw: the ⌈(|I|−1)/γ⌉ negatives it may
+// look at, in order). A negative's features come from the memo (a binary
+// search in the user's block; an item outside it has the missing vector)
+// or,
 // without the memo, are computed for that pair alone from the user's view
 // (extractor.pair), to the bit the same: a step costs O(k) per item
 // looked at instead of a block of O(Σ_{j ∈ O⁺u} |rev(j)| + |I|) features.
@@ -77,9 +78,10 @@ type optResult struct {
 // iterates wander by more than the validation differences early stopping
 // and the search compare, the average does not (docs/performance.md,
 // "OPT-ADG's averaged iterate"). Users are drawn independently at every
-// iteration as in Algorithm 4.2, 64 at a time so that their views and
-// draws are prepared in parallel, each step's from a seed of its own; the
-// memo and its absence take the same steps (the same θ for the same seed).
+// iteration as in the dissertation's Algorithm 4.2, 64 at a time so that
+// their views and draws are prepared in parallel, each step's from a seed
+// of its own; the memo and its absence take the same steps (the same θ
+// for the same seed).
 func (ts *trainSet) optADG(ctx context.Context, theta0 []float64, cfg optConfig, val *trainSet) (optResult, error) {
 	dim := ts.ext.dim
 	theta := slices.Clone(theta0)

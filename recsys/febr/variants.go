@@ -32,20 +32,29 @@ var variants = []variant{
 }
 
 // init registers FEBR's models after the built-in ones, in report order:
-// febr, the seven variants, then febr-blend.
+// febr, the seven variants, then febr-blend. The service trains febr by
+// default and compares every variant in auto mode but febr-i-slim, which
+// febr is. On large data their grids stay fixed: each step past an end is
+// a whole search.
 func init() {
 	v, _ := variantOf(Name)
-	recsys.Register(Name, v.kind())
+	recsys.Register(Name, v.kind(recsys.Service{Default: true, Auto: true, FixedGridAtScale: true}))
 	for _, v := range variants {
-		recsys.Register(v.name, v.kind())
+		recsys.Register(v.name, v.kind(recsys.Service{Auto: v.affinity != affSLIM, FixedGridAtScale: true}))
 	}
-	recsys.Register(BlendName, recsys.Kind{New: func() recsys.Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend})
+	recsys.Register(BlendName, recsys.Kind{New: func() recsys.Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend,
+		Reuses: DefaultBlendBases, Service: recsys.Service{Auto: true}})
 }
 
 // kind is the registration of a variant: its search (search.go) tunes λ
-// per k on features built once.
-func (v variant) kind() recsys.Kind {
-	return recsys.Kind{New: func() recsys.Model { return &Model{v: v} }, Candidates: v.candidates, Search: v.search}
+// per k on features built once, and it reuses the job's fits of its
+// aggsum baselines and, for the SLIM affinity, of slim.
+func (v variant) kind(s recsys.Service) recsys.Kind {
+	reuses := v.baselines()
+	if v.affinity == affSLIM {
+		reuses = append(reuses, "slim")
+	}
+	return recsys.Kind{New: func() recsys.Model { return &Model{v: v} }, Candidates: v.candidates, Search: v.search, Reuses: reuses, Service: s}
 }
 
 // Name is the registry name of the service's FEBR model: the FEBRi

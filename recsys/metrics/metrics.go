@@ -3,6 +3,9 @@
 // before a relevant item i (dissertation Def. 4.1, 0 at the top) in a
 // ranking of n items (every item not in the user's training set). The ranks
 // of one user's relevant items are distinct.
+//
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to the dissertation.
 package metrics
 
 import (
@@ -116,10 +119,10 @@ func AP(ranks []int) float64 {
 	return s / float64(len(r))
 }
 
-// NDCG is the binary NDCG of dissertation §4.4.1 ("Comparison with NDCG"):
-// Σ 1/log2(rank(i⁺)+2) / IDCG(|R⁺u|), with IDCG(m) = Σ_{r=0}^{m−1}
-// 1/log2(r+2) the DCG of the ideal ranking, so that a perfect ranking
-// scores 1.
+// NDCG is the binary NDCG (Järvelin and Kekäläinen 2002) of dissertation
+// §4.4.1 ("Comparison with NDCG"): Σ 1/log2(rank(i⁺)+2) / IDCG(|R⁺u|),
+// with IDCG(m) = Σ_{r=0}^{m−1} 1/log2(r+2) the DCG of the ideal ranking,
+// so that a perfect ranking scores 1.
 func NDCG(ranks []int) float64 {
 	if len(ranks) == 0 {
 		return 0

@@ -140,3 +140,72 @@ func TestADG_unbiasedUnderRandomObservation(t *testing.T) {
 		t.Errorf("ndcg: E[obs] = %.5f ± %.5f is not clearly biased away from %.5f", mean, se, comp)
 	}
 }
+
+// NDCG@k with more relevant items than k: the ideal ranking fills only the
+// top k positions, so IDCG is taken over min(|R⁺u|, k) items (dissertation
+// §4.4.1, "Comparison with NDCG", truncated to the top k).
+func TestNDCGAt_moreRelevantThanK(t *testing.T) {
+	lg := math.Log2
+	for _, tc := range []struct {
+		name  string
+		ranks []int
+		k     int
+		want  float64
+	}{
+		{
+			// DCG@3 = 1/log2(2) + 1/log2(3) + 1/log2(4) = IDCG(min(5, 3)).
+			name: "five relevant filling the top three", ranks: []int{0, 1, 2, 3, 4}, k: 3,
+			want: 1,
+		},
+		{
+			// DCG@3 = 1/log2(0+2) + 1/log2(2+2) = 1 + 0.5 = 1.5 (ranks 3 and 5
+			// fall outside the top 3); IDCG(min(4, 3)) = 1 + 1/log2(3) + 1/log2(4)
+			// = 1.5 + 0.6309297535714575; NDCG@3 = 1.5 / 2.1309297535714575
+			// = 0.7039180890341347.
+			name: "four relevant, two in the top three", ranks: []int{5, 0, 3, 2}, k: 3,
+			want: 1.5 / (1.5 + 1/lg(3)),
+		},
+		{
+			// DCG@2 = 1/log2(1+2) = 0.6309297535714575; IDCG(min(3, 2)) =
+			// 1/log2(2) + 1/log2(3) = 1.6309297535714575; NDCG@2 =
+			// 0.6309297535714575 / 1.6309297535714575 = 0.38685280723454163.
+			name: "three relevant, one in the top two", ranks: []int{1, 4, 7}, k: 2,
+			want: (1 / lg(3)) / (1 + 1/lg(3)),
+		},
+		{
+			// No relevant item in the top 2: DCG@2 = 0.
+			name: "three relevant below the top two", ranks: []int{2, 3, 4}, k: 2,
+			want: 0,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NDCGAt(tc.ranks, tc.k); !near(got, tc.want) {
+				t.Errorf("NDCG@%d(%v) = %.15g, want %.15g", tc.k, tc.ranks, got, tc.want)
+			}
+		})
+	}
+}
+
+// All's ndcg@10 for a user with 12 relevant items, ranked 0…11 of 20: the
+// top 10 are all relevant, so DCG@10 = IDCG(min(12, 10)) and NDCG@10 = 1,
+// while REC@10 = 10/12 and P@10 = 10/10 (dissertation §4.4.1 and Eq. 4.2).
+func TestAll_ndcgAt10WithTwelveRelevant(t *testing.T) {
+	ranks := make([]int, 12)
+	for r := range ranks {
+		ranks[r] = r
+	}
+	got := All(ranks, 20)
+	for _, c := range []struct {
+		m    int
+		want float64
+	}{
+		{MNDCG10, 1},
+		{MNDCG, 1},
+		{MRecall10, 10.0 / 12},
+		{MP10, 1},
+	} {
+		if !near(got[c.m], c.want) {
+			t.Errorf("%s = %.15g, want %.15g", Names[c.m], got[c.m], c.want)
+		}
+	}
+}

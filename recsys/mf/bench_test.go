@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
 
 	"recsys/recsys"
 	"recsys/recsys/dataset"
+	"recsys/recsys/dataset/datasettest"
 )
 
 // The benchmark data: 2,000 users × 4,000 items, 50 draws per user
@@ -122,12 +122,7 @@ func BenchmarkMFScore(b *testing.B) {
 func realMatrix(b *testing.B, format, dir string) *recsys.Matrix {
 	b.Helper()
 	path := filepath.Join("../../../shared/datasets", dir)
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("RECSYS_SKIP_REAL_DATA") == "1" {
-			b.Skipf("no data set at %s and RECSYS_SKIP_REAL_DATA=1", path)
-		}
-		b.Fatalf("this benchmark reads %s (the shared data sets); put them there or set RECSYS_SKIP_REAL_DATA=1", path)
-	}
+	datasettest.Require(b, path)
 	pos, err := dataset.Positives(format, path, nil)
 	if err != nil {
 		b.Fatal(err)

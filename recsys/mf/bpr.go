@@ -58,7 +58,7 @@ func bprConfigFrom(p recsys.Params) (bprConfig, error) {
 		lambdaN: e.float("reg_neg", lambda, 0, 1e6),
 		lambB:   e.float("reg_bias", lambda, 0, 1e6),
 		lr:      e.float("lr", 0.05, 1e-12, 10),
-		epochs:  e.int("epochs", 100, 0, 1e6),
+		epochs:  e.int("epochs", bprEpochs, 0, 1e6),
 		seed:    uint64(e.int("seed", 1, 0, 1<<53)),
 	}
 	return c, e.err

@@ -8,9 +8,9 @@ import (
 	"recsys/recsys"
 )
 
-// IALS is implicit alternating least squares as Rendle, Krichene, Zhang
-// and Koren (2022, "Revisiting the performance of iALS on item
-// recommendation benchmarks") state and tune it: ŷᵤᵢ = wᵤ·hᵢ minimising
+// IALS is implicit alternating least squares as Rendle et al. (2022,
+// "Revisiting the performance of iALS on item recommendation benchmarks")
+// state and tune it: ŷᵤᵢ = wᵤ·hᵢ minimising
 // their loss with frequency-scaled regularisation
 //
 //	Σ_{(u,i)∈S} (ŷᵤᵢ − 1)² + α₀ Σᵤ Σᵢ ŷᵤᵢ²
@@ -61,7 +61,7 @@ func ialsConfigFrom(p recsys.Params) (ialsConfig, error) {
 		alpha0:  e.float("alpha0", 0.1, 0, 1e6),
 		lambda:  e.float("lambda", 0.01, 1e-12, 1e9),
 		nu:      e.float("nu", 1, 0, 2),
-		epochs:  e.int("epochs", 16, 0, 1e6),
+		epochs:  e.int("epochs", ialsEpochs, 0, 1e6),
 		cg:      e.int("cg", 3, 0, 1e6),
 		sd:      e.float("sigma", 0.1, 0, 10),
 		seed:    uint64(e.int("seed", 1, 0, 1<<53)),

@@ -93,7 +93,7 @@ func aucConfigFrom(p recsys.Params) (aucConfig, error) {
 			rho:  e.float("rho", 0, 0, 1e6),
 		},
 		lambda: e.float("lambda", 0.1, 0, 1e6),
-		epochs: e.int("epochs", 30, 0, 1e6),
+		epochs: e.int("epochs", mfaucEpochs, 0, 1e6),
 		tau:    e.float("tau", 0, 0, 100),
 		kappaW: e.int("kappa_w", 16, 1, maxKappa),
 		kappaY: e.int("kappa_y", 10, 1, maxKappa),

@@ -163,7 +163,7 @@ func foldInOf(m recsys.Model, h []uint32) []float64 {
 
 // TestWRMF_foldInIsALSSolution: folding in a training user's row gives the
 // stored factor exactly, and both solve the normal equations of Hu et al.
-// (checked with an independent dense solve).
+// 2008 (checked with an independent dense solve).
 func TestWRMF_foldInIsALSSolution(t *testing.T) {
 	x := synthetic(t, 7, 90, 60, 5, 2)
 	p := recsys.Params{K: 6, Extra: map[string]float64{"alpha": 3, "lambda": 0.2, "epochs": 4}}

@@ -8,7 +8,7 @@ import (
 )
 
 // WRMF is weighted regularised matrix factorisation for implicit feedback
-// (Hu, Koren and Volinsky 2008): it minimises
+// (Hu et al. 2008): it minimises
 //
 //	Σᵤᵢ cᵤᵢ (pᵤᵢ − uᵤ·vᵢ)² + λ(Σᵤ‖uᵤ‖² + Σᵢ‖vᵢ‖²),  pᵤᵢ = X(u,i), cᵤᵢ = 1 + α·X(u,i),
 //
@@ -54,7 +54,7 @@ func wrmfConfigFrom(p recsys.Params) (wrmfConfig, error) {
 		factors: k,
 		alpha:   e.float("alpha", 1, 0, 1e9),
 		lambda:  e.float("lambda", 0.015, 1e-12, 1e9),
-		epochs:  e.int("epochs", 15, 0, 1e6),
+		epochs:  e.int("epochs", wrmfEpochs, 0, 1e6),
 		cg:      e.int("cg", 3, 0, 1e6),
 		seed:    uint64(e.int("seed", 1, 0, 1<<53)),
 	}

@@ -3,6 +3,8 @@
 // written in batches off the request path, credits the positive events
 // that follow to the list position that showed the item, reports CTR and
 // conversion per model and day, and runs A/B experiments between models.
+//
+// Works cited in the comments are listed in docs/references.md.
 package online
 
 import (

@@ -38,9 +38,9 @@ const Tau = 0.02
 // LogMSPRT is the logarithm of the mixture sequential probability ratio of "the CTRs of two
 // arms differ" against "they are equal", for k1/n1 against k2/n2, with a
 // N(0, τ²) mixture over the difference and the difference of the
-// proportions taken as normal with its plug-in variance V: Johari,
-// Pekelis, Walsh (2017), "Always valid inference: continuous monitoring of
-// A/B tests", the normal mixture mSPRT: Λ = √(V/(V+τ²)) · exp(τ²θ̂² / (2V(V+τ²))). Under
+// proportions taken as normal with its plug-in variance V: Johari et al.
+// (2022), "Always valid inference: continuous monitoring of A/B tests",
+// the normal mixture mSPRT: Λ = √(V/(V+τ²)) · exp(τ²θ̂² / (2V(V+τ²))). Under
 // equal rates the probability that Λ ever reaches 1/α, however often it is
 // looked at, is at most α: reading the experiment at any time is safe.
 // The logarithm keeps large evidence finite.

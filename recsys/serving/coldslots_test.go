@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"recsys/api"
+	"recsys/recsys/content"
 	"recsys/retrieval"
 )
 
@@ -44,7 +45,7 @@ func coldFixture(t *testing.T, opts EngineOptions) (*Engine, func(hidden ...stri
 	opts.PopularityTTL = time.Nanosecond
 	eng := NewEngine(st, opts)
 	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)
-	eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c1"}, Model: NewContent([]string{"x", "y"},
+	eng.Install(&Served{Info: api.ModelInfo{Name: content.Name, Version: "c1"}, Model: content.NewContent([]string{"x", "y"},
 		retrieval.Euclidean([]float64{0, 0}, []float64{1, 1}))}, false)
 	hide := func(ids ...string) {
 		t.Helper()
@@ -164,7 +165,7 @@ func TestEngine_coldSlots(t *testing.T) {
 // k² from the history), a plain Euclidean content metric (mean 0, scale
 // 1: squared distances are the raw ones) with cold rule r, and the cold
 // items given.
-func evidenceFixture(t *testing.T, r ColdRule, cold ...api.Item) *Engine {
+func evidenceFixture(t *testing.T, r content.ColdRule, cold ...api.Item) *Engine {
 	t.Helper()
 	st := mustStore(t)
 	ctx := context.Background()
@@ -181,17 +182,17 @@ func evidenceFixture(t *testing.T, r ColdRule, cold ...api.Item) *Engine {
 	add(t, st, "me", "view", "w0")
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
 	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: fitItemKNN(t, st, 10)}, true)
-	c, err := NewContent([]string{"x", "y", "z"}, retrieval.Euclidean([]float64{0, 0, 0}, []float64{1, 1, 1})).WithColdRule(r)
+	c, err := content.NewContent([]string{"x", "y", "z"}, retrieval.Euclidean([]float64{0, 0, 0}, []float64{1, 1, 1})).WithColdRule(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c1"}, Model: c}, false)
+	eng.Install(&Served{Info: api.ModelInfo{Name: content.Name, Version: "c1"}, Model: c}, false)
 	return eng
 }
 
 // TestEngine_coldSlots_evidence: the cold rule on a catalogue where every
 // distance is known. With support x 5, y 1, z 0 only x is evidence (at
-// least MinColdSupport = 2 known items have it). "junk" ({zzz: 1}, a
+// least content.MinColdSupport = 2 known items have it). "junk" ({zzz: 1}, a
 // feature the model does not know) and "ysolo" ({y: 1}) have no evidence
 // and never take a slot, though both sit at the origin of the supported
 // features, on w0. "xy" ({x: 0.5, y: 3}) is placed by x alone: (0.5, 0,
@@ -220,7 +221,7 @@ func TestEngine_coldSlots_evidence(t *testing.T) {
 		{"threshold at the distance", 2.25, []api.Item{junk, far}, []string{"w1", "w2", "w3", "w4", "far"}, 1 / 3.25},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eng := evidenceFixture(t, ColdRule{Support: support, MaxDistance: tc.maxDist}, tc.cold...)
+			eng := evidenceFixture(t, content.ColdRule{Support: support, MaxDistance: tc.maxDist}, tc.cold...)
 			got := recommend(t, eng, 5, false)
 			if !slices.Equal(ids(got), tc.want) {
 				t.Fatalf("n=5: %v, want %v", ids(got), tc.want)
@@ -235,9 +236,9 @@ func TestEngine_coldSlots_evidence(t *testing.T) {
 	t.Run("a model without a cold rule", func(t *testing.T) {
 		// Every model feature is evidence and no distance is too far; junk
 		// (no model feature) still has none.
-		eng := evidenceFixture(t, ColdRule{Support: support, MaxDistance: 1}, junk, ysolo)
-		m := eng.Lookup(ContentModelName)
-		eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c0"}, Model: NewContent(m.Model.(*Content).names, m.Model.(*Content).metric)}, false)
+		eng := evidenceFixture(t, content.ColdRule{Support: support, MaxDistance: 1}, junk, ysolo)
+		m := eng.Lookup(content.Name)
+		eng.Install(&Served{Info: api.ModelInfo{Name: content.Name, Version: "c0"}, Model: content.NewContent(m.Model.(*content.Content).Names(), m.Model.(*content.Content).Metric())}, false)
 		got := recommend(t, eng, 5, false)
 		if want := []string{"w1", "w2", "w3", "w4", "ysolo"}; !slices.Equal(ids(got), want) || got[4].Score != 0.5 {
 			t.Fatalf("n=5: %v (last score %v), want %v, ysolo 1 from w0: score 0.5", ids(got), got[4].Score, want)

@@ -48,7 +48,7 @@ func (e *Engine) coldStart(ctx context.Context, c *catalogueCache, prof api.Prof
 	if err != nil || len(cs.ids) == 0 {
 		return nil, ix, err
 	}
-	maxDist := cm.model.maxColdDistance()
+	maxDist := cm.model.MaxColdDistance()
 	best := map[uint32]coldPick{}
 	var eligible []int // positions in cs.ids of the cold items this request may get
 	near := make([]retrieval.Neighbour, 0, slots)
@@ -263,7 +263,7 @@ func (e *Engine) coldSlots(n int) int {
 //
 // A cold item has no model score, only a content one, so it has to earn
 // its slot on evidence the catalogue supports (docs/design.md#cold-start).
-// It must have a nonzero feature that at least MinColdSupport of the items
+// It must have a nonzero feature that at least content.MinColdSupport of the items
 // the metric was learned on have, and it is placed by such features alone;
 // its distance to the user's recent history must be at most the content
 // model's threshold, chosen on validation when the metric was learned.

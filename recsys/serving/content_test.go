@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"recsys/api"
+	"recsys/recsys/content"
 	"recsys/retrieval"
 )
 
@@ -119,7 +120,7 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 	for k := range scale {
 		scale[k] = 1
 	}
-	eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "v1"}, Model: NewContent(names, retrieval.Euclidean(mean, scale))}, false)
+	eng.Install(&Served{Info: api.ModelInfo{Name: content.Name, Version: "v1"}, Model: content.NewContent(names, retrieval.Euclidean(mean, scale))}, false)
 	c, err := eng.catalogue(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -208,11 +209,11 @@ func TestEngine_contentApproximateAboveThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	met := retrieval.Euclidean(mean, scale)
-	info := api.ModelInfo{Name: ContentModelName, Version: "v1"}
+	info := api.ModelInfo{Name: content.Name, Version: "v1"}
 	exact := NewEngine(st, EngineOptions{ContentApproxAbove: -1})
 	approx := NewEngine(st, EngineOptions{ContentApproxAbove: 299})
-	exact.Install(&Served{Info: info, Model: NewContent(names, met)}, false)
-	approx.Install(&Served{Info: info, Model: NewContent(names, met)}, false)
+	exact.Install(&Served{Info: info, Model: content.NewContent(names, met)}, false)
+	approx.Install(&Served{Info: info, Model: content.NewContent(names, met)}, false)
 
 	// The first content request builds the exact index and starts the
 	// HNSW build in the background; searches are exact until it is done.
@@ -283,17 +284,17 @@ func TestEngine_Install_content(t *testing.T) {
 		t.Fatal(err)
 	}
 	add(t, st, "u", "view", "a")
-	cm := &Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c1"},
-		Model: NewContent([]string{"x"}, retrieval.Euclidean([]float64{0}, []float64{1}))}
+	cm := &Served{Info: api.ModelInfo{Name: content.Name, Version: "c1"},
+		Model: content.NewContent([]string{"x"}, retrieval.Euclidean([]float64{0}, []float64{1}))}
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
 	eng.Install(cm, true)
-	if eng.Active() != nil || eng.Lookup(ContentModelName) != cm {
-		t.Fatalf("active %v, served content %v: want no active model and the content model served", eng.Active(), eng.Lookup(ContentModelName))
+	if eng.Active() != nil || eng.Lookup(content.Name) != cm {
+		t.Fatalf("active %v, served content %v: want no active model and the content model served", eng.Active(), eng.Lookup(content.Name))
 	}
-	if err := eng.Activate(ContentModelName); api.ErrorCode(err) != api.CodeNotFound {
+	if err := eng.Activate(content.Name); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("activating the content model: %v, want not_found", err)
 	}
-	if _, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "u", N: 1, Model: ContentModelName}); api.ErrorCode(err) != api.CodeInvalid {
+	if _, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "u", N: 1, Model: content.Name}); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("?model=content: %v, want invalid", err)
 	}
 	if got, err := eng.Similar(ctx, api.SimilarRequest{ItemID: "a", N: 1, By: "content"}); err != nil || !slices.Equal(ids(got.Items), []string{"b"}) || got.ModelVersion != "c1" {
@@ -311,7 +312,7 @@ func TestEngine_Install_content(t *testing.T) {
 	if errs := again.LoadPersisted(ctx, st); len(errs) != 0 || again.Active() != nil {
 		t.Fatalf("loading: %v, active %v", errs, again.Active())
 	}
-	if got, err := again.SearchSimilar(ctx, map[string]float64{"x": 0.9}, 1); err != nil || !slices.Equal(ids(got.Items), []string{"b"}) || got.Model != ContentModelName {
+	if got, err := again.SearchSimilar(ctx, map[string]float64{"x": 0.9}, 1); err != nil || !slices.Equal(ids(got.Items), []string{"b"}) || got.Model != content.Name {
 		t.Fatalf("search after loading: %+v, %v; want b from the content model", got, err)
 	}
 }

@@ -5,7 +5,7 @@
 // swapped atomically), the catalogue and popularity caches, and the
 // content index. Package jobs trains the models and hands them over with
 // Engine.Install; the kinds of served model are registered by name
-// (RegisterKind).
+// (recsys.Register).
 package serving
 
 import (
@@ -210,14 +210,14 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 		out.Items = out.Items[min(req.Offset, len(out.Items)):]
 		return out, nil
 	}
-	out.Model, out.Fallback = "popular", "popular"
-	if name == "popular" {
+	out.Model, out.Fallback = recsys.PopularModel, recsys.PopularModel
+	if name == recsys.PopularModel {
 		out.Fallback = ""
 		if m != nil {
 			out.ModelVersion = m.Info.Version
 		}
 	}
-	defer e.timeRanking("popular", time.Now())
+	defer e.timeRanking(recsys.PopularModel, time.Now())
 	out.Items = make([]api.ScoredItem, 0, req.N)
 	skip := newFilter(c.cat, prof, req)
 	skipped := 0
@@ -245,8 +245,8 @@ func (s *modelSet) pick(model string) (name string, m *Served, err error) {
 		name = s.active
 	}
 	switch {
-	case name == "popular":
-		return name, s.recommender("popular"), nil
+	case name == recsys.PopularModel:
+		return name, s.recommender(recsys.PopularModel), nil
 	case name == "":
 		return name, nil, nil
 	}
@@ -256,10 +256,10 @@ func (s *modelSet) pick(model string) (name string, m *Served, err error) {
 	if s.loading[name] {
 		return "", nil, api.ModelLoading(name)
 	}
-	if slices.Contains(kindOrder, name) {
+	if _, err := recsys.KindOf(name); err == nil && !recsys.Recommends(name) {
 		return "", nil, api.FieldError("model", fmt.Sprintf("%q is not a recommender: it ranks items by feature similarity to one item or vector; use GET /items/{id}/similar?by=content or POST /search/similar (recommenders: %s)", name, strings.Join(recsys.Names(), ", ")))
 	}
-	if !knownModel(name) {
+	if !recsys.Recommends(name) {
 		return "", nil, api.FieldError("model", fmt.Sprintf("unknown model %q (known: %s)", name, strings.Join(recsys.Names(), ", ")))
 	}
 	return "", nil, api.Errorf(api.CodeModelNotReady, "model %q is not trained yet; POST /admin/retrain", name)
@@ -287,15 +287,6 @@ func historyProfile(cat *api.Catalogue, ids []string) (api.Profile, []string) {
 	prof.Positive = slices.Compact(prof.Positive)
 	prof.Consumed = prof.Positive
 	return prof, unknown
-}
-
-func knownModel(name string) bool {
-	for _, n := range recsys.Names() {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // newFilter returns the test for items a request must not get: deleted,
@@ -418,15 +409,12 @@ func (e *Engine) collaborativeSimilar(c *catalogueCache, idx uint32, req api.Sim
 	return out, nil
 }
 
-// neighbourFallbacks are the models whose item lists answer similar items
-// when the active model has none, in order of preference.
-var neighbourFallbacks = []string{"itemknn", "slim", "kunn-i", "kunn"}
-
 // neighbourModel picks the model whose item lists answer similar items:
-// the active one if it has them, else the first of a fixed preference.
+// the active one if it has them, else the first served of the registry's
+// preference (recsys.SimilarFallbacks).
 func (e *Engine) neighbourModel() (*Served, recsys.ItemNeighbourhood) {
 	set := e.models.Load()
-	for _, name := range append([]string{set.active}, neighbourFallbacks...) {
+	for _, name := range append([]string{set.active}, recsys.SimilarFallbacks()...) {
 		if m := set.byName[name]; m != nil {
 			if nb, ok := m.Model.(recsys.ItemNeighbourhood); ok {
 				return m, nb

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"recsys/api"
+	"recsys/recsys/content"
 	"recsys/retrieval"
 	"recsys/storage"
 )
@@ -32,7 +33,7 @@ func TestEngine_hybridSimilar_prefix(t *testing.T) {
 	m := fitItemKNN(t, st, 30)
 	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour})
 	eng.Install(&Served{Info: api.ModelInfo{Name: "itemknn", Version: "v1"}, Model: m}, true)
-	eng.Install(&Served{Info: api.ModelInfo{Name: ContentModelName, Version: "c1"}, Model: NewContent([]string{"a", "b", "c"},
+	eng.Install(&Served{Info: api.ModelInfo{Name: content.Name, Version: "c1"}, Model: content.NewContent([]string{"a", "b", "c"},
 		retrieval.Euclidean([]float64{0, 0, 0}, []float64{1, 1, 1}))}, false)
 	cat, err := st.Catalogue(ctx)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"recsys/api"
 	"recsys/recsys"
+	"recsys/recsys/content"
 	"recsys/retrieval"
 	"recsys/storage"
 )
@@ -35,7 +36,7 @@ func (g *gatedStore) ModelBlob(ctx context.Context, name, version string) ([]byt
 }
 
 // persist stores m under a new version and returns its record.
-func persist(tb testing.TB, st *storage.Store, name string, m Artefact) api.ModelInfo {
+func persist(tb testing.TB, st *storage.Store, name string, m recsys.Artefact) api.ModelInfo {
 	tb.Helper()
 	ctx := context.Background()
 	v, err := st.NewModelVersion(ctx)
@@ -90,7 +91,7 @@ func TestEngine_loadPersistedAsync(t *testing.T) {
 		t.Fatal("userknn has item lists: the test needs an active model without them")
 	}
 	items := persist(t, st, "itemknn", fitItemKNN(t, st, 2))
-	content := persist(t, st, ContentModelName, NewContent([]string{"x"}, retrieval.Euclidean([]float64{0}, []float64{1})))
+	content := persist(t, st, content.Name, content.NewContent([]string{"x"}, retrieval.Euclidean([]float64{0}, []float64{1})))
 	oldKunn := persist(t, st, "kunn-i", fitModel(t, st, "kunn-i", recsys.Params{K: 2}))
 	if err := st.PutModel(ctx, api.ModelInfo{Name: "kunn-i", Version: "v999998", TrainedAt: time.Now()}, []byte("not a model")); err != nil {
 		t.Fatal(err)

@@ -11,20 +11,16 @@ import (
 
 	"recsys/api"
 	"recsys/recsys"
+	"recsys/recsys/content"
 )
 
-// Artefact is the value of a served model: a recommender (recsys.Model),
-// or a model of another kind registered with RegisterKind (the content
-// metric, Content). Every kind is persisted as the bytes of its
-// MarshalBinary and read back by Decode.
-type Artefact interface {
-	MarshalBinary() ([]byte, error)
-}
-
-// Served is a trained model ready to answer, with its record.
+// Served is a trained model ready to answer, with its record. Model is a
+// recommender (recsys.Model) or another registered kind (the content
+// metric, content.Content); every kind is persisted as the bytes of its
+// MarshalBinary and read back by recsys.Decode.
 type Served struct {
 	Info  api.ModelInfo
-	Model Artefact
+	Model recsys.Artefact
 }
 
 // recommends reports whether m ranks items for users: only such a model
@@ -160,6 +156,13 @@ func (e *Engine) Lookup(name string) *Served {
 	return e.models.Load().byName[name]
 }
 
+// Serves reports whether a request naming model name is answered by that
+// model: one the engine holds, or the popularity baseline, which answers
+// from the catalogue's counts even before it is fitted.
+func (e *Engine) Serves(name string) bool {
+	return name == recsys.PopularModel || e.Lookup(name) != nil
+}
+
 // ModelStore is what loading persisted models needs.
 type ModelStore interface {
 	Models(ctx context.Context) ([]api.ModelInfo, error)
@@ -200,9 +203,9 @@ func loadVersions(ctx context.Context, st ModelStore, versions []api.ModelInfo) 
 	var errs []error
 	for _, info := range versions {
 		blob, err := st.ModelBlob(ctx, info.Name, info.Version)
-		var m Artefact
+		var m recsys.Artefact
 		if err == nil {
-			m, err = Decode(info.Name, blob)
+			m, err = recsys.Decode(info.Name, blob)
 		}
 		if err == nil {
 			return &Served{Info: info, Model: m}, errs
@@ -280,14 +283,14 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []s
 		return e.loadAll(ctx, st, p, p.names)
 	}
 	var first []string
-	for _, name := range append([]string{p.active, ContentModelName}, also...) {
+	for _, name := range append([]string{p.active, content.Name}, also...) {
 		if p.versions[name] != nil && !slices.Contains(first, name) {
 			first = append(first, name)
 		}
 	}
 	errs := e.loadAll(ctx, st, p, first)
 	if m, _ := e.neighbourModel(); m == nil {
-		for _, name := range neighbourFallbacks {
+		for _, name := range recsys.SimilarFallbacks() {
 			if p.versions[name] == nil || slices.Contains(first, name) {
 				continue
 			}
@@ -394,9 +397,9 @@ func (e *Engine) Sync(ctx context.Context, st ModelStore) error {
 			continue
 		}
 		blob, err := st.ModelBlob(ctx, info.Name, info.Version)
-		var m Artefact
+		var m recsys.Artefact
 		if err == nil {
-			m, err = Decode(info.Name, blob)
+			m, err = recsys.Decode(info.Name, blob)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("model %s %s: %w", info.Name, info.Version, err))

@@ -79,8 +79,8 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
 		m.Model.(recsys.Model).Score(prof.Positive, scores)
 	} else {
-		out.Model, out.Fallback = "popular", "popular"
-		if name == "popular" {
+		out.Model, out.Fallback = recsys.PopularModel, recsys.PopularModel
+		if name == recsys.PopularModel {
 			out.Fallback = ""
 			if m != nil {
 				out.ModelVersion = m.Info.Version

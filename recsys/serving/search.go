@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"recsys/api"
+	"recsys/recsys/content"
 	"recsys/retrieval"
 )
 
@@ -18,7 +19,7 @@ import (
 // after training (cold items) are searchable.
 type contentSearch struct {
 	served *Served // the content model, as served
-	model  *Content
+	model  *content.Content
 
 	mu          sync.Mutex // serialises rebuilds
 	built       atomic.Pointer[contentIndex]
@@ -34,7 +35,7 @@ type contentIndex struct {
 	items        []uint32 // index id → dense item index
 	byItem       map[uint32]int
 	// evidence tells, by index id, whether the item has a nonzero value
-	// of a feature that counts as evidence (Content.evidence): only such
+	// of a feature that counts as evidence (content.Content.Evidence): only such
 	// an item may take a cold slot.
 	evidence []bool
 	// coldVecs holds, by index id, the cold-slot vector of an item with
@@ -51,14 +52,14 @@ type contentIndex struct {
 // installed, at the first request that needs it; a model installed later
 // gets a new one.
 func (e *Engine) contentSearch() *contentSearch {
-	m := e.models.Load().byName[ContentModelName]
+	m := e.models.Load().byName[content.Name]
 	if s := e.search.Load(); s != nil && s.served == m {
 		return s
 	}
 	if m == nil {
 		return nil
 	}
-	cm, ok := m.Model.(*Content)
+	cm, ok := m.Model.(*content.Content)
 	if !ok {
 		return nil
 	}
@@ -100,14 +101,14 @@ func (c *contentSearch) index(ctx context.Context, itemsVersion uint64) (*conten
 		if f == nil {
 			continue
 		}
-		v := make([]float64, len(c.model.names))
+		v := make([]float64, len(c.model.Names()))
 		evidence, other := false, false
-		for k, n := range c.model.names {
+		for k, n := range c.model.Names() {
 			if p, ok := pos[n]; ok {
 				v[k] = f[p]
 			}
 			if v[k] != 0 {
-				if c.model.evidence(k) {
+				if c.model.Evidence(k) {
 					evidence = true
 				} else {
 					other = true
@@ -117,11 +118,11 @@ func (c *contentSearch) index(ctx context.Context, itemsVersion uint64) (*conten
 		if evidence && other {
 			cv := slices.Clone(v)
 			for k := range cv {
-				if !c.model.evidence(k) {
+				if !c.model.Evidence(k) {
 					cv[k] = 0
 				}
 			}
-			if ix.coldVecs[len(ix.items)], err = c.model.metric.Project(cv); err != nil {
+			if ix.coldVecs[len(ix.items)], err = c.model.Metric().Project(cv); err != nil {
 				return nil, err
 			}
 		}
@@ -130,7 +131,7 @@ func (c *contentSearch) index(ctx context.Context, itemsVersion uint64) (*conten
 		ix.evidence = append(ix.evidence, evidence)
 		vecs = append(vecs, v)
 	}
-	if ix.searcher, err = retrieval.NewSearcher(c.model.metric, vecs); err != nil {
+	if ix.searcher, err = retrieval.NewSearcher(c.model.Metric(), vecs); err != nil {
 		return nil, err
 	}
 	c.built.Store(ix)
@@ -180,16 +181,16 @@ func (c *contentSearch) startApprox() {
 
 // vector orders a name → value map as the metric's features.
 func (c *contentSearch) vector(f map[string]float64) ([]float64, error) {
-	v := make([]float64, len(c.model.names))
+	v := make([]float64, len(c.model.Names()))
 	known := 0
-	for k, n := range c.model.names {
+	for k, n := range c.model.Names() {
 		if x, ok := f[n]; ok {
 			v[k] = x
 			known++
 		}
 	}
 	if known == 0 {
-		return nil, api.FieldError("features", fmt.Sprintf("none of the model's features are given (it knows %d, e.g. %q)", len(c.model.names), c.model.names[0]))
+		return nil, api.FieldError("features", fmt.Sprintf("none of the model's features are given (it knows %d, e.g. %q)", len(c.model.Names()), c.model.Names()[0]))
 	}
 	return v, nil
 }

@@ -77,7 +77,7 @@ const (
 // items with features becomes cold: every interaction with them is removed.
 // On the remaining (warm) interactions it computes each warm item's
 // Neighbours item-cosine neighbours and learns each metric on the warm
-// items' features supervised by them (as jobs/content.go does). Then:
+// items' features supervised by them (as recsys/content/train.go does). Then:
 //
 //   - neighbour recovery: each cold item's features query the warm items;
 //     relevant are its Neighbours item-cosine neighbours among the warm items
@@ -258,7 +258,7 @@ func newColdSplit(ctx context.Context, in *Interactions, opt *ColdStartOptions, 
 	if err != nil {
 		return nil, err
 	}
-	// The learning set, built as jobs/content.go learnContent does.
+	// The learning set, built as recsys/content/train.go learnContent does.
 	row := map[int]int{}
 	for _, i := range sp.warm {
 		if len(nbTrain.Row(i)) > 0 {

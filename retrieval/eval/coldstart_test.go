@@ -4,12 +4,12 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"recsys/recsys"
+	"recsys/recsys/dataset/datasettest"
 	"recsys/retrieval"
 )
 
@@ -119,9 +119,7 @@ var ml100kDir = filepath.Join("..", "..", "..", "shared", "datasets", "ml-100k")
 // genre flags; 216 distinct genre vectors) and runs one cheap cold-start
 // split. It needs ../shared/datasets/ml-100k.
 func TestLoadInteractions_ml100k(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(ml100kDir, "u.data")); err != nil {
-		t.Skipf("ml-100k not found at %s (from the repository root: ../shared/datasets/ml-100k)", ml100kDir)
-	}
+	datasettest.Require(t, filepath.Join(ml100kDir, "u.data"))
 	in, err := LoadInteractions("movielens", ml100kDir)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@
 // retrieval, as recsys/eval is of the recommenders (`recsys
 // eval-retrieval`).
 //
+// Works cited in the comments are listed in docs/references.md.
+//
 // Evaluate runs the protocol of seed 002 §5.1 on a labelled data set
 // (ReadCSV): random 80/20 train/test splits, z-scoring with training
 // statistics, hyper-parameters chosen on a validation part of the training

@@ -3,6 +3,9 @@
 // a rank-m metric W = LLᵀ on the WARP objective with β-terminated sampling
 // (β-WSS), the reciprocal loss, the regulariser Ω_L (Eq. 3.22) and the
 // symmetric retraction update of Algorithm 3.3. FRML-AUC is β = 1.
+//
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to the dissertation.
 package frml
 
 import (

@@ -1,8 +1,11 @@
-// Package mlr implements Metric Learning to Rank (McFee & Lanckriet 2010,
+// Package mlr implements Metric Learning to Rank (McFee and Lanckriet 2010,
 // seed 002 Alg. 1): a 1-slack margin-rescaling cutting-plane method for a
 // structural SVM over rankings induced by Mahalanobis distance, with the
 // tr(W) regulariser, a PSD constraint and separation oracles for AUC,
 // Prec@k, MAP, MRR and NDCG (seed 002 §4).
+//
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to seed 002.
 //
 // The working-set problem (Alg. 1 step 3) is solved by a pluggable Solver;
 // the default is the projected sub-gradient method of the original

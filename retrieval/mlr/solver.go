@@ -29,7 +29,7 @@ func Objective(w *mat.SymDense, ws []Constraint, c, lambda float64) float64 {
 	return mat.Trace(w) + lambda*Norm21(w) + c*Slack(w, ws)
 }
 
-// Slack is ξ = max(0, max_k Δ_k − ⟨W,Ψ_k⟩) (Alg. 2.1 step 4).
+// Slack is ξ = max(0, max_k Δ_k − ⟨W,Ψ_k⟩) (dissertation Alg. 2.1 step 4).
 func Slack(w *mat.SymDense, ws []Constraint) float64 {
 	xi := 0.0
 	for _, k := range ws {

@@ -80,9 +80,10 @@ func Discount(i, k int) float64 {
 	return 1 / math.Log2(float64(i))
 }
 
-// NDCGAt is NDCG(q,y;k) of seed 002 §4 with binary relevance, normalised by
-// the ideal ranking's value Σ_{i≤min(k,|X⁺q|)} D(i) so that a perfect
-// ranking scores 1 (the paper's Σ_{i≤k} D(i) assumes |X⁺q| ≥ k).
+// NDCGAt is NDCG (Järvelin and Kekäläinen 2002) as NDCG(q,y;k) of seed 002
+// §4 with binary relevance, normalised by the ideal ranking's value
+// Σ_{i≤min(k,|X⁺q|)} D(i) so that a perfect ranking scores 1 (seed 002's
+// Σ_{i≤k} D(i) assumes |X⁺q| ≥ k).
 func NDCGAt(rel []bool, k int) float64 {
 	dcg, nPos := 0.0, 0
 	for p, r := range rel {

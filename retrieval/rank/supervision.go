@@ -1,6 +1,8 @@
 // Package rank holds what the retrieval learners share: the supervision
 // (relevant sets X⁺q, dissertation §3.2), the ranking measures of seed 002 §4
 // and dissertation §3.5, and the PSD helpers on gonum matrices.
+//
+// Works cited in the comments are listed in docs/references.md.
 package rank
 
 import (

@@ -2,6 +2,9 @@
 // MLR with an ℓ2,1 row-sparsity penalty that suppresses noisy input features
 // (Eq. 2.2), trained by the 1-slack cutting plane of Algorithm 2.1 (package
 // mlr) with the working-set problem solved by ADMM (§2.3, Algorithm 2.2).
+//
+// Works cited in the comments are listed in docs/references.md; a bare
+// section, equation or algorithm number refers to the dissertation.
 package rmlr
 
 import (
@@ -29,7 +32,8 @@ import (
 // iterations during the first 200 only (a ρ that keeps changing stalls it). It stops
 // when the primal residual ‖(W−Z, V−Z)‖ and the dual residual ρ√2‖Z−Z⁻‖
 // both fall under Tol relative to ‖Z‖ and ρ‖(U_W,U_V)‖, or after MaxIter
-// iterations (the early stopping of §2.3.3). It returns Z, which is PSD.
+// iterations (the early stopping of dissertation §2.3.3). It returns Z,
+// which is PSD.
 //
 // An ADMM value keeps its iterates between calls so that successive
 // cutting-plane rounds warm-start; it is not safe for concurrent use.

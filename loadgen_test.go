@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -83,19 +81,5 @@ func TestBench_pacedChargesStalls(t *testing.T) {
 		if !slices.Contains(users, u) {
 			t.Fatalf("asked for user %q, not one of %v", u, users)
 		}
-	}
-}
-
-func TestReadUserIDs(t *testing.T) {
-	name := filepath.Join(t.TempDir(), "events.csv")
-	if err := os.WriteFile(name, []byte("user,item\nu2,i1\nu1,i3\nu2,i4\n\nu3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := readUserIDs(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"u2", "u1", "u3"}; !slices.Equal(got, want) {
-		t.Errorf("got %v, want %v", got, want)
 	}
 }

@@ -1,4 +1,4 @@
-package jobs
+package content
 
 import (
 	"context"
@@ -7,17 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
-	"time"
 
-	"recsys/api"
 	"recsys/recsys"
-	"recsys/recsys/serving"
 	"recsys/retrieval"
 )
-
-// The content metric trains here; it is served, persisted and loaded as
-// the kind serving.ContentModelName (recsys/serving/content.go).
-func init() { registerTrainer(serving.ContentModelName, trainContent) }
 
 // contentNeighbours is |X⁺q|: how many collaborative neighbours of an item
 // the content metric learns to rank first (dissertation §3.2).
@@ -32,36 +25,37 @@ const minContentItems = 20
 // that items with features but no interactions get similar items too, and
 // the cold rule that goes with it (coldRule). With fewer than
 // minContentItems such items it learns nothing and returns their count.
-func learnContent(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, seed uint64) (*serving.Content, coldValidation, int, error) {
-	if len(snap.FeatureNames) == 0 {
+func learnContent(ctx context.Context, d recsys.TrainData) (*Content, coldValidation, int, error) {
+	x, seed := d.X, d.Seed
+	if len(d.FeatureNames) == 0 {
 		return nil, coldValidation{}, 0, nil
 	}
 	nb, err := recsys.ItemCosineKNN(ctx, x, contentNeighbours, nil)
 	if err != nil {
 		return nil, coldValidation{}, 0, err
 	}
-	rows := contentRows(snap, x, nb)
+	rows := contentRows(d, x, nb)
 	if len(rows) < minContentItems {
 		return nil, coldValidation{}, len(rows), nil // too little supervision to learn from
 	}
-	m, err := fitContent(ctx, snap, nb, rows, seed)
+	m, err := fitContent(ctx, d, nb, rows, seed)
 	if err != nil {
 		return nil, coldValidation{}, 0, err
 	}
-	rule, val, err := coldRule(ctx, snap, x, nb, rows, m, seed)
+	rule, val, err := coldRule(ctx, d, x, nb, rows, m, seed)
 	if err != nil {
 		return nil, coldValidation{}, 0, err
 	}
-	c, err := serving.NewContent(snap.FeatureNames, m).WithColdRule(rule)
+	c, err := NewContent(d.FeatureNames, m).WithColdRule(rule)
 	return c, val, len(rows), err
 }
 
 // contentRows are the dense item indices with features and collaborative
 // neighbours: the items the metric learns from.
-func contentRows(snap *api.Snapshot, x *recsys.Matrix, nb *recsys.Neighbours) []int {
+func contentRows(d recsys.TrainData, x *recsys.Matrix, nb *recsys.Neighbours) []int {
 	var rows []int
-	for i := 0; i < x.Items() && i < len(snap.Features); i++ {
-		if snap.Features[i] != nil && nb.Rows() > i && len(nb.Row(i)) > 0 {
+	for i := 0; i < x.Items() && i < len(d.Features); i++ {
+		if d.Features[i] != nil && nb.Rows() > i && len(nb.Row(i)) > 0 {
 			rows = append(rows, i)
 		}
 	}
@@ -70,7 +64,7 @@ func contentRows(snap *api.Snapshot, x *recsys.Matrix, nb *recsys.Neighbours) []
 
 // fitContent learns the metric on the items rows, each supervised by its
 // collaborative neighbours among rows.
-func fitContent(ctx context.Context, snap *api.Snapshot, nb *recsys.Neighbours, rows []int, seed uint64) (*retrieval.Metric, error) {
+func fitContent(ctx context.Context, d recsys.TrainData, nb *recsys.Neighbours, rows []int, seed uint64) (*retrieval.Metric, error) {
 	row := make(map[int]int, len(rows))
 	for r, i := range rows {
 		row[i] = r
@@ -78,7 +72,7 @@ func fitContent(ctx context.Context, snap *api.Snapshot, nb *recsys.Neighbours, 
 	X := make([][]float64, len(rows))
 	rel := make([][]int, len(rows))
 	for r, i := range rows {
-		X[r] = snap.Features[i]
+		X[r] = d.Features[i]
 		for _, n := range nb.Row(i) {
 			if q, ok := row[int(n.Index)]; ok {
 				rel[r] = append(rel[r], q)
@@ -122,10 +116,10 @@ type coldValidation struct {
 // left in.
 // retrieval.ColdThreshold chooses the threshold on those pairs; it carries
 // over to m as the same multiple of the metric's spread over rows.
-func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *recsys.Neighbours, rows []int, m *retrieval.Metric, seed uint64) (serving.ColdRule, coldValidation, error) {
-	rule := serving.ColdRule{Support: make([]uint32, len(snap.FeatureNames)), MaxDistance: math.Inf(1)}
+func coldRule(ctx context.Context, d recsys.TrainData, x *recsys.Matrix, nb *recsys.Neighbours, rows []int, m *retrieval.Metric, seed uint64) (ColdRule, coldValidation, error) {
+	rule := ColdRule{Support: make([]uint32, len(d.FeatureNames)), MaxDistance: math.Inf(1)}
 	for _, i := range rows {
-		for k, v := range snap.Features[i] {
+		for k, v := range d.Features[i] {
 			if v != 0 {
 				rule.Support[k]++
 			}
@@ -143,7 +137,7 @@ func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *rec
 	for _, i := range held {
 		isHeld[i] = true
 	}
-	mv, err := fitContent(ctx, snap, nb, kept, seed)
+	mv, err := fitContent(ctx, d, nb, kept, seed)
 	if err != nil {
 		return rule, coldValidation{}, err
 	}
@@ -159,10 +153,10 @@ func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *rec
 	}
 	proj := map[int][]float64{} // by dense item index, under mv
 	project := func(i int) ([]float64, error) {
-		if p, ok := proj[i]; ok || snap.Features[i] == nil {
+		if p, ok := proj[i]; ok || d.Features[i] == nil {
 			return p, nil
 		}
-		p, err := mv.Project(snap.Features[i])
+		p, err := mv.Project(d.Features[i])
 		proj[i] = p
 		return p, err
 	}
@@ -170,11 +164,11 @@ func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *rec
 	// with evidence, and with its features that are no evidence set to 0.
 	coldVec := map[int][]float64{}
 	for _, c := range held {
-		f := slices.Clone(snap.Features[c])
+		f := slices.Clone(d.Features[c])
 		evidence := false
 		for k, v := range f {
 			switch {
-			case rule.Support[k] < serving.MinColdSupport:
+			case rule.Support[k] < MinColdSupport:
 				f[k] = 0
 			case v != 0:
 				evidence = true
@@ -203,7 +197,7 @@ func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *rec
 				consumed[i] = true
 				continue
 			}
-			if recent++; recent > 20 || i >= len(snap.Features) {
+			if recent++; recent > 20 || i >= len(d.Features) {
 				continue
 			}
 			p, err := project(i)
@@ -247,7 +241,7 @@ func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *rec
 		if err != nil {
 			return rule, coldValidation{}, err
 		}
-		q, err := m.Project(snap.Features[i])
+		q, err := m.Project(d.Features[i])
 		if err != nil {
 			return rule, coldValidation{}, err
 		}
@@ -260,45 +254,33 @@ func coldRule(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, nb *rec
 	return rule, val, nil
 }
 
-// trainContent learns the content metric when items have features; when
-// there is too little to learn from, it returns no model and says why.
-func trainContent(ctx context.Context, snap *api.Snapshot, opts TrainOptions, enter func(stage string)) (_ *trained, skipped string, _ error) {
+// train learns the content metric when items have features; when there
+// is too little to learn from, it returns no model and says why.
+func train(ctx context.Context, d recsys.TrainData) (_ *recsys.Trained, skipped string, _ error) {
 	const kept = "; the content model served before, if any, stays"
 	switch {
-	case len(snap.FeatureNames) == 0:
+	case len(d.FeatureNames) == 0:
 		return nil, "no item has features (PUT /items with \"features\")" + kept, nil
-	case len(snap.Users) == 0:
+	case d.X.NNZ() == 0:
 		return nil, "there are no relevant interactions to learn from" + kept, nil
 	}
-	enter("content metric")
-	start := time.Now()
-	x, err := snapshotMatrix(snap)
-	if err != nil {
-		return nil, "", err
+	if d.Enter != nil {
+		d.Enter("content metric")
 	}
-	model, _, n, err := learnContent(ctx, snap, x, uint64(opts.Seed))
+	model, _, n, err := learnContent(ctx, d)
 	if err != nil {
 		return nil, "", err
 	}
 	if model == nil {
 		return nil, fmt.Sprintf("only %d items have both features and collaborative neighbours; learning the metric needs at least %d", n, minContentItems) + kept, nil
 	}
-	blob, err := model.MarshalBinary()
-	if err != nil {
-		return nil, "", err
-	}
 	m := model.Metric()
 	// The cold rule in short keys, the threshold to four digits: the
 	// dashboard lists every parameter in one table cell.
 	params := map[string]float64{"rank": float64(m.Rank()), "features": float64(m.Dim()), "neighbours": contentNeighbours,
-		"cold_support": serving.MinColdSupport}
+		"cold_support": MinColdSupport}
 	if d := model.Cold().MaxDistance; !math.IsInf(d, 1) {
 		params["cold_dist"], _ = strconv.ParseFloat(strconv.FormatFloat(d, 'g', 4, 64), 64)
 	}
-	// Validation holds the recommenders' measures, compared across models:
-	// the content metric has none.
-	info := api.ModelInfo{Name: serving.ContentModelName, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
-		Items: n, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
-		Params: params, Validation: map[string]float64{}}
-	return &trained{served: &serving.Served{Info: info, Model: model}, blob: blob}, "", nil
+	return &recsys.Trained{Model: model, Items: n, Params: params}, "", nil
 }

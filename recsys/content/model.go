@@ -1,26 +1,38 @@
-package serving
+// Package content is the learned content metric as a model kind of its
+// own: a metric over item features learned so that each item's
+// collaborative neighbours rank first (Content), with the cold rule that
+// says which cold items may take a slot. It registers itself with package
+// recsys under Name.
+//
+// Works cited in the comments are listed in docs/references.md.
+package content
 
 import (
 	"errors"
 	"fmt"
 	"math"
 
+	"recsys/recsys"
 	"recsys/recsys/blob"
 	"recsys/retrieval"
 )
 
-// ContentModelName is the name under which the learned content metric is
-// served, persisted and listed in GET /models.
-const ContentModelName = "content"
+// Name is the name under which the learned content metric is served,
+// persisted and listed in GET /models.
+const Name = "content"
 
+// The content metric is a kind of its own: trained by default, read back
+// by UnmarshalBinary, never a recommender.
 func init() {
-	RegisterKind(ContentModelName, func(b []byte) (Artefact, error) {
-		c := new(Content)
-		if err := c.UnmarshalBinary(b); err != nil {
-			return nil, err
-		}
-		return c, nil
-	})
+	recsys.Register(Name, recsys.Kind{Train: train, Decode: decode, Service: recsys.Service{Default: true}})
+}
+
+func decode(b []byte) (recsys.Artefact, error) {
+	c := new(Content)
+	if err := c.UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Content is the learned content metric: a metric over item features and
@@ -28,7 +40,7 @@ func init() {
 // for an item or a feature vector (by=content, POST /search/similar, cold
 // slots), not for a user, so it is served beside the recommenders but is
 // never the active model; the engine projects the catalogue by it
-// (search.go). Its cold rule says which cold items may take a slot.
+// (recsys/serving). Its cold rule says which cold items may take a slot.
 type Content struct {
 	names  []string
 	metric *retrieval.Metric
@@ -72,12 +84,16 @@ func (c *Content) WithColdRule(r ColdRule) (*Content, error) {
 	return &Content{names: c.names, metric: c.metric, cold: &r}, nil
 }
 
-// evidence reports whether feature k of the model counts as evidence for
-// a cold item: enough of the items the metric was learned on have it.
-func (c *Content) evidence(k int) bool { return c.cold == nil || c.cold.Support[k] >= MinColdSupport }
+// Names are the names of the features the metric was learned on, in the
+// metric's order. Do not modify them.
+func (c *Content) Names() []string { return c.names }
 
-// maxColdDistance is ColdRule.MaxDistance, +Inf without a rule.
-func (c *Content) maxColdDistance() float64 {
+// Evidence reports whether feature k of the model counts as evidence for
+// a cold item: enough of the items the metric was learned on have it.
+func (c *Content) Evidence(k int) bool { return c.cold == nil || c.cold.Support[k] >= MinColdSupport }
+
+// MaxColdDistance is ColdRule.MaxDistance, +Inf without a rule.
+func (c *Content) MaxColdDistance() float64 {
 	if c.cold == nil {
 		return math.Inf(1)
 	}

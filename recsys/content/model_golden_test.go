@@ -1,4 +1,4 @@
-package serving
+package content
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"recsys/recsys"
 	"recsys/recsys/blob/blobtest"
 	"recsys/retrieval"
 )
@@ -22,7 +23,7 @@ func TestContent_golden(t *testing.T) {
 		Scale: []float64{1, 0.25, 12.5}, L: mat.NewDense(3, 2, []float64{1, 0, -0.5, 2, 0.125, -3.75})}
 	want := NewContent([]string{"genre:drama", "length", "année"}, m)
 	data := blobtest.Golden(t, filepath.Join("testdata", "golden", "content.bin"), want)
-	back := blobtest.Reencode(t, data, func(b []byte) (Artefact, error) { return Decode(ContentModelName, b) })
+	back := blobtest.Reencode(t, data, func(b []byte) (recsys.Artefact, error) { return recsys.Decode(Name, b) })
 	got, ok := back.(*Content)
 	if !ok {
 		t.Fatalf("decoded a %T, want *Content", back)
@@ -58,7 +59,7 @@ func TestContent_goldenColdRule(t *testing.T) {
 		if data[0] != 0 {
 			t.Fatalf("%s starts with %d, want the zero byte of the cold layout", tc.file, data[0])
 		}
-		back := blobtest.Reencode(t, data, func(b []byte) (Artefact, error) { return Decode(ContentModelName, b) })
+		back := blobtest.Reencode(t, data, func(b []byte) (recsys.Artefact, error) { return recsys.Decode(Name, b) })
 		got := back.(*Content)
 		if !slices.Equal(got.names, want.names) || !mat.Equal(got.metric.L, want.metric.L) || got.cold == nil ||
 			!slices.Equal(got.cold.Support, tc.rule.Support) || got.cold.MaxDistance != tc.rule.MaxDistance {

@@ -1,4 +1,4 @@
-package jobs
+package content
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"recsys/api"
+	"recsys/recsys"
 )
 
 // TestLearnContent_coldRule_grouped: 480 items in 4 groups of 120, each
@@ -42,11 +43,7 @@ func TestLearnContent_coldRule_grouped(t *testing.T) {
 			snap.Items = append(snap.Items, uint32(g*perGroup+k))
 		}
 	}
-	x, err := snapshotMatrix(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, val, n, err := learnContent(context.Background(), snap, x, 1)
+	c, val, n, err := learnContent(context.Background(), trainData(t, snap))
 	if err != nil || c == nil {
 		t.Fatalf("learnContent = %v, %d, %v", c, n, err)
 	}
@@ -84,11 +81,7 @@ func TestLearnContent_coldRule_grouped(t *testing.T) {
 			small.Users = append(small.Users, uint32(u), uint32(u))
 			small.Items = append(small.Items, uint32(u/usersPer*perGroup+u%usersPer), uint32(u/usersPer*perGroup+(u+1)%usersPer))
 		}
-		x, err := snapshotMatrix(&small)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, val, _, err := learnContent(context.Background(), &small, x, 1)
+		c, val, _, err := learnContent(context.Background(), trainData(t, &small))
 		if err != nil || c == nil {
 			t.Fatalf("learnContent = %v, %v", c, err)
 		}
@@ -102,4 +95,19 @@ func TestLearnContent_coldRule_grouped(t *testing.T) {
 			t.Errorf("held out %d items with %d consumed pairs, want 10 and 20", val.heldOut, val.consumed)
 		}
 	})
+}
+
+// trainData is what a training job gives the content metric of snap, with
+// seed 1.
+func trainData(t *testing.T, snap *api.Snapshot) recsys.TrainData {
+	t.Helper()
+	pairs := make([]recsys.Pair, len(snap.Users))
+	for k := range snap.Users {
+		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
+	}
+	x, err := recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recsys.TrainData{X: x, FeatureNames: snap.FeatureNames, Features: snap.Features, Seed: 1}
 }
