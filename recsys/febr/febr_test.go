@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"recsys/recsys"
+	"recsys/recsys/internal/brute"
 	"recsys/recsys/metrics"
 )
 
@@ -326,7 +327,7 @@ func TestFEBR_aggsum_theorem43(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, n := len(d), len(d[0])
-		c := colCounts(d)
+		c := brute.ColCounts(d)
 		// [ktrunc(A_item)]_i,* by brute force, once per item.
 		knnOf := make([][]recsys.Neighbour, n)
 		for i := range n {
@@ -334,7 +335,7 @@ func TestFEBR_aggsum_theorem43(t *testing.T) {
 			for j := range sim {
 				switch {
 				case tc.aff == recsys.SimKUNN:
-					sim[j] = kunnItemSim(d, i, j)
+					sim[j] = brute.KUNNItemSim(d, i, j)
 				case c[i] > 0 && c[j] > 0:
 					co := 0
 					for w := range d {
@@ -350,7 +351,7 @@ func TestFEBR_aggsum_theorem43(t *testing.T) {
 		for u := range m {
 			feats := rawFeatures(e, x, u)
 			// [ktrunc(A_user)]_u,* over U \ u, by brute force (models_test.go).
-			userSum := bruteUserP(d, d[u], u, tc.k, tc.aff == recsys.SimKUNN)
+			userSum := brute.UserP(d, d[u], u, tc.k, tc.aff == recsys.SimKUNN)
 			for i := range n {
 				itemSum := 0.0
 				for _, nb := range knnOf[i] {

@@ -1,7 +1,6 @@
 package febr
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"recsys/recsys"
+	"recsys/recsys/internal/brute"
 	"recsys/recsys/internal/synth"
 )
 
@@ -100,118 +100,15 @@ func roundTrip(t *testing.T, name string, m recsys.Model, x *recsys.Matrix) ([]b
 	return data, back
 }
 
-// bruteKNN picks the k best j ≠ i with a positive similarity, in KNN order.
+// bruteKNN is brute.KNN as recsys neighbours: the k best j ≠ self with a
+// positive similarity, in KNN order.
 func bruteKNN(sim []float64, self, k int) []recsys.Neighbour {
-	var all []recsys.Neighbour
-	for j, s := range sim {
-		if j != self && s > 0 {
-			all = append(all, recsys.Neighbour{Index: uint32(j), Value: s})
-		}
-	}
-	slices.SortFunc(all, func(a, b recsys.Neighbour) int {
-		if c := cmp.Compare(b.Value, a.Value); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Index, b.Index)
-	})
-	return all[:min(k, len(all))]
-}
-
-// bruteUserP scores a live history h with user-p: KNN(h) among the
-// training users other than self by cosine (or Eq. 4.6), summing A(h, v)
-// over the neighbours that hold i.
-func bruteUserP(d [][]bool, h []bool, self, k int, kunn bool) []float64 {
-	m, n := len(d), len(d[0])
-	sim := make([]float64, m)
-	for v := range m {
-		if kunn {
-			sim[v] = kunnUserSim(d, h, v)
-			continue
-		}
-		co, ch, cv := 0, 0, 0
-		for j := range n {
-			if h[j] {
-				ch++
-			}
-			if d[v][j] {
-				cv++
-			}
-			if h[j] && d[v][j] {
-				co++
-			}
-		}
-		if co > 0 {
-			sim[v] = float64(co) / math.Sqrt(float64(ch)*float64(cv))
-		}
-	}
-	out := make([]float64, n)
-	for _, e := range bruteKNN(sim, self, k) {
-		for i := range n {
-			if d[e.Index][i] {
-				out[i] += e.Value
-			}
-		}
+	knn := brute.KNN(sim, self, k)
+	out := make([]recsys.Neighbour, len(knn))
+	for n, e := range knn {
+		out[n] = recsys.Neighbour(e)
 	}
 	return out
-}
-
-// kunnItemSim is Eq. (4.5) computed directly: ~iᵀ W_U ~j / (‖i‖‖j‖).
-func kunnItemSim(d [][]bool, i, j int) float64 {
-	cu, ci := rowCounts(d), colCounts(d)
-	if ci[i] == 0 || ci[j] == 0 {
-		return 0
-	}
-	s := 0.0
-	for v := range d {
-		if d[v][i] && d[v][j] {
-			s += 1 / math.Sqrt(float64(cu[v]))
-		}
-	}
-	return s / math.Sqrt(float64(ci[i])*float64(ci[j]))
-}
-
-// kunnUserSim is Eq. (4.6) computed directly for a history h against
-// training user v.
-func kunnUserSim(d [][]bool, h []bool, v int) float64 {
-	ci, cu := colCounts(d), rowCounts(d)
-	ch := 0
-	s := 0.0
-	for j, b := range h {
-		if b {
-			ch++
-			if d[v][j] {
-				s += 1 / math.Sqrt(float64(ci[j]))
-			}
-		}
-	}
-	if ch == 0 || cu[v] == 0 {
-		return 0
-	}
-	return s / math.Sqrt(float64(ch)*float64(cu[v]))
-}
-
-func colCounts(d [][]bool) []int {
-	c := make([]int, len(d[0]))
-	for _, row := range d {
-		for i, b := range row {
-			if b {
-				c[i]++
-			}
-		}
-	}
-	return c
-}
-
-func rowCounts(d [][]bool) []int {
-	c := make([]int, len(d))
-	for u, row := range d {
-		for _, b := range row {
-			if b {
-				c[u]++
-			}
-		}
-	}
-	return c
 }
 
 func closeTo(a, b, tol float64) bool {
