@@ -9,7 +9,6 @@ import (
 
 	"recsys/api"
 	"recsys/recsys"
-	"recsys/recsys/febr"
 )
 
 // The service trains febr (FEBRi over the SLIM affinity) like the other
@@ -79,35 +78,6 @@ func TestTrainModels_febrTakesTheBaselinesK(t *testing.T) {
 		}
 		if bk, vk := both[0].served.Info.Params["k"], both[1].served.Info.Params["k"]; bk != vk && !slices.Contains(both[1].served.Info.GridExtended, fmt.Sprintf("k=%g", vk)) {
 			t.Fatalf("%s chose k=%g, %s k=%g", base, bk, variant, vk)
-		}
-	}
-}
-
-// A FEBR variant's tuning gets the job's choices of its baselines, both
-// sides' for FEBRiu, in order, and none it did not tune.
-func TestFEBRBaselines(t *testing.T) {
-	tuned := map[string]recsys.Model{}
-	for _, n := range []string{"itemknn", "userknn", "kunn-i", "slim"} {
-		m, err := recsys.New(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tuned[n] = m
-	}
-	for name, want := range map[string][]string{
-		"febr-iu-cosine": {"itemknn", "userknn"}, "febr-iu-kunn": {"kunn-i"}, "febr-u-cosine": {"userknn"},
-		"febr-u-kunn": nil, "febr-i-slim": nil, "febr": nil,
-	} {
-		v, ok := febr.VariantOf(name)
-		if !ok {
-			t.Fatalf("%s is not a FEBR variant", name)
-		}
-		var got []string
-		for _, m := range febrBaselines(v, tuned) {
-			got = append(got, m.Name())
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: baselines %v, want %v", name, got, want)
 		}
 	}
 }

@@ -3,11 +3,9 @@ package jobs
 import (
 	"maps"
 	"math"
-	"reflect"
 
 	"recsys/recsys"
 	"recsys/recsys/eval"
-	"recsys/recsys/febr"
 )
 
 // ScalePositives is the size above which a training job sizes the matrix
@@ -67,58 +65,4 @@ func scaleTuning(name string, positives int, t *eval.Tuning) bool {
 	extra[name] = scaled
 	t.Grid.Extra = extra
 	return true
-}
-
-// blendBase is a base of febr-blend as the job fitted it: the model chosen
-// on the validation split (kept above ScalePositives only) and its refit
-// on all the data, with their parameters.
-type blendBase struct {
-	tuned, full   recsys.Model
-	tunedP, fullP recsys.Params
-}
-
-// blendOptions are febr-blend's options for its search on the split's
-// training matrix: above ScalePositives the bases the job tuned on the
-// same split, validation users and criterion (validation ADG) are taken
-// as chosen (febr.BlendOptions.Fitted) instead of the blend searching
-// their grids again; the others are searched as before. θ is learnt on
-// the split's validation items (febr.BlendOptions.HeldOut) when every
-// base is the job's: those fits never saw them, so no base is fitted
-// again on a holdout of the blend's own (at 20M events that was seven
-// more fits and their gigabytes).
-func blendOptions(bases map[string]blendBase, s *eval.Split) *febr.BlendOptions {
-	names := febr.BlendBases()
-	bo := &febr.BlendOptions{Bases: names, Params: make([]recsys.Params, len(names)), Fitted: make([]recsys.Model, len(names)),
-		FittedOn: s.Train, HeldOut: s.Validation}
-	for b, n := range names {
-		if bb, ok := bases[n]; ok && bb.tuned != nil {
-			bo.Params[b], bo.Fitted[b] = bareParams(bb.tunedP), bb.tuned
-		}
-	}
-	return bo
-}
-
-// reuseFull returns the blend's refit options o with the job's refits on x
-// of the bases whose chosen parameters are the job's: the same fit, so the
-// same model, without fitting it again.
-func reuseFull(bases map[string]blendBase, o *febr.BlendOptions, x *recsys.Matrix) *febr.BlendOptions {
-	out := *o
-	out.Fitted, out.FittedOn = make([]recsys.Model, len(o.Bases)), x
-	for b, n := range o.Bases {
-		if bb, ok := bases[n]; ok && b < len(o.Params) && sameParams(bareParams(bb.fullP), o.Params[b]) {
-			out.Fitted[b] = bb.full
-		}
-	}
-	return &out
-}
-
-// bareParams is p without the fit's context (cache, warm start, progress).
-func bareParams(p recsys.Params) recsys.Params {
-	p.Cache, p.Init, p.Progress = nil, nil, nil
-	return p
-}
-
-// sameParams reports whether two bases' parameters are the same fit.
-func sameParams(a, b recsys.Params) bool {
-	return reflect.DeepEqual(bareParams(a), bareParams(b))
 }

@@ -16,8 +16,8 @@ import (
 func TestScaleTuning(t *testing.T) {
 	for _, name := range []string{"bpr", "wrmf", "ials", "mfauc", "ease", "kunn", "febr"} {
 		for _, n := range []int{100_000, ScalePositives} {
-			tuning := DefaultTrainOptions.tuning()
-			want := DefaultTrainOptions.tuning()
+			tuning := DefaultTrainOptions.tuning(recsys.Kind{})
+			want := DefaultTrainOptions.tuning(recsys.Kind{})
 			if scaleTuning(name, n, &tuning) || !reflect.DeepEqual(tuning, want) {
 				t.Fatalf("%s at %d positives: the rule applied", name, n)
 			}
@@ -31,7 +31,7 @@ func TestScaleTuning(t *testing.T) {
 		{18_000_000, 5, 5, 5},
 	} {
 		for name, want := range map[string]int{"bpr": c.bpr, "wrmf": c.wrmf, "mfauc": c.mfauc} {
-			tuning := DefaultTrainOptions.tuning()
+			tuning := DefaultTrainOptions.tuning(recsys.Kind{})
 			if !scaleTuning(name, c.n, &tuning) {
 				t.Fatalf("%s at %d positives: the rule did not apply", name, c.n)
 			}
@@ -59,13 +59,13 @@ func TestScaleTuning(t *testing.T) {
 	// Above it the FEBR variants are not extended either; the blend is
 	// untouched (its bases' searches follow their own rules).
 	for _, name := range []string{"febr", "febr-iu-kunn"} {
-		tuning, want := DefaultTrainOptions.tuning(), DefaultTrainOptions.tuning()
+		tuning, want := DefaultTrainOptions.tuning(recsys.Kind{}), DefaultTrainOptions.tuning(recsys.Kind{})
 		want.Extend = -1
 		if !scaleTuning(name, ScalePositives+1, &tuning) || !reflect.DeepEqual(tuning, want) {
 			t.Fatalf("%s above the threshold: %+v", name, tuning)
 		}
 	}
-	if tuning := DefaultTrainOptions.tuning(); scaleTuning(febr.BlendName, 20_000_000, &tuning) {
+	if tuning := DefaultTrainOptions.tuning(recsys.Kind{}); scaleTuning(febr.BlendName, 20_000_000, &tuning) {
 		t.Fatal("the rule applied to febr-blend")
 	}
 	// The defaults are not mutated, and an epochs set in the grid is kept.
@@ -78,12 +78,12 @@ func TestScaleTuning(t *testing.T) {
 	}
 	opts := DefaultTrainOptions
 	opts.MF = map[string][]map[string]float64{"wrmf": {{"epochs": 40}}}
-	tuning := opts.tuning()
+	tuning := opts.tuning(recsys.Kind{})
 	scaleTuning("wrmf", 20_000_000, &tuning)
 	if e := tuning.Grid.Extra["wrmf"][0]["epochs"]; e != 40 {
 		t.Fatalf("a set epochs became %v", e)
 	}
-	if opts.tuning().Extend != 0 {
+	if opts.tuning(recsys.Kind{}).Extend != 0 {
 		t.Fatal("the rule changed the options' Extend")
 	}
 }

@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -11,7 +10,6 @@ import (
 	"recsys/api"
 	"recsys/recsys"
 	"recsys/recsys/eval"
-	"recsys/recsys/febr"
 	"recsys/recsys/metrics"
 	"recsys/recsys/serving"
 )
@@ -29,16 +27,9 @@ type TrainOptions struct {
 	// each, by model; a model missing from MF tries its defaults only.
 	Factors []int
 	MF      map[string][]map[string]float64
-	// FEBRLambda is FEBR's λ grid, tried for every k (nil:
-	// DefaultFEBRLambda).
-	FEBRLambda []float64
-	// FEBRMemory bounds FEBR's feature memo in bytes (0:
-	// DefaultFEBRMemory). The memo holds every training user's candidate
-	// features, O(|U|·|I|) at worst; past the bound OPT-ADG builds each
-	// drawn user's block as it goes, so FEBR's memory stays the O(n·k_max)
-	// of its neighbour lists and affinities (dissertation §4.5.6) plus
-	// this constant.
-	FEBRMemory int64
+	// Lambda is the λ grid of the kinds that search one (FEBR's
+	// regularisation), tried for every k (nil: DefaultLambda).
+	Lambda []float64
 	// Seed seeds the validation split.
 	Seed int64
 	// ValidationUsers caps the users whose validation items score each
@@ -48,35 +39,33 @@ type TrainOptions struct {
 	ValidationUsers int
 }
 
-// tuning is o as eval.Tune's configuration. FEBR chooses k and, for the
-// SLIM affinity, the fsSLIM constants by the validation ADG of the aggsum
-// predictor OPT-ADG starts from (Grid.KByBaseline), which keeps retraining
-// quick, then λ by OPT-ADG stopping early on the validation ADG, seeded by
-// Seed; it refits on all the data with the iteration count that reached
+// tuning is o as eval.Tune's configuration of kind: the grid, the
+// validation users and seed, and the options the kind's service fits
+// start from (recsys.Service.Options). The FEBR variants choose k (and for
+// the SLIM affinity the fsSLIM constants) by the validation ADG of the
+// aggsum predictor OPT-ADG starts from (Grid.KByBaseline), which keeps
+// retraining quick, then λ by OPT-ADG stopping early on the validation
+// ADG; they refit on all the data with the iteration count that reached
 // the chosen θ (recsys.Choice.Refit).
-func (o TrainOptions) tuning() eval.Tuning {
-	lambdas := o.FEBRLambda
+func (o TrainOptions) tuning(kind recsys.Kind) eval.Tuning {
+	lambdas := o.Lambda
 	if len(lambdas) == 0 {
-		lambdas = DefaultFEBRLambda
+		lambdas = DefaultLambda
 	}
-	return eval.Tuning{
+	t := eval.Tuning{
 		Grid:            recsys.Grid{K: o.Grid, SLIM: o.SLIM, Factors: o.Factors, Extra: o.MF, Lambda: lambdas, KByBaseline: true},
 		ValidationUsers: o.ValidationUsers,
 		SampleSeed:      uint64(o.Seed),
-		FEBR:            febr.Options{Seed: uint64(o.Seed), MemoryBudget: cmp.Or(o.FEBRMemory, DefaultFEBRMemory)},
 	}
+	if kind.Service.Options != nil {
+		t.Options = kind.Service.Options(uint64(o.Seed))
+	}
+	return t
 }
 
-// DefaultFEBRLambda is the service's λ grid for FEBR, shorter than the
-// evaluation's (febr.DefaultLambdas) to keep retraining quick.
-var DefaultFEBRLambda = []float64{1e-3, 1e-2}
-
-// DefaultFEBRMemory is the service's bound on FEBR's feature memo: it
-// holds the memo of MovieLens 100K (44–150 MB), and at 10⁶ events and more
-// FEBR streams instead of taking gigabytes (4 GiB at 1M with the offline
-// evaluation's 2 GiB budget, febr.DefaultMemory, which the garbage
-// collector lets double).
-const DefaultFEBRMemory = 256 << 20
+// DefaultLambda is the service's λ grid, shorter than the evaluation's
+// (febr.DefaultLambdas) to keep retraining quick.
+var DefaultLambda = []float64{1e-3, 1e-2}
 
 // DefaultTrainOptions are the service's training defaults.
 var DefaultTrainOptions = TrainOptions{
@@ -259,41 +248,32 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
 	var out []trained
-	// slim's choice on the split and its refit, which FEBRi-slim takes
-	// as its affinity instead of searching the same grid again.
-	var slimTuned, slimFull recsys.Model
-	// The choices of the neighbourhood models on the split, which the
-	// FEBR variants whose aggsum predictor they are take their k from
-	// (FEBRiu: one of its two sides' k's; febrBaselines).
+	// The job's fits of the kinds that a later kind of the job reuses
+	// (recsys.Kind.Reuses), which it takes instead of fitting them again.
 	// Only those are kept: every tuned model held to the end of the job
 	// would add gigabytes at 20M events.
-	tunedByName := map[string]recsys.Model{}
-	baselines := map[string]bool{}
+	reused := map[string]bool{}
 	for _, n := range names {
-		if v, ok := febr.VariantOf(n); ok {
-			for _, b := range v.Baselines {
-				baselines[b] = true
-			}
+		kind, _ := recsys.KindOf(n)
+		for _, r := range kind.Reuses {
+			reused[r] = true
 		}
 	}
-	// The job's own fits of febr-blend's bases, which the blend takes
-	// instead of fitting them again (blendOptions, reuseFull).
-	bases := map[string]blendBase{}
-	blend, blendNames := slices.Contains(names, febr.BlendName), febr.BlendBases()
+	fits := map[string]recsys.Fit{}
+	holdout := recsys.Holdout{Train: split.Train, Validation: split.Validation}
+	large := x.NNZ() > scalePositives
 	for k, name := range names {
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
 		stage("tune "+name, frac(0))
 		start := time.Now()
-		tuning := opts.tuning()
-		scaleTuning(name, x.NNZ(), &tuning)
-		if name == febr.BlendName && x.NNZ() > scalePositives {
-			tuning.FEBR.Blend = blendOptions(bases, split)
+		kind, err := recsys.KindOf(name)
+		if err != nil {
+			return nil, err
 		}
-		if v, ok := febr.VariantOf(name); ok {
-			if v.Affinity == "slim" {
-				tuning.FEBR.SLIM = slimTuned
-			}
-			tuning.FEBR.Baselines = febrBaselines(v, tunedByName)
+		tuning := opts.tuning(kind)
+		scaleTuning(name, x.NNZ(), &tuning)
+		if kind.Reuse != nil {
+			tuning.Options = kind.Reuse.Search(tuning.Options, fits, holdout, large)
 		}
 		t, err := eval.Tune(ctx, name, split, valCache, tuning)
 		if err != nil {
@@ -306,15 +286,8 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 			return nil, err
 		}
 		p.Cache = fullCache
-		if po, ok := p.Options.(*febr.Options); ok && tuning.FEBR.SLIM != nil && sameSLIM(slimFull, p) {
-			fo := *po
-			fo.SLIM = slimFull
-			p.Options = &fo
-		}
-		if po, ok := p.Options.(*febr.Options); ok && name == febr.BlendName && po.Blend != nil {
-			fo := *po
-			fo.Blend = reuseFull(bases, po.Blend, x)
-			p.Options = &fo
+		if kind.Reuse != nil {
+			p = kind.Reuse.Refit(p, fits, x)
 		}
 		if err := m.Fit(ctx, x, p); err != nil {
 			return nil, fmt.Errorf("fitting %s: %w", name, err)
@@ -330,30 +303,11 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 			info.Validation[key] = val[i]
 		}
 		out = append(out, trained{served: &serving.Served{Info: info, Model: m}, blob: blob})
-		if name == "slim" {
-			slimTuned, slimFull = t.Model, m
-		}
-		if baselines[name] {
-			tunedByName[name] = t.Model
-		}
-		if blend && slices.Contains(blendNames, name) {
-			b := blendBase{full: m, fullP: p}
-			if x.NNZ() > scalePositives {
-				b.tuned, b.tunedP = t.Model, t.Params
-			}
-			bases[name] = b
+		if reused[name] {
+			fits[name] = recsys.Fit{Tuned: t.Model, TunedParams: t.Params, Full: m, FullParams: p}
 		}
 	}
 	return out, nil
-}
-
-// sameSLIM reports whether a slim model has the k and fsSLIM pair of p.
-func sameSLIM(slim recsys.Model, p recsys.Params) bool {
-	if slim == nil {
-		return false
-	}
-	sp := recsys.ParamsOf(slim)
-	return sp["k"] == float64(p.K) && sp["l1"] == p.L1 && sp["l2"] == p.L2
 }
 
 // countIDs counts the live ids (dense index 0 and deleted ones are empty).
@@ -374,17 +328,4 @@ func snapshotMatrix(snap *api.Snapshot) (*recsys.Matrix, error) {
 		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
 	}
 	return recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
-}
-
-// febrBaselines are the choices among tuned of the baselines of a FEBR
-// variant (febr.Options.Baselines), in the variant's order; those
-// the job did not tune are left out.
-func febrBaselines(v febr.VariantInfo, tuned map[string]recsys.Model) []recsys.Model {
-	var out []recsys.Model
-	for _, b := range v.Baselines {
-		if m := tuned[b]; m != nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }

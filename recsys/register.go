@@ -42,8 +42,9 @@ type Kind struct {
 	// Reuses names the kinds whose fits in the same training job this
 	// kind can take instead of making them again (FEBRi-slim takes
 	// slim's, a FEBR variant its aggsum baselines', febr-blend its
-	// bases'); a job fits those first.
+	// bases'); a job fits those first and hands them to Reuse.
 	Reuses []string
+	Reuse  *Reuse
 
 	// Service holds the service's defaults for the kind.
 	Service Service
@@ -66,10 +67,42 @@ type Service struct {
 	// at an end of the grid is reported, not searched past, because each
 	// step past it costs a whole search.
 	FixedGridAtScale bool
+	// Options, when not nil, are the options (Params.Options) the
+	// service's fits of the kind start from, seeded by seed.
+	Options func(seed uint64) Options
 	// SimilarRank, when positive, offers the kind's item neighbour lists
 	// (ItemNeighbourhood) for similar items when the active model has
 	// none; the lowest rank served answers.
 	SimilarRank int
+}
+
+// Reuse is how a kind takes the fits that the same training job made of
+// the kinds it reuses (Kind.Reuses). fits holds those the job made, by
+// name; a kind the job did not fit is missing.
+type Reuse struct {
+	// Search returns the options of the kind's search on the job's
+	// validation split h: o (nil: the kind's defaults) with the fits made
+	// there. large is set above the service's scale threshold, where a
+	// kind may take its bases' choices instead of searching them again.
+	Search func(o Options, fits map[string]Fit, h Holdout, large bool) Options
+	// Refit returns p, the parameters of the kind's refit on all the data
+	// x, with the job's refits there.
+	Refit func(p Params, fits map[string]Fit, x *Matrix) Params
+}
+
+// Fit is one kind's fits in a training job: the model chosen on the
+// validation split (Tuned, fitted with TunedParams on its training
+// matrix) and the refit on all the data (Full, with FullParams).
+type Fit struct {
+	Tuned, Full             Model
+	TunedParams, FullParams Params
+}
+
+// Holdout is a training job's validation split: the training matrix and
+// each user's held-out items.
+type Holdout struct {
+	Train      *Matrix
+	Validation [][]uint32
 }
 
 // Artefact is what a fitted kind persists: every Model, and the kinds

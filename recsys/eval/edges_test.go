@@ -178,7 +178,7 @@ func TestTune_febrExtendsGridEdge(t *testing.T) {
 	}
 	cache := recsys.NewNeighbourCache(s.Train, 20)
 	tuned, err := Tune(context.Background(), "febr-i-kunn", s, cache, Tuning{Grid: recsys.Grid{K: []int{10, 20}, Lambda: []float64{1e-3, 1e-2}},
-		ValidationUsers: -1, FEBR: febr.Options{EvalEvery: 1000, Patience: 2, Seed: 1}})
+		ValidationUsers: -1, Options: &febr.Options{EvalEvery: 1000, Patience: 2, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestTune_blendBasesExtendGridEdge(t *testing.T) {
 		t.Fatalf("itemknn alone chose k = %d, want 8 (the fixture of TestTune_extendsGridEdge)", alone.Params.K)
 	}
 	tuned, err := Tune(context.Background(), febr.BlendName, s, cache, Tuning{Grid: grid, ValidationUsers: -1,
-		FEBR: febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
+		Options: &febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestTune_blendBasesExtendGridEdge(t *testing.T) {
 	}
 	// Told not to extend, the base stays on the grid, at its edge.
 	none, err := Tune(context.Background(), febr.BlendName, s, cache, Tuning{Grid: grid, ValidationUsers: -1, Extend: -1,
-		FEBR: febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
+		Options: &febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestTune_blendBasesExtendGridEdge(t *testing.T) {
 	// refused before its search fits anything.
 	fits := 0
 	if _, err := Tune(context.Background(), febr.BlendName, s, cache, Tuning{Grid: grid, ValidationUsers: -1, OnFit: func() { fits++ },
-		FEBR: febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"febr-i-kunn", "itemknn"}}}}); err == nil || !strings.Contains(err.Error(), "febr-i-kunn cannot be a base") || fits != 0 {
+		Options: &febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"febr-i-kunn", "itemknn"}}}}); err == nil || !strings.Contains(err.Error(), "febr-i-kunn cannot be a base") || fits != 0 {
 		t.Errorf("febr-i-kunn as a base: error %v after %d fits", err, fits)
 	}
 }

@@ -112,7 +112,8 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 					opt.Progress(stage+" "+name, done, total)
 				}
 			}
-			tuning := Tuning{Grid: opt.Grid.space(), FEBR: opt.FEBR, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step, Extend: opt.Extend}
+			fo := opt.FEBR
+			tuning := Tuning{Grid: opt.Grid.space(), Options: &fo, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step, Extend: opt.Extend}
 			res, err := search(ctx, name, s, cache, tuning, dump != nil, step)
 			if err != nil {
 				return nil, err

@@ -170,11 +170,12 @@ const FEBRSeed = 1
 // search runs the two-level search of §4.7.3 for one model on one fold
 // (Tune with t, the full grid); the chosen configuration is fitted again
 // from scratch, which gives the training time, and evaluated on the test
-// set. t.FEBR is the template of the FEBR fits (seeded by FEBRSeed unless
+// set. t.Options is the template of the FEBR fits (seeded by FEBRSeed unless
 // set). step is called after the final fit.
 func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, tuning Tuning, dump bool, step func()) (*foldResult, error) {
-	if tuning.FEBR.Seed == 0 {
-		tuning.FEBR.Seed = FEBRSeed
+	if fo := febrTemplate(tuning.Options); fo.Seed == 0 {
+		fo.Seed = FEBRSeed
+		tuning.Options = &fo
 	}
 	t, err := Tune(ctx, name, s, cache, tuning)
 	if err != nil {

@@ -26,10 +26,11 @@ type Tuning struct {
 	ValidationUsers int
 	// SampleSeed seeds the validation-user sample (0: 1).
 	SampleSeed uint64
-	// FEBR is the template of every FEBR fit (seed, early stopping,
-	// learning rate, memory budget); the search sets λ and the validation
-	// items.
-	FEBR febr.Options
+	// Options is the template of the options (recsys.Params.Options) of
+	// every fit of a kind that takes them: for FEBR a *febr.Options (seed,
+	// early stopping, learning rate, memory budget), of which the search
+	// sets λ and the validation items. nil takes the defaults.
+	Options recsys.Options
 	// OnFit, when not nil, is called after every fit.
 	OnFit func()
 	// Extend is how many times each end of a grid dimension is extended
@@ -199,7 +200,7 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 			return nil, err
 		}
 	}
-	fo := t.FEBR
+	fo := febrTemplate(t.Options)
 	var bases *baseEdges
 	if name == febr.BlendName {
 		fo.Blend, bases = blendBaseSearch(fo.Blend, t)

@@ -1158,3 +1158,32 @@ func TestFEBRSearch_validationRanksAreTheModels(t *testing.T) {
 		}
 	}
 }
+
+// A FEBR variant's search (reuse) gets the job's choices of its baselines, both
+// sides' for FEBRiu, in order, and none it did not tune.
+func TestFEBRBaselines(t *testing.T) {
+	fits := map[string]recsys.Fit{}
+	for _, n := range []string{"itemknn", "userknn", "kunn-i", "slim"} {
+		m, err := recsys.New(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fits[n] = recsys.Fit{Tuned: m}
+	}
+	for name, want := range map[string][]string{
+		"febr-iu-cosine": {"itemknn", "userknn"}, "febr-iu-kunn": {"kunn-i"}, "febr-u-cosine": {"userknn"},
+		"febr-u-kunn": nil, "febr-i-slim": nil, "febr": nil,
+	} {
+		v, ok := variantOf(name)
+		if !ok {
+			t.Fatalf("%s is not a FEBR variant", name)
+		}
+		var got []string
+		for _, m := range v.tunedBaselines(fits) {
+			got = append(got, m.Name())
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: baselines %v, want %v", name, got, want)
+		}
+	}
+}

@@ -38,12 +38,12 @@ var variants = []variant{
 // a whole search.
 func init() {
 	v, _ := variantOf(Name)
-	recsys.Register(Name, v.kind(recsys.Service{Default: true, Auto: true, FixedGridAtScale: true}))
+	recsys.Register(Name, v.kind(recsys.Service{Default: true, Auto: true, FixedGridAtScale: true, Options: serviceOptions}))
 	for _, v := range variants {
-		recsys.Register(v.name, v.kind(recsys.Service{Auto: v.affinity != affSLIM, FixedGridAtScale: true}))
+		recsys.Register(v.name, v.kind(recsys.Service{Auto: v.affinity != affSLIM, FixedGridAtScale: true, Options: serviceOptions}))
 	}
 	recsys.Register(BlendName, recsys.Kind{New: func() recsys.Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend,
-		Reuses: DefaultBlendBases, Service: recsys.Service{Auto: true}})
+		Reuses: DefaultBlendBases, Reuse: blendReuse, Service: recsys.Service{Auto: true, Options: serviceOptions}})
 }
 
 // kind is the registration of a variant: its search (search.go) tunes λ
@@ -54,7 +54,8 @@ func (v variant) kind(s recsys.Service) recsys.Kind {
 	if v.affinity == affSLIM {
 		reuses = append(reuses, "slim")
 	}
-	return recsys.Kind{New: func() recsys.Model { return &Model{v: v} }, Candidates: v.candidates, Search: v.search, Reuses: reuses, Service: s}
+	return recsys.Kind{New: func() recsys.Model { return &Model{v: v} }, Candidates: v.candidates, Search: v.search,
+		Reuses: reuses, Reuse: v.reuse(), Service: s}
 }
 
 // Name is the registry name of the service's FEBR model: the FEBRi
