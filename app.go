@@ -23,6 +23,7 @@ import (
 	"recsys/recsys/online"
 	"recsys/recsys/serving"
 	"recsys/storage"
+	"recsys/storage/backend"
 	"recsys/storage/postgres"
 	"recsys/web"
 )
@@ -111,7 +112,7 @@ func (t ServerTimeouts) withDefaults() ServerTimeouts {
 // it on 127.0.0.1:0 with a temporary database.
 type App struct {
 	cfg    Config
-	store  storage.Backend
+	store  backend.Store
 	engine *serving.Engine
 	sched  *jobs.Scheduler
 	online *online.Service // nil when Config.Online.Off
@@ -549,7 +550,7 @@ func (a *App) Close() error {
 // requests that name no model (online.Service.Assign): a start loads them
 // with the active one. None when online measurement is off or the store
 // cannot say.
-func runningArms(ctx context.Context, st storage.Backend, c Config) []string {
+func runningArms(ctx context.Context, st backend.Store, c Config) []string {
 	lister, ok := st.(interface {
 		Experiments(context.Context) ([]api.Experiment, error)
 	})

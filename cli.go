@@ -222,11 +222,14 @@ func keyFlag(fs *flag.FlagSet, p *string, name, usage string, envs ...string) {
 	fs.Var(secretString{p, func(string) string { return "$" + from }}, name, usage)
 }
 
+// envDB is the environment variable of --db's default.
+const envDB = "RECSYS_DB"
+
 // dbFlag defines --db, its default from RECSYS_DB or def; -h shows the
 // default with a PostgreSQL password masked.
 func dbFlag(fs *flag.FlagSet, def, usage string) *string {
 	p := new(string)
-	*p = envOr("RECSYS_DB", def)
+	*p = envOr(envDB, def)
 	fs.Var(secretString{p, postgres.Redact}, "db", usage)
 	return p
 }

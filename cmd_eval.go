@@ -19,6 +19,7 @@ import (
 	"recsys/recsys"
 	"recsys/recsys/dataset"
 	"recsys/recsys/eval"
+	"recsys/recsys/febr"
 	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
 )
 
@@ -99,7 +100,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *febrEta < 0 || *febrGam < 0 || *febrPat < 0 || *febrEach < 0 || *febrHold < 0 || *febrHold >= 1 {
 		return errors.New("eval: --febr-eta, --febr-gamma, --febr-patience and --febr-eval-every must be ≥ 0, --febr-holdout in [0, 1)")
 	}
-	opt.FEBR = recsys.FEBROptions{LearningRate: *febrEta, Gamma: *febrGam, Patience: *febrPat, EvalEvery: *febrEach, Holdout: *febrHold}
+	opt.FEBR = febr.Options{LearningRate: *febrEta, Gamma: *febrGam, Patience: *febrPat, EvalEvery: *febrEach, Holdout: *febrHold}
 	if *models != "all" && *models != "" {
 		for _, name := range strings.Split(*models, ",") {
 			if name = strings.TrimSpace(name); name != "" {

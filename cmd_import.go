@@ -14,6 +14,8 @@ import (
 	"recsys/api"
 	"recsys/recsys/dataset"
 	"recsys/storage"
+	"recsys/storage/backend"
+	"recsys/storage/dump"
 	"recsys/storage/postgres"
 )
 
@@ -60,7 +62,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				stats.Events, stats.Items, path, time.Since(start).Seconds())
 			printImportCounts(stdout, *db, stats.Counts, policy)
 			return nil
-		case errors.Is(err, storage.ErrNotEmpty):
+		case errors.Is(err, dump.ErrNotEmpty):
 			fmt.Fprintf(stdout, "%s already holds data: adding the events through the incremental path (5,000-event transactions)\n", postgres.Redact(*db))
 		default:
 			return err
@@ -96,7 +98,7 @@ func printImportCounts(w io.Writer, db string, c api.Counts, policy api.Policy) 
 }
 
 // bulkImport builds a new database at db from the data set in one pass
-// (storage.BulkLoad), or returns storage.ErrNotEmpty, having read nothing,
+// (storage.BulkLoad), or returns dump.ErrNotEmpty, having read nothing,
 // when db already holds data.
 func bulkImport(ctx context.Context, db string, policy api.Policy, format, path string, stderr io.Writer) (storage.BulkStats, error) {
 	var bar *progress
@@ -125,7 +127,7 @@ func importType(format string) string {
 	return "view"
 }
 
-func importItems(ctx context.Context, st storage.Backend, format, path string) (int, error) {
+func importItems(ctx context.Context, st backend.Store, format, path string) (int, error) {
 	b := batcher[api.Item]{store: func(items []api.Item) error { return st.PutItems(ctx, items) }}
 	if err := readItems(format, path, b.add); err != nil {
 		return b.n, err
@@ -151,7 +153,7 @@ func readItems(format, path string, put func(api.Item) error) error {
 	})
 }
 
-func importEvents(ctx context.Context, st storage.Backend, format, path string, bar *progress) (int, error) {
+func importEvents(ctx context.Context, st backend.Store, format, path string, bar *progress) (int, error) {
 	b := batcher[api.Interaction]{store: func(evs []api.Interaction) error {
 		_, err := st.AddInteractions(ctx, evs)
 		return err

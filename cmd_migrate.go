@@ -12,6 +12,8 @@ import (
 
 	"recsys/api"
 	"recsys/storage"
+	"recsys/storage/backend"
+	"recsys/storage/dump"
 	"recsys/storage/postgres"
 )
 
@@ -71,8 +73,8 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 // migrate copies from into to and verifies the copy. history is the size
 // of a bbolt source's event log when it holds records (not copied).
-func migrate(ctx context.Context, from, to string) (sum *storage.DumpSum, history int64, err error) {
-	var src storage.Backend
+func migrate(ctx context.Context, from, to string) (sum *dump.Sum, history int64, err error) {
+	var src backend.Store
 	if postgres.IsDSN(from) {
 		src, err = postgres.Open(ctx, from, postgres.Options{})
 	} else {
@@ -93,18 +95,18 @@ func migrate(ctx context.Context, from, to string) (sum *storage.DumpSum, histor
 		return nil, 0, fmt.Errorf("--to: %w", err)
 	}
 	defer dst.Close()
-	in := storage.NewDumpSum(nil)
-	err = dst.Restore(ctx, func(sink storage.DumpSink) error {
-		in = storage.NewDumpSum(sink)
+	in := dump.NewSum(nil)
+	err = dst.Restore(ctx, func(sink dump.Sink) error {
+		in = dump.NewSum(sink)
 		return src.Dump(ctx, in)
 	})
-	if errors.Is(err, storage.ErrNotEmpty) {
+	if errors.Is(err, dump.ErrNotEmpty) {
 		return nil, 0, fmt.Errorf("--to %s already holds data: migrate copies into a new, empty database", postgres.Redact(to))
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("copying: %w (nothing was stored)", err)
 	}
-	out := storage.NewDumpSum(nil)
+	out := dump.NewSum(nil)
 	if err := dst.Dump(ctx, out); err != nil {
 		return nil, 0, fmt.Errorf("reading the copy back: %w", err)
 	}

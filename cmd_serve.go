@@ -8,9 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"recsys/api"
 	"recsys/handlers"
@@ -21,70 +19,86 @@ import (
 	"recsys/retrieval"
 )
 
-func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c Config
-	var types string
-	var err error
-	fs.StringVar(&c.Addr, "addr", envOr("RECSYS_ADDR", "127.0.0.1:8080"), "listen address (env RECSYS_ADDR)")
-	db := dbFlag(fs, "./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db for PostgreSQL (env RECSYS_DB)")
-	keyFlag(fs, &c.AppKey, "app-key", "application `key` guarding data routes and the erasure of a user's data; at least 16 bytes (env RECSYS_APP_KEY)", "RECSYS_APP_KEY")
-	keyFlag(fs, &c.AdminKey, "admin-key", "admin `key` guarding /admin/* and item deletes; at least 16 bytes, not the application key (env RECSYS_ADMIN_KEY)", "RECSYS_ADMIN_KEY")
-	fs.BoolVar(&c.Insecure, "insecure", envOr("RECSYS_INSECURE", "") == "1", "allow a non-loopback address with no keys (env RECSYS_INSECURE=1)")
-	allowedHosts := fs.String("allowed-hosts", envOr("RECSYS_ALLOWED_HOSTS", ""), "comma-separated host names (or addresses) the server answers besides loopback ones; a server with no keys on loopback refuses any other Host, a server with keys does when this is given (env RECSYS_ALLOWED_HOSTS)")
+// serveValues are the serve flags that parseServeFlags checks or converts
+// before they reach Config.
+type serveValues struct {
+	db                                *string
+	types, allowedHosts, models, conv string
+	valUsers                          int
+	online                            bool
+}
+
+// newServeFlags defines serve's flags, which set c and v when parsed. It
+// parses nothing, so that the configuration reference can be generated
+// from the flag set (TestConfigurationDoc).
+func newServeFlags(c *Config, v *serveValues, stderr io.Writer) *envFlags {
+	fs := newEnvFlags("serve", stderr)
+	fs.StringEnv(&c.Addr, "addr", "RECSYS_ADDR", "127.0.0.1:8080", "listen address (env RECSYS_ADDR)")
+	v.db = fs.DBEnv("./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db for PostgreSQL (env RECSYS_DB)")
+	fs.KeyEnv(&c.AppKey, "app-key", "RECSYS_APP_KEY", "application `key` guarding data routes and the erasure of a user's data; at least 16 bytes (env RECSYS_APP_KEY)")
+	fs.KeyEnv(&c.AdminKey, "admin-key", "RECSYS_ADMIN_KEY", "admin `key` guarding /admin/* and item deletes; at least 16 bytes, not the application key (env RECSYS_ADMIN_KEY)")
+	fs.BoolEnv(&c.Insecure, "insecure", "RECSYS_INSECURE", false, "allow a non-loopback address with no keys (env RECSYS_INSECURE=1)")
+	fs.StringEnv(&v.allowedHosts, "allowed-hosts", "RECSYS_ALLOWED_HOSTS", "", "comma-separated host names (or addresses) the server answers besides loopback ones; a server with no keys on loopback refuses any other Host, a server with keys does when this is given (env RECSYS_ALLOWED_HOSTS)")
 	fs.BoolVar(&c.Demo, "demo", false, "fill an empty database with a generated demo catalogue")
-	fs.StringVar(&types, "event-types", envOr("RECSYS_EVENT_TYPES", api.DefaultPolicySpec), "accepted event types: name, name>=min, !negative (env RECSYS_EVENT_TYPES)")
-	fs.Int64Var(&c.Limits.MaxBodyBytes, "max-body", envInt("RECSYS_MAX_BODY", handlers.DefaultLimits.MaxBodyBytes), "largest request body in bytes (env RECSYS_MAX_BODY)")
-	fs.IntVar(&c.Limits.MaxBatch, "max-batch", int(envInt("RECSYS_MAX_BATCH", int64(handlers.DefaultLimits.MaxBatch))), "largest batch of events or items (env RECSYS_MAX_BATCH)")
-	fs.IntVar(&c.Limits.MaxN, "max-n", int(envInt("RECSYS_MAX_N", int64(handlers.DefaultLimits.MaxN))), "largest n for recommendations (env RECSYS_MAX_N)")
-	fs.DurationVar(&c.Limits.RequestTimeout, "request-timeout", envDuration("RECSYS_REQUEST_TIMEOUT", handlers.DefaultLimits.RequestTimeout), "per-request timeout (env RECSYS_REQUEST_TIMEOUT)")
-	fs.Int64Var(&c.MaxDBSize, "max-db-size", envInt("RECSYS_MAX_DB_SIZE", 0), "largest database file in bytes; writes beyond it get 507 (0: no limit; env RECSYS_MAX_DB_SIZE)")
-	fs.DurationVar(&c.Server.ReadHeader, "read-header-timeout", envDuration("RECSYS_READ_HEADER_TIMEOUT", DefaultServerTimeouts.ReadHeader), "time allowed to read a request's headers (env RECSYS_READ_HEADER_TIMEOUT)")
-	fs.DurationVar(&c.Server.Read, "read-timeout", envDuration("RECSYS_READ_TIMEOUT", DefaultServerTimeouts.Read), "time allowed to read a whole request, body included (env RECSYS_READ_TIMEOUT)")
-	fs.DurationVar(&c.Server.Write, "write-timeout", envDuration("RECSYS_WRITE_TIMEOUT", DefaultServerTimeouts.Write), "time allowed to write an answer; must exceed --request-timeout (env RECSYS_WRITE_TIMEOUT)")
-	fs.DurationVar(&c.Server.Idle, "idle-timeout", envDuration("RECSYS_IDLE_TIMEOUT", DefaultServerTimeouts.Idle), "how long an idle kept-alive connection stays open (env RECSYS_IDLE_TIMEOUT)")
-	fs.BoolVar(&c.AllowFallback, "allow-fallback", envOr("RECSYS_ALLOW_FALLBACK", "") == "1", "report ready before a model is trained, serving popularity (env RECSYS_ALLOW_FALLBACK=1)")
-	fs.DurationVar(&c.Jobs.Interval, "retrain-interval", envDuration("RECSYS_RETRAIN_INTERVAL", jobs.DefaultInterval), "retrain on this schedule; 0 turns it off (env RECSYS_RETRAIN_INTERVAL)")
-	fs.Int64Var(&c.Jobs.NewEvents, "retrain-after", envInt("RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents), "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
-	fs.StringVar(&c.PprofAddr, "pprof", envOr("RECSYS_PPROF", ""), "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (env RECSYS_PPROF)")
-	fs.IntVar(&c.ContentApproxAbove, "content-approx-above", int(envInt("RECSYS_CONTENT_APPROX_ABOVE", retrieval.DefaultApproxAbove)), "content search uses an approximate (HNSW) index above this many items; 0 = the default, -1 = always exact (env RECSYS_CONTENT_APPROX_ABOVE)")
-	fs.IntVar(&c.ColdSlotsPer10, "cold-slots-per-10", int(envInt("RECSYS_COLD_SLOTS_PER_10", serving.DefaultColdSlotsPer10)), "how many slots in ten of a recommendation list may go to cold items (no events yet) that earn them on content; 0 turns cold slots off (env RECSYS_COLD_SLOTS_PER_10)")
-	models := fs.String("models", envOr("RECSYS_MODELS", strings.Join(jobs.DefaultModels, ",")), "models that retraining fits (env RECSYS_MODELS)")
-	valUsers := fs.Int("validation-users", int(envInt("RECSYS_VALIDATION_USERS", eval.DefaultValidationUsers)), "retraining validates each grid point on a fixed-seed sample of this many users when there are more; 0: all (env RECSYS_VALIDATION_USERS)")
-	fs.BoolVar(&c.Jobs.Auto, "auto", envOr("RECSYS_AUTO", "") == "1", "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
-	onlineOn := fs.Bool("online", envOr("RECSYS_ONLINE", "1") != "0", "name every recommendation answer, record impressions, attribute events and run experiments (env RECSYS_ONLINE=0 turns it off)")
-	fs.DurationVar(&c.Online.Window, "attribution-window", envDuration("RECSYS_ATTRIBUTION_WINDOW", online.DefaultWindow), "a positive event without a recommendation_id is credited to the user's latest list that showed the item this long before (env RECSYS_ATTRIBUTION_WINDOW)")
-	fs.DurationVar(&c.Online.Retention, "impression-retention", envDuration("RECSYS_IMPRESSION_RETENTION", online.DefaultRetention), "how long a recorded list is kept for attribution by its recommendation_id; its counts stay in /admin/online; 0 keeps every list (env RECSYS_IMPRESSION_RETENTION)")
-	fs.Float64Var(&c.Online.Sample, "impression-sample", envFloat("RECSYS_IMPRESSION_SAMPLE", 1), "share of recommendation lists recorded in the impression log, in (0, 1] (env RECSYS_IMPRESSION_SAMPLE)")
-	conv := fs.String("conversion-types", envOr("RECSYS_CONVERSION_TYPES", "purchase"), "event types that count as conversions (env RECSYS_CONVERSION_TYPES)")
-	if err := parseFlags(fs, args); err != nil {
+	fs.StringEnv(&v.types, "event-types", "RECSYS_EVENT_TYPES", api.DefaultPolicySpec, "accepted event types: name, name>=min, !negative (env RECSYS_EVENT_TYPES)")
+	fs.Int64Env(&c.Limits.MaxBodyBytes, "max-body", "RECSYS_MAX_BODY", handlers.DefaultLimits.MaxBodyBytes, "largest request body in bytes (env RECSYS_MAX_BODY)")
+	fs.IntEnv(&c.Limits.MaxBatch, "max-batch", "RECSYS_MAX_BATCH", handlers.DefaultLimits.MaxBatch, "largest batch of events or items (env RECSYS_MAX_BATCH)")
+	fs.IntEnv(&c.Limits.MaxN, "max-n", "RECSYS_MAX_N", handlers.DefaultLimits.MaxN, "largest n for recommendations (env RECSYS_MAX_N)")
+	fs.DurationEnv(&c.Limits.RequestTimeout, "request-timeout", "RECSYS_REQUEST_TIMEOUT", handlers.DefaultLimits.RequestTimeout, "per-request timeout (env RECSYS_REQUEST_TIMEOUT)")
+	fs.Int64Env(&c.MaxDBSize, "max-db-size", "RECSYS_MAX_DB_SIZE", 0, "largest database file in bytes; writes beyond it get 507 (0: no limit; env RECSYS_MAX_DB_SIZE)")
+	fs.DurationEnv(&c.Server.ReadHeader, "read-header-timeout", "RECSYS_READ_HEADER_TIMEOUT", DefaultServerTimeouts.ReadHeader, "time allowed to read a request's headers (env RECSYS_READ_HEADER_TIMEOUT)")
+	fs.DurationEnv(&c.Server.Read, "read-timeout", "RECSYS_READ_TIMEOUT", DefaultServerTimeouts.Read, "time allowed to read a whole request, body included (env RECSYS_READ_TIMEOUT)")
+	fs.DurationEnv(&c.Server.Write, "write-timeout", "RECSYS_WRITE_TIMEOUT", DefaultServerTimeouts.Write, "time allowed to write an answer; must exceed --request-timeout (env RECSYS_WRITE_TIMEOUT)")
+	fs.DurationEnv(&c.Server.Idle, "idle-timeout", "RECSYS_IDLE_TIMEOUT", DefaultServerTimeouts.Idle, "how long an idle kept-alive connection stays open (env RECSYS_IDLE_TIMEOUT)")
+	fs.BoolEnv(&c.AllowFallback, "allow-fallback", "RECSYS_ALLOW_FALLBACK", false, "report ready before a model is trained, serving popularity (env RECSYS_ALLOW_FALLBACK=1)")
+	fs.DurationEnv(&c.Jobs.Interval, "retrain-interval", "RECSYS_RETRAIN_INTERVAL", jobs.DefaultInterval, "retrain on this schedule; 0 turns it off (env RECSYS_RETRAIN_INTERVAL)")
+	fs.Int64Env(&c.Jobs.NewEvents, "retrain-after", "RECSYS_RETRAIN_AFTER", jobs.DefaultNewEvents, "retrain after this many new events; 0 turns it off (env RECSYS_RETRAIN_AFTER)")
+	fs.StringEnv(&c.PprofAddr, "pprof", "RECSYS_PPROF", "", "serve net/http/pprof on this loopback address, e.g. 127.0.0.1:6060 (env RECSYS_PPROF)")
+	fs.IntEnv(&c.ContentApproxAbove, "content-approx-above", "RECSYS_CONTENT_APPROX_ABOVE", retrieval.DefaultApproxAbove, "content search uses an approximate (HNSW) index above this many items; 0 = the default, -1 = always exact (env RECSYS_CONTENT_APPROX_ABOVE)")
+	fs.IntEnv(&c.ColdSlotsPer10, "cold-slots-per-10", "RECSYS_COLD_SLOTS_PER_10", serving.DefaultColdSlotsPer10, "how many slots in ten of a recommendation list may go to cold items (no events yet) that earn them on content; 0 turns cold slots off (env RECSYS_COLD_SLOTS_PER_10)")
+	fs.StringEnv(&v.models, "models", "RECSYS_MODELS", strings.Join(jobs.DefaultModels, ","), "models that retraining fits (env RECSYS_MODELS)")
+	fs.IntEnv(&v.valUsers, "validation-users", "RECSYS_VALIDATION_USERS", eval.DefaultValidationUsers, "retraining validates each grid point on a fixed-seed sample of this many users when there are more; 0: all (env RECSYS_VALIDATION_USERS)")
+	fs.BoolEnv(&c.Jobs.Auto, "auto", "RECSYS_AUTO", false, "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
+	fs.BoolEnv(&v.online, "online", "RECSYS_ONLINE", true, "name every recommendation answer, record impressions, attribute events and run experiments (env RECSYS_ONLINE=0 turns it off)")
+	fs.DurationEnv(&c.Online.Window, "attribution-window", "RECSYS_ATTRIBUTION_WINDOW", online.DefaultWindow, "a positive event without a recommendation_id is credited to the user's latest list that showed the item this long before (env RECSYS_ATTRIBUTION_WINDOW)")
+	fs.DurationEnv(&c.Online.Retention, "impression-retention", "RECSYS_IMPRESSION_RETENTION", online.DefaultRetention, "how long a recorded list is kept for attribution by its recommendation_id; its counts stay in /admin/online; 0 keeps every list (env RECSYS_IMPRESSION_RETENTION)")
+	fs.Float64Env(&c.Online.Sample, "impression-sample", "RECSYS_IMPRESSION_SAMPLE", 1, "share of recommendation lists recorded in the impression log, in (0, 1] (env RECSYS_IMPRESSION_SAMPLE)")
+	fs.StringEnv(&v.conv, "conversion-types", "RECSYS_CONVERSION_TYPES", "purchase", "event types that count as conversions (env RECSYS_CONVERSION_TYPES)")
+	return fs
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
+	var c Config
+	var v serveValues
+	var err error
+	fs := newServeFlags(&c, &v, stderr)
+	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
 	}
-	c.DB = *db
-	if c.AllowedHosts, err = parseAllowedHosts(*allowedHosts); err != nil {
+	c.DB = *v.db
+	if c.AllowedHosts, err = parseAllowedHosts(v.allowedHosts); err != nil {
 		return c, err
 	}
-	if c.Jobs.Models, err = parseModels(*models); err != nil {
+	if c.Jobs.Models, err = parseModels(v.models); err != nil {
 		return c, err
 	}
 	c.Jobs.Train = jobs.DefaultTrainOptions
-	c.Jobs.Train.ValidationUsers = validationUsers(*valUsers)
-	p, err := api.ParsePolicy(types)
+	c.Jobs.Train.ValidationUsers = validationUsers(v.valUsers)
+	p, err := api.ParsePolicy(v.types)
 	if err != nil {
 		return c, fmt.Errorf("--event-types: %w", err)
 	}
 	c.Policy = p
-	c.Online.Off = !*onlineOn
+	c.Online.Off = !v.online
 	if c.Online.Window <= 0 {
 		return c, fmt.Errorf("--attribution-window must be positive")
 	}
 	retentionSet := false
 	fs.Visit(func(f *flag.Flag) { retentionSet = retentionSet || f.Name == "impression-retention" })
-	if _, ok := os.LookupEnv("RECSYS_IMPRESSION_RETENTION"); ok {
+	if _, ok := os.LookupEnv(fs.env["impression-retention"]); ok {
 		retentionSet = true
 	}
 	if !retentionSet && c.Online.Window > c.Online.Retention {
@@ -101,7 +115,7 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	if !(c.Online.Sample > 0 && c.Online.Sample <= 1) {
 		return c, fmt.Errorf("--impression-sample must be in (0, 1]")
 	}
-	for _, t := range strings.Split(*conv, ",") {
+	for _, t := range strings.Split(v.conv, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			if _, ok := p.Types[t]; !ok {
 				return c, fmt.Errorf("--conversion-types: %q is not an event type of --event-types", t)
@@ -157,27 +171,6 @@ func parseAllowedHosts(s string) ([]string, error) {
 		out = append(out, name)
 	}
 	return out, nil
-}
-
-func envInt(key string, def int64) int64 {
-	if v, err := strconv.ParseInt(envOr(key, ""), 10, 64); err == nil {
-		return v
-	}
-	return def
-}
-
-func envFloat(key string, def float64) float64 {
-	if v, err := strconv.ParseFloat(envOr(key, ""), 64); err == nil {
-		return v
-	}
-	return def
-}
-
-func envDuration(key string, def time.Duration) time.Duration {
-	if v, err := time.ParseDuration(envOr(key, "")); err == nil {
-		return v
-	}
-	return def
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/backend"
 )
 
 // demoGenres are the genre-like features of the demo catalogue.
@@ -28,7 +28,7 @@ const (
 // power-law item popularity, a few taste clusters that prefer some genres,
 // genre flags as features and categories. It does nothing to a store that
 // already holds data.
-func fillDemo(ctx context.Context, st storage.Backend, log *slog.Logger) error {
+func fillDemo(ctx context.Context, st backend.Store, log *slog.Logger) error {
 	c, err := st.Counts(ctx)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 
 	"recsys/api"
 	"recsys/storage"
+	"recsys/storage/backend"
 	"recsys/storage/postgres"
 )
 
@@ -13,7 +14,7 @@ import (
 // URL selects the PostgreSQL store, anything else is a bbolt file.
 // maxSize caps a bbolt file (0: no cap); a PostgreSQL server manages its
 // own disk.
-func openStore(ctx context.Context, db string, policy api.Policy, maxSize int64) (storage.Backend, error) {
+func openStore(ctx context.Context, db string, policy api.Policy, maxSize int64) (backend.Store, error) {
 	if postgres.IsDSN(db) {
 		if maxSize != 0 {
 			return nil, fmt.Errorf("--max-db-size caps a bbolt file; it does not apply to a PostgreSQL database")

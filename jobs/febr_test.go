@@ -9,6 +9,7 @@ import (
 
 	"recsys/api"
 	"recsys/recsys"
+	"recsys/recsys/febr"
 )
 
 // The service trains febr (FEBRi over the SLIM affinity) like the other
@@ -97,7 +98,7 @@ func TestFEBRBaselines(t *testing.T) {
 		"febr-iu-cosine": {"itemknn", "userknn"}, "febr-iu-kunn": {"kunn-i"}, "febr-u-cosine": {"userknn"},
 		"febr-u-kunn": nil, "febr-i-slim": nil, "febr": nil,
 	} {
-		v, ok := recsys.FEBRVariantOf(name)
+		v, ok := febr.VariantOf(name)
 		if !ok {
 			t.Fatalf("%s is not a FEBR variant", name)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"recsys/recsys"
 	"recsys/recsys/eval"
+	"recsys/recsys/febr"
 )
 
 // ScalePositives is the size above which a training job sizes the matrix
@@ -79,15 +80,15 @@ type blendBase struct {
 // blendOptions are febr-blend's options for its search on the split's
 // training matrix: above ScalePositives the bases the job tuned on the
 // same split, validation users and criterion (validation ADG) are taken
-// as chosen (recsys.BlendOptions.Fitted) instead of the blend searching
+// as chosen (febr.BlendOptions.Fitted) instead of the blend searching
 // their grids again; the others are searched as before. θ is learnt on
-// the split's validation items (recsys.BlendOptions.HeldOut) when every
+// the split's validation items (febr.BlendOptions.HeldOut) when every
 // base is the job's: those fits never saw them, so no base is fitted
 // again on a holdout of the blend's own (at 20M events that was seven
 // more fits and their gigabytes).
-func blendOptions(bases map[string]blendBase, s *eval.Split) *recsys.BlendOptions {
-	names := recsys.BlendBases()
-	bo := &recsys.BlendOptions{Bases: names, Params: make([]recsys.Params, len(names)), Fitted: make([]recsys.Model, len(names)),
+func blendOptions(bases map[string]blendBase, s *eval.Split) *febr.BlendOptions {
+	names := febr.BlendBases()
+	bo := &febr.BlendOptions{Bases: names, Params: make([]recsys.Params, len(names)), Fitted: make([]recsys.Model, len(names)),
 		FittedOn: s.Train, HeldOut: s.Validation}
 	for b, n := range names {
 		if bb, ok := bases[n]; ok && bb.tuned != nil {
@@ -100,7 +101,7 @@ func blendOptions(bases map[string]blendBase, s *eval.Split) *recsys.BlendOption
 // reuseFull returns the blend's refit options o with the job's refits on x
 // of the bases whose chosen parameters are the job's: the same fit, so the
 // same model, without fitting it again.
-func reuseFull(bases map[string]blendBase, o *recsys.BlendOptions, x *recsys.Matrix) *recsys.BlendOptions {
+func reuseFull(bases map[string]blendBase, o *febr.BlendOptions, x *recsys.Matrix) *febr.BlendOptions {
 	out := *o
 	out.Fitted, out.FittedOn = make([]recsys.Model, len(o.Bases)), x
 	for b, n := range o.Bases {

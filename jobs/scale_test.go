@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"recsys/recsys"
+	"recsys/recsys/febr"
 )
 
 // The scale rule sizes the matrix factorisations' epochs by the data and
@@ -64,7 +65,7 @@ func TestScaleTuning(t *testing.T) {
 			t.Fatalf("%s above the threshold: %+v", name, tuning)
 		}
 	}
-	if tuning := DefaultTrainOptions.tuning(); scaleTuning(recsys.BlendModel, 20_000_000, &tuning) {
+	if tuning := DefaultTrainOptions.tuning(); scaleTuning(febr.BlendName, 20_000_000, &tuning) {
 		t.Fatal("the rule applied to febr-blend")
 	}
 	// The defaults are not mutated, and an epochs set in the grid is kept.
@@ -95,7 +96,7 @@ func blendJob(t *testing.T) (map[string]trained, *recsys.Matrix) {
 	opts := DefaultTrainOptions
 	opts.Grid = []int{5, 10, 20}
 	opts.Factors = []int{4, 8}
-	names := append(recsys.BlendBases(), recsys.BlendModel)
+	names := append(febr.BlendBases(), febr.BlendName)
 	out, err := trainModels(context.Background(), snap, names, opts, func(string, float64) {})
 	if err != nil {
 		t.Fatal(err)
@@ -127,10 +128,10 @@ func TestTrainModels_blendReusesTheJobsBases(t *testing.T) {
 		if scaled != (x.NNZ() > scalePositives) {
 			t.Fatalf("%d positives against the threshold %d", x.NNZ(), scalePositives)
 		}
-		bl := byName[recsys.BlendModel].served.Model.(*recsys.Blend)
+		bl := byName[febr.BlendName].served.Model.(*febr.Blend)
 		reused, same := 0, 0
-		params := make([]recsys.Params, len(recsys.BlendBases()))
-		for b, name := range recsys.BlendBases() {
+		params := make([]recsys.Params, len(febr.BlendBases()))
+		for b, name := range febr.BlendBases() {
 			base, p := bl.Base(b)
 			job, _ := byName[name].served.Model.(recsys.Model)
 			jobP := recsys.ParamsOf(job)
@@ -147,17 +148,17 @@ func TestTrainModels_blendReusesTheJobsBases(t *testing.T) {
 		if reused == 0 {
 			t.Fatalf("scaled=%v: no base was reused", scaled)
 		}
-		if scaled && same != len(recsys.BlendBases()) {
-			t.Fatalf("above the threshold %d of %d bases have the job's parameters", same, len(recsys.BlendBases()))
+		if scaled && same != len(febr.BlendBases()) {
+			t.Fatalf("above the threshold %d of %d bases have the job's parameters", same, len(febr.BlendBases()))
 		}
 		// The reused bases give the model a fit from scratch gives.
-		fresh := &recsys.Blend{}
-		p := recsys.Params{FEBR: &recsys.FEBROptions{Blend: &recsys.BlendOptions{Bases: bl.Bases(), Params: params, Theta: bl.Theta()}}}
+		fresh := &febr.Blend{}
+		p := recsys.Params{Options: &febr.Options{Blend: &febr.BlendOptions{Bases: bl.Bases(), Params: params, Theta: bl.Theta()}}}
 		if err := fresh.Fit(context.Background(), x, p); err != nil {
 			t.Fatal(err)
 		}
 		a, _ := fresh.MarshalBinary()
-		if string(a) != string(byName[recsys.BlendModel].blob) {
+		if string(a) != string(byName[febr.BlendName].blob) {
 			t.Fatalf("scaled=%v: the blend with the job's bases differs from one fitted from scratch", scaled)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"recsys/api"
 	"recsys/recsys"
 	"recsys/recsys/eval"
+	"recsys/recsys/febr"
 	"recsys/recsys/metrics"
 	"recsys/recsys/serving"
 )
@@ -62,18 +63,18 @@ func (o TrainOptions) tuning() eval.Tuning {
 		Grid:            recsys.Grid{K: o.Grid, SLIM: o.SLIM, Factors: o.Factors, Extra: o.MF, Lambda: lambdas, KByBaseline: true},
 		ValidationUsers: o.ValidationUsers,
 		SampleSeed:      uint64(o.Seed),
-		FEBR:            recsys.FEBROptions{Seed: uint64(o.Seed), MemoryBudget: cmp.Or(o.FEBRMemory, DefaultFEBRMemory)},
+		FEBR:            febr.Options{Seed: uint64(o.Seed), MemoryBudget: cmp.Or(o.FEBRMemory, DefaultFEBRMemory)},
 	}
 }
 
 // DefaultFEBRLambda is the service's λ grid for FEBR, shorter than the
-// evaluation's (recsys.DefaultFEBRLambdas) to keep retraining quick.
+// evaluation's (febr.DefaultLambdas) to keep retraining quick.
 var DefaultFEBRLambda = []float64{1e-3, 1e-2}
 
 // DefaultFEBRMemory is the service's bound on FEBR's feature memo: it
 // holds the memo of MovieLens 100K (44–150 MB), and at 10⁶ events and more
 // FEBR streams instead of taking gigabytes (4 GiB at 1M with the offline
-// evaluation's 2 GiB budget, recsys.DefaultFEBRMemory, which the garbage
+// evaluation's 2 GiB budget, febr.DefaultMemory, which the garbage
 // collector lets double).
 const DefaultFEBRMemory = 256 << 20
 
@@ -269,7 +270,7 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	tunedByName := map[string]recsys.Model{}
 	baselines := map[string]bool{}
 	for _, n := range names {
-		if v, ok := recsys.FEBRVariantOf(n); ok {
+		if v, ok := febr.VariantOf(n); ok {
 			for _, b := range v.Baselines {
 				baselines[b] = true
 			}
@@ -278,17 +279,17 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	// The job's own fits of febr-blend's bases, which the blend takes
 	// instead of fitting them again (blendOptions, reuseFull).
 	bases := map[string]blendBase{}
-	blend, blendNames := slices.Contains(names, recsys.BlendModel), recsys.BlendBases()
+	blend, blendNames := slices.Contains(names, febr.BlendName), febr.BlendBases()
 	for k, name := range names {
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
 		stage("tune "+name, frac(0))
 		start := time.Now()
 		tuning := opts.tuning()
 		scaleTuning(name, x.NNZ(), &tuning)
-		if name == recsys.BlendModel && x.NNZ() > scalePositives {
+		if name == febr.BlendName && x.NNZ() > scalePositives {
 			tuning.FEBR.Blend = blendOptions(bases, split)
 		}
-		if v, ok := recsys.FEBRVariantOf(name); ok {
+		if v, ok := febr.VariantOf(name); ok {
 			if v.Affinity == "slim" {
 				tuning.FEBR.SLIM = slimTuned
 			}
@@ -305,15 +306,15 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 			return nil, err
 		}
 		p.Cache = fullCache
-		if p.FEBR != nil && tuning.FEBR.SLIM != nil && sameSLIM(slimFull, p) {
-			febr := *p.FEBR
-			febr.SLIM = slimFull
-			p.FEBR = &febr
+		if po, ok := p.Options.(*febr.Options); ok && tuning.FEBR.SLIM != nil && sameSLIM(slimFull, p) {
+			fo := *po
+			fo.SLIM = slimFull
+			p.Options = &fo
 		}
-		if name == recsys.BlendModel && p.FEBR != nil && p.FEBR.Blend != nil {
-			febr := *p.FEBR
-			febr.Blend = reuseFull(bases, p.FEBR.Blend, x)
-			p.FEBR = &febr
+		if po, ok := p.Options.(*febr.Options); ok && name == febr.BlendName && po.Blend != nil {
+			fo := *po
+			fo.Blend = reuseFull(bases, po.Blend, x)
+			p.Options = &fo
 		}
 		if err := m.Fit(ctx, x, p); err != nil {
 			return nil, fmt.Errorf("fitting %s: %w", name, err)
@@ -376,9 +377,9 @@ func snapshotMatrix(snap *api.Snapshot) (*recsys.Matrix, error) {
 }
 
 // febrBaselines are the choices among tuned of the baselines of a FEBR
-// variant (recsys.FEBROptions.Baselines), in the variant's order; those
+// variant (febr.Options.Baselines), in the variant's order; those
 // the job did not tune are left out.
-func febrBaselines(v recsys.FEBRVariantInfo, tuned map[string]recsys.Model) []recsys.Model {
+func febrBaselines(v febr.VariantInfo, tuned map[string]recsys.Model) []recsys.Model {
 	var out []recsys.Model
 	for _, b := range v.Baselines {
 		if m := tuned[b]; m != nil {

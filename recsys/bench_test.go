@@ -2,10 +2,10 @@ package recsys
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"recsys/recsys/internal/synth"
 )
 
 // benchMatrix is a generated MovieLens-100K-sized matrix: 1,000 users,
@@ -157,13 +157,16 @@ func BenchmarkTopN_item20M(b *testing.B) {
 }
 
 // zipfMatrix draws perUser distinct items for each of m users from a Zipf
-// law (exponent 1.1) over n items in shuffled order: popularity, no taste.
+// law over n items (synth.Zipf): popularity, no taste.
 func zipfMatrix(tb testing.TB, seed uint64, m, n, perUser int) *Matrix {
 	tb.Helper()
-	rng := rand.New(rand.NewPCG(seed, 13))
-	z := rand.NewZipf(rng, 1.1, 1, uint64(n-1))
-	perm := rng.Perm(n)
-	return drawnMatrix(tb, m, n, func() int { return perUser }, func() int { return perm[z.Uint64()] })
+	var pairs []Pair
+	synth.Zipf(seed, m, n, perUser, func(u, i uint32) { pairs = append(pairs, Pair{User: u, Item: i}) })
+	x, err := NewMatrix(m, n, pairs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return x
 }
 
 // drawnMatrix gives each of m users count() distinct items of n, each
@@ -245,8 +248,8 @@ func topNEachUser(b *testing.B, x *Matrix, query func(h []uint32, skip func(uint
 // popular bits for all but the lightest histories here).
 func BenchmarkUserSideSearch(b *testing.B) {
 	x := scaleMatrix(b, 46, 30000, 27000, 143)
-	for _, sim := range []string{simCosine, simKUNN} {
-		s := newUserSide(x, 200, sim == simKUNN)
+	for _, sim := range []string{SimCosine, SimKUNN} {
+		s := newUserSide(x, 200, sim == SimKUNN)
 		sc := s.pool.Get().(*userScratch)
 		for _, dense := range []bool{false, true} {
 			mode := "sparse"
@@ -281,51 +284,4 @@ func BenchmarkItemCosineKNNScale(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// BenchmarkDenseTopN20M answers top-10 requests as the server does for a
-// model without RankTop (recommendFrom): score every item, set the user's
-// own to −Inf, select with TopN, at the item count of `recsys scale`'s 20M
-// database (20,000 Zipf users × 143 items over 27,000 items). "blend" is
-// febr-blend with rp3beta alone (what auto mode learnt on that data),
-// "blend2" with itemknn added; "select" is TopN alone on blend scores.
-func BenchmarkDenseTopN20M(b *testing.B) {
-	x := zipfMatrix(b, 48, 20000, 27000, 143)
-	pop := x.Popularity()
-	rp, knn := fitted(b, "rp3beta", x, Params{K: 100}), fitted(b, "itemknn", x, Params{K: 200})
-	one, two := &Blend{}, &Blend{}
-	one.set([]string{"rp3beta"}, []Model{rp}, make([]Params, 1), []float64{1}, x.Items())
-	two.set([]string{"rp3beta", "itemknn"}, []Model{rp, knn}, make([]Params, 2), []float64{1, 0.5}, x.Items())
-	scores := make([]float64, x.Items())
-	answer := func(m Model, h []uint32) []uint32 {
-		m.Score(h, scores)
-		for _, i := range h {
-			scores[i] = math.Inf(-1)
-		}
-		return TopN(scores, pop, nil, 10)
-	}
-	for _, c := range []struct {
-		name string
-		m    Model
-	}{{"rp3beta", rp}, {"blend", one}, {"blend2", two}} {
-		b.Run(c.name, func(b *testing.B) {
-			u := 0
-			for b.Loop() {
-				answer(c.m, x.Row(u%x.Users()))
-				u++
-			}
-		})
-	}
-	all := make([][]float64, 200)
-	for u := range all {
-		answer(one, x.Row(u))
-		all[u] = slices.Clone(scores)
-	}
-	b.Run("select", func(b *testing.B) {
-		u := 0
-		for b.Loop() {
-			TopN(all[u%len(all)], pop, nil, 10)
-			u++
-		}
-	})
 }

@@ -6,10 +6,11 @@ import (
 	"sync/atomic"
 )
 
-// Similarity kinds a NeighbourCache can hold.
+// Similarity kinds of neighbour lists (ItemNeighbours,
+// NewUserNeighbourhood), which a NeighbourCache holds by kind.
 const (
-	simCosine = "cosine" // §4.3
-	simKUNN   = "kunn"   // Eq. (4.5)
+	SimCosine = "cosine" // §4.3
+	SimKUNN   = "kunn"   // Eqs. (4.5)–(4.6)
 )
 
 // NeighbourCache computes the item neighbour lists of one training matrix
@@ -78,6 +79,23 @@ func (c *NeighbourCache) forUsers(x *Matrix, k int, kind string) *userLists {
 	return c.userLists(kind)
 }
 
+// MemoisedUsers is the number of training users whose KNN(u) under the
+// similarity kind the cache holds (filled as user models score them).
+func (c *NeighbourCache) MemoisedUsers(kind string) int {
+	c.mu.Lock()
+	l := c.users[kind]
+	c.mu.Unlock()
+	n := 0
+	if l != nil {
+		for u := range l.rows {
+			if l.rows[u].Load() != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // NewNeighbourCache returns an empty cache for x and neighbourhoods of up
 // to kmax items.
 func NewNeighbourCache(x *Matrix, kmax int) *NeighbourCache {
@@ -91,7 +109,7 @@ func (c *NeighbourCache) KMax() int { return c.kmax }
 // (computing it if needed): a larger k gives the same model, so a grid
 // search can stop there ("k capped by the data").
 func (c *NeighbourCache) MaxRow(ctx context.Context, progress ProgressFunc) (int, error) {
-	nb, err := c.full(ctx, simCosine, progress)
+	nb, err := c.full(ctx, SimCosine, progress)
 	if err != nil {
 		return 0, err
 	}
@@ -113,15 +131,17 @@ func (c *NeighbourCache) full(ctx context.Context, kind string, progress Progres
 }
 
 func computeItemKNN(ctx context.Context, x *Matrix, kind string, k int, progress ProgressFunc) (*Neighbours, error) {
-	if kind == simKUNN {
+	if kind == SimKUNN {
 		return ItemKUNNKNN(ctx, x, k, progress)
 	}
 	return ItemCosineKNN(ctx, x, k, progress)
 }
 
-// itemNeighbours returns the k-truncated item lists of the given kind,
-// from the cache when it fits x and k, computing them otherwise.
-func itemNeighbours(ctx context.Context, x *Matrix, kind string, p Params) (*Neighbours, error) {
+// ItemNeighbours returns KNN(i) of every item at k = p.K under the
+// similarity kind (SimCosine or SimKUNN), with the similarity as the value,
+// in KNN order: prefixes of p.Cache's lists when it was built on x with
+// k_max ≥ p.K, computed otherwise (reporting to p.Progress).
+func ItemNeighbours(ctx context.Context, x *Matrix, kind string, p Params) (*Neighbours, error) {
 	if c := p.Cache; c != nil && c.x == x && p.K <= c.kmax {
 		nb, err := c.full(ctx, kind, p.Progress)
 		if err != nil {

@@ -47,8 +47,9 @@ func newDecoder(data []byte, name string) *blob.Decoder {
 	return d
 }
 
-// writeNeighbours writes the row count, the row lengths, then the entries.
-func writeNeighbours(e *blob.Encoder, nb *Neighbours) {
+// WriteNeighbours writes neighbour lists: the row count, the row lengths,
+// then the entries (ReadNeighbours reads them back).
+func WriteNeighbours(e *blob.Encoder, nb *Neighbours) {
 	e.Uvarint(uint64(nb.Rows()))
 	for r := 0; r < nb.Rows(); r++ {
 		e.Uvarint(uint64(nb.ptr[r+1] - nb.ptr[r]))
@@ -59,8 +60,9 @@ func writeNeighbours(e *blob.Encoder, nb *Neighbours) {
 	}
 }
 
-// readNeighbours reads lists whose indices must be below nCols.
-func readNeighbours(d *blob.Decoder, nCols int) *Neighbours {
+// ReadNeighbours reads lists written by WriteNeighbours whose indices must
+// be below nCols and values finite, failing d otherwise.
+func ReadNeighbours(d *blob.Decoder, nCols int) *Neighbours {
 	rows := d.Count(1)
 	if d.Err() != nil {
 		return nil
@@ -85,9 +87,10 @@ func readNeighbours(d *blob.Decoder, nCols int) *Neighbours {
 	return &Neighbours{ptr: ptr, ent: ent}
 }
 
-// writeMatrix writes the shape, the row lengths, the column lengths (which
-// bound the shape by the data size when decoding) and the column indices.
-func writeMatrix(e *blob.Encoder, x *Matrix) {
+// WriteMatrix writes a matrix: the shape, the row lengths, the column
+// lengths (which bound the shape by the data size when decoding) and the
+// column indices (ReadMatrix reads it back).
+func WriteMatrix(e *blob.Encoder, x *Matrix) {
 	e.Uvarint(uint64(x.nUsers))
 	e.Uvarint(uint64(x.nItems))
 	for u := 0; u < x.nUsers; u++ {
@@ -99,10 +102,11 @@ func writeMatrix(e *blob.Encoder, x *Matrix) {
 	e.Uint32s(x.byUser.idx)
 }
 
-// readMatrix reads a matrix and checks that its rows are strictly
-// ascending and in range and that its column lengths match. A matrix equal
-// to one a loaded model holds is that one (intern).
-func readMatrix(d *blob.Decoder) *Matrix {
+// ReadMatrix reads a matrix written by WriteMatrix and checks that its
+// rows are strictly ascending and in range and that its column lengths
+// match, failing d otherwise. A matrix equal to one a loaded model holds
+// is that one (intern), so that models of one training share it.
+func ReadMatrix(d *blob.Decoder) *Matrix {
 	nUsers := d.Count(1)
 	nItems := d.Count(1)
 	if d.Err() != nil || nUsers+nItems > d.Len() {

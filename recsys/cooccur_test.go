@@ -187,7 +187,7 @@ func scaleMatrix(tb testing.TB, seed uint64, m, n int, perUser float64) *Matrix 
 func BenchmarkCoCounterGram(b *testing.B) {
 	x := scaleMatrix(b, 46, 30000, 27000, 143)
 	ctx := context.Background()
-	nb, err := itemNeighbours(ctx, x, simCosine, Params{K: 200})
+	nb, err := ItemNeighbours(ctx, x, SimCosine, Params{K: 200})
 	if err != nil {
 		b.Fatal(err)
 	}

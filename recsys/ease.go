@@ -310,7 +310,7 @@ func (m *EASE) fitSparse(ctx context.Context, x *Matrix, p Params) error {
 // exactly from the cosine values, and each λ costs one k×k Cholesky
 // factorisation — O(n·k³) per λ, the counts O(n·k²) once.
 func fitSparseGrid(ctx context.Context, x *Matrix, k int, lambdas []float64, p Params) ([]*itemSide, error) {
-	nb, err := itemNeighbours(ctx, x, simCosine, Params{K: k, Cache: p.Cache, Progress: p.Progress})
+	nb, err := ItemNeighbours(ctx, x, SimCosine, Params{K: k, Cache: p.Cache, Progress: p.Progress})
 	if err != nil {
 		return nil, err
 	}
@@ -410,13 +410,13 @@ func (s *easeSolver) solve(lambda float64) ([]Neighbour, bool) {
 			out = append(out, Neighbour{Index: f.Index, Value: s.rhs[a]})
 		}
 	}
-	slices.SortFunc(out, compareNeighbours)
+	slices.SortFunc(out, CompareNeighbours)
 	return out, true
 }
 
 func (m *EASE) Score(history []uint32, scores []float64) {
 	if m.side != nil {
-		fill(scores, m.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+		FillScores(scores, m.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
 		return
 	}
 	// Dense: only the active items are written, so scores of any length
@@ -464,7 +464,7 @@ func (m *EASE) Explain(history []uint32, items []uint32, n int) [][]Contribution
 	out := make([][]Contribution, len(items))
 	for k, j := range items {
 		if m.side != nil {
-			out[k] = top(m.side.explain(history, j, 1), n)
+			out[k] = TopContributions(m.side.explain(history, j, 1), n)
 			continue
 		}
 		col, ok := slices.BinarySearch(m.active, j)
@@ -484,7 +484,7 @@ func (m *EASE) Explain(history []uint32, items []uint32, n int) [][]Contribution
 				cs = append(cs, Contribution{Index: i, Weight: float64(w)})
 			}
 		}
-		out[k] = top(cs, n)
+		out[k] = TopContributions(cs, n)
 	}
 	return out
 }
@@ -511,7 +511,7 @@ func (m *EASE) MarshalBinary() ([]byte, error) {
 	e.Uvarint(uint64(m.nItems))
 	if m.side != nil {
 		e.Byte(1)
-		writeNeighbours(e, m.side.fwd)
+		WriteNeighbours(e, m.side.fwd)
 		return e.Bytes(), nil
 	}
 	e.Byte(0)
@@ -534,7 +534,7 @@ func (m *EASE) UnmarshalBinary(data []byte) error {
 	switch mode := d.Byte(); {
 	case d.Err() != nil:
 	case mode == 1:
-		fwd := readNeighbours(d, n)
+		fwd := ReadNeighbours(d, n)
 		if d.Err() == nil && fwd.Rows() != n {
 			d.Fail(nil)
 		}

@@ -339,7 +339,7 @@ func easeReferenceColumns(t *testing.T, x *Matrix, has [][]bool, j int, feats []
 				out[c] = append(out[c], Neighbour{Index: f.Index, Value: rhs[a]})
 			}
 		}
-		slices.SortFunc(out[c], compareNeighbours)
+		slices.SortFunc(out[c], CompareNeighbours)
 	}
 	return out
 }

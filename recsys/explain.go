@@ -20,8 +20,9 @@ type Explainer interface {
 	Explain(history []uint32, items []uint32, n int) [][]Contribution
 }
 
-// top keeps the n largest contributions, best first.
-func top(cs []Contribution, n int) []Contribution {
+// TopContributions keeps the n largest contributions of cs, best first
+// (ties by index), sorting cs in place.
+func TopContributions(cs []Contribution, n int) []Contribution {
 	slices.SortFunc(cs, func(a, b Contribution) int {
 		switch {
 		case a.Weight > b.Weight:
@@ -34,13 +35,15 @@ func top(cs []Contribution, n int) []Contribution {
 	return cs[:min(n, len(cs))]
 }
 
-// explain lists the history items in KNN(i) with their affinity times scale.
-func (s *itemSide) explain(history []uint32, item uint32, scale float64) []Contribution {
-	if int(item) >= s.nItems {
+// ItemContributions lists the terms of an item side's aggsum score of item
+// (Thm 4.3): the items j of the history (sorted) in KNN(i), the row item of
+// lists, with A(i, j) times scale; nil for an item lists does not hold.
+func ItemContributions(lists *Neighbours, history []uint32, item uint32, scale float64) []Contribution {
+	if int(item) >= lists.Rows() {
 		return nil
 	}
 	var out []Contribution
-	for _, e := range s.fwd.Row(int(item)) {
+	for _, e := range lists.Row(int(item)) {
 		if _, ok := slices.BinarySearch(history, e.Index); ok {
 			out = append(out, Contribution{Index: e.Index, Weight: scale * e.Value})
 		}
@@ -48,23 +51,38 @@ func (s *itemSide) explain(history []uint32, item uint32, scale float64) []Contr
 	return out
 }
 
-// explain lists the neighbours in nbs who consumed item, with A(u, v) times
-// scale.
-func (s *userSide) explain(nbs []Neighbour, item uint32, scale float64) []Contribution {
+// UserContributions lists the terms of a user side's aggsum score of item
+// (Cor. 4.1): the neighbours v in nbs, KNN(u) among the users of x, who
+// consumed item, with A(u, v) times scale.
+func UserContributions(x *Matrix, nbs []Neighbour, item uint32, scale float64) []Contribution {
 	var out []Contribution
 	for _, nb := range nbs {
-		if _, ok := slices.BinarySearch(s.x.Row(int(nb.Index)), item); ok {
+		if _, ok := slices.BinarySearch(x.Row(int(nb.Index)), item); ok {
 			out = append(out, Contribution{User: true, Index: nb.Index, Weight: scale * nb.Value})
 		}
 	}
 	return out
 }
 
+// explain lists the history items in KNN(i) with their affinity times scale.
+func (s *itemSide) explain(history []uint32, item uint32, scale float64) []Contribution {
+	if int(item) >= s.nItems {
+		return nil
+	}
+	return ItemContributions(s.fwd, history, item, scale)
+}
+
+// explain lists the neighbours in nbs who consumed item, with A(u, v) times
+// scale.
+func (s *userSide) explain(nbs []Neighbour, item uint32, scale float64) []Contribution {
+	return UserContributions(s.x, nbs, item, scale)
+}
+
 // Explain implements Explainer for item-p models (itemknn, kunn-i, slim).
 func (m *ItemP) Explain(history []uint32, items []uint32, n int) [][]Contribution {
 	out := make([][]Contribution, len(items))
 	for k, i := range items {
-		out[k] = top(m.side.explain(history, i, 1), n)
+		out[k] = TopContributions(m.side.explain(history, i, 1), n)
 	}
 	return out
 }
@@ -74,7 +92,7 @@ func (m *UserP) Explain(history []uint32, items []uint32, n int) [][]Contributio
 	nbs := m.Neighbours(-1, history)
 	out := make([][]Contribution, len(items))
 	for k, i := range items {
-		out[k] = top(m.side.explain(nbs, i, 1), n)
+		out[k] = TopContributions(m.side.explain(nbs, i, 1), n)
 	}
 	return out
 }
@@ -94,7 +112,7 @@ func (m *KUNN) Explain(history []uint32, items []uint32, n int) [][]Contribution
 		if int(i) < len(m.itemScale) {
 			cs = append(cs, m.users.explain(nbs, i, m.itemScale[i])...)
 		}
-		out[k] = top(cs, n)
+		out[k] = TopContributions(cs, n)
 	}
 	return out
 }

@@ -9,15 +9,16 @@ import (
 
 	"recsys/recsys"
 	"recsys/recsys/blob/blobtest"
+	"recsys/recsys/febr" // registers febr, its variants and febr-blend
 	_ "recsys/recsys/mf" // registers bpr, wrmf, ials and mfauc
 )
 
 // Models persisted by an earlier release must still load and re-encode to
 // the same bytes: testdata/golden holds one small model of every
-// registered kind (recsys/mf's too, hence this external test package) as
-// the codec of that release wrote it. The same model fitted now must score
-// as the loaded one does, so a field read into the wrong place is caught
-// too, not only a misplaced byte.
+// registered kind (recsys/mf's and recsys/febr's too, hence this external
+// test package) as the codec of that release wrote it. The same model
+// fitted now must score as the loaded one does, so a field read into the
+// wrong place is caught too, not only a misplaced byte.
 func TestLoad_golden(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 7))
 	var pairs []recsys.Pair
@@ -38,7 +39,7 @@ func TestLoad_golden(t *testing.T) {
 	}
 	var cases []golden
 	for _, name := range recsys.Names() {
-		p := recsys.Params{K: 3, L1: 0.5, L2: 1, FEBR: &recsys.FEBROptions{Iterations: 300}}
+		p := recsys.Params{K: 3, L1: 0.5, L2: 1, Options: &febr.Options{Iterations: 300}}
 		switch name {
 		case "bpr", "wrmf", "ials", "mfauc":
 			p = recsys.Params{K: 2, Extra: map[string]float64{"epochs": 2}}

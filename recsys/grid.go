@@ -23,11 +23,11 @@ type Grid struct {
 	// its defaults only.
 	Extra map[string][]map[string]float64
 	// Lambda is FEBR's secondary grid, the ℓ2 constant λ on θ (empty:
-	// DefaultFEBRLambdas).
+	// febr.DefaultLambdas).
 	Lambda []float64
 	// KByBaseline makes FEBR choose k (and the fsSLIM pair) by the
 	// validation ADG of the aggsum predictor OPT-ADG starts from and run
-	// OPT-ADG for that k alone (FEBRGrid.KByBaseline): the service's
+	// OPT-ADG for that k alone (febr.Grid.KByBaseline): the service's
 	// quicker search.
 	KByBaseline bool
 }

@@ -1,12 +1,11 @@
 package recsys
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
+	"recsys/recsys/internal/brute"
 	"recsys/recsys/internal/synth"
 )
 
@@ -46,45 +45,15 @@ func generated(tb testing.TB, seed uint64, m, n, perUser int) *Matrix {
 	return x
 }
 
-// bruteKNN picks the k best j ≠ i with a positive similarity, in KNN order.
+// bruteKNN is brute.KNN as recsys neighbours: the k best j ≠ self with a
+// positive similarity, in KNN order.
 func bruteKNN(sim []float64, self, k int) []Neighbour {
-	var all []Neighbour
-	for j, s := range sim {
-		if j != self && s > 0 {
-			all = append(all, Neighbour{Index: uint32(j), Value: s})
-		}
+	knn := brute.KNN(sim, self, k)
+	out := make([]Neighbour, len(knn))
+	for n, e := range knn {
+		out[n] = Neighbour(e)
 	}
-	slices.SortFunc(all, func(a, b Neighbour) int {
-		if c := cmp.Compare(b.Value, a.Value); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Index, b.Index)
-	})
-	return all[:min(k, len(all))]
-}
-
-func colCounts(d [][]bool) []int {
-	c := make([]int, len(d[0]))
-	for _, row := range d {
-		for i, b := range row {
-			if b {
-				c[i]++
-			}
-		}
-	}
-	return c
-}
-
-func rowCounts(d [][]bool) []int {
-	c := make([]int, len(d))
-	for u, row := range d {
-		for _, b := range row {
-			if b {
-				c[u]++
-			}
-		}
-	}
-	return c
+	return out
 }
 
 func inList(l []Neighbour, j int) (float64, bool) {

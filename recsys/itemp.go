@@ -28,18 +28,18 @@ func itemKCandidates(g Grid, c Caps) []Params { return kCandidates(CapK(g.K, c.I
 func (m *ItemP) Name() string { return m.name }
 
 func (m *ItemP) Fit(ctx context.Context, x *Matrix, p Params) error {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	var (
 		nb  *Neighbours
 		err error
 	)
 	switch m.name {
 	case "itemknn":
-		nb, err = itemNeighbours(ctx, x, simCosine, p)
+		nb, err = ItemNeighbours(ctx, x, SimCosine, p)
 	case "kunn-i":
-		nb, err = itemNeighbours(ctx, x, simKUNN, p)
+		nb, err = ItemNeighbours(ctx, x, SimKUNN, p)
 	case "slim":
-		nb, err = itemNeighbours(ctx, x, simCosine, p)
+		nb, err = ItemNeighbours(ctx, x, SimCosine, p)
 		var co *coCounter
 		if err == nil {
 			co, err = slimCounts(ctx, x, p)
@@ -64,7 +64,7 @@ func (m *ItemP) Fit(ctx context.Context, x *Matrix, p Params) error {
 }
 
 func (m *ItemP) Score(history []uint32, scores []float64) {
-	fill(scores, m.side.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+	FillScores(scores, m.side.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
 }
 
 // RankTop finds the n best items from the blocks of the ranked reversed
@@ -88,6 +88,16 @@ func (m *ItemP) Similar(item uint32) []Neighbour {
 	return m.side.fwd.Row(int(item))
 }
 
+// Affinities returns the item lists the model scores with, row i as
+// Similar(i) lists it (for slim, the non-zero fsSLIM weights W(j, i));
+// nil before Fit. Do not modify them.
+func (m *ItemP) Affinities() *Neighbours {
+	if m.side == nil {
+		return nil
+	}
+	return m.side.fwd
+}
+
 func (m *ItemP) MarshalBinary() ([]byte, error) {
 	if m.side == nil {
 		return nil, fmt.Errorf("recsys: %s is not fitted", m.name)
@@ -97,7 +107,7 @@ func (m *ItemP) MarshalBinary() ([]byte, error) {
 	e.Float64(m.l1)
 	e.Float64(m.l2)
 	e.Uvarint(uint64(m.side.nItems))
-	writeNeighbours(e, m.side.fwd)
+	WriteNeighbours(e, m.side.fwd)
 	return e.Bytes(), nil
 }
 
@@ -106,7 +116,7 @@ func (m *ItemP) UnmarshalBinary(data []byte) error {
 	k := d.Bounded(1 << 32)
 	l1, l2 := d.Finite(), d.Finite()
 	n := d.Bounded(1 << 32)
-	fwd := readNeighbours(d, n)
+	fwd := ReadNeighbours(d, n)
 	if err := d.Finish(); err != nil {
 		return err
 	}

@@ -20,7 +20,10 @@ func (a Neighbour) better(b Neighbour) bool {
 	return a.Value > b.Value || (a.Value == b.Value && a.Index < b.Index)
 }
 
-func compareNeighbours(a, b Neighbour) int {
+// CompareNeighbours compares neighbours in KNN order, by decreasing value
+// and ties by ascending index (negative when a comes first), for
+// slices.SortFunc.
+func CompareNeighbours(a, b Neighbour) int {
 	if c := cmp.Compare(b.Value, a.Value); c != 0 {
 		return c
 	}
@@ -67,10 +70,11 @@ func (nb *Neighbours) Truncate(k int) *Neighbours {
 	return out
 }
 
-// reverse returns, for every column j, the rows r whose list holds j, with
-// the value of that entry, rows ascending. Item-p scoring walks it from the
-// user's items: aggsum(φ_item(u,i)) = Σ_{j ∈ O⁺u ∩ KNN(i)} A(i,j) (Thm 4.3).
-func (nb *Neighbours) reverse(nCols int) *Neighbours {
+// Reverse returns, for every column j < nCols, the rows r whose list holds
+// j, with the value of that entry, rows ascending. Item-p scoring walks it
+// from the user's items: aggsum(φ_item(u,i)) = Σ_{j ∈ O⁺u ∩ KNN(i)} A(i,j)
+// (Thm 4.3).
+func (nb *Neighbours) Reverse(nCols int) *Neighbours {
 	ptr := make([]int, nCols+1)
 	for _, e := range nb.ent {
 		ptr[e.Index+1]++
@@ -87,6 +91,13 @@ func (nb *Neighbours) reverse(nCols int) *Neighbours {
 		}
 	}
 	return &Neighbours{ptr: ptr, ent: ent}
+}
+
+// Clone returns a copy of the lists that shares no memory with nb: the
+// caller that made it may change its rows (Row) in place, their values or
+// their order, which nb's own rows never allow.
+func (nb *Neighbours) Clone() *Neighbours {
+	return &Neighbours{ptr: slices.Clone(nb.ptr), ent: slices.Clone(nb.ent)}
 }
 
 // fromRows assembles per-row lists into one Neighbours value.
@@ -180,7 +191,7 @@ func (t *topK) down(i int) {
 
 // sorted returns the kept entries best first, reusing the heap's storage.
 func (t *topK) sorted() []Neighbour {
-	slices.SortFunc(t.h, compareNeighbours)
+	slices.SortFunc(t.h, CompareNeighbours)
 	return t.h
 }
 

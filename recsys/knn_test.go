@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"recsys/recsys/internal/brute"
 )
 
 func denseX(d [][]bool) *mat.Dense {
@@ -65,7 +67,7 @@ func TestItemCosineKNN_matchesDense(t *testing.T) {
 		var g mat.Dense
 		xd := denseX(d)
 		g.Mul(xd.T(), xd)
-		c := colCounts(d)
+		c := brute.ColCounts(d)
 		got, err := ItemCosineKNN(context.Background(), x, tc.k, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -79,47 +81,12 @@ func TestUserCosineKNN_matchesDense(t *testing.T) {
 	var g mat.Dense
 	xd := denseX(d)
 	g.Mul(xd, xd.T())
-	c := rowCounts(d)
+	c := brute.RowCounts(d)
 	got, err := UserCosineKNN(context.Background(), x, 4, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkLists(t, got, denseCosineKNN(&g, c, 4))
-}
-
-// kunnItemSim is Eq. (4.5) computed directly: ~iᵀ W_U ~j / (‖i‖‖j‖).
-func kunnItemSim(d [][]bool, i, j int) float64 {
-	cu, ci := rowCounts(d), colCounts(d)
-	if ci[i] == 0 || ci[j] == 0 {
-		return 0
-	}
-	s := 0.0
-	for v := range d {
-		if d[v][i] && d[v][j] {
-			s += 1 / math.Sqrt(float64(cu[v]))
-		}
-	}
-	return s / math.Sqrt(float64(ci[i])*float64(ci[j]))
-}
-
-// kunnUserSim is Eq. (4.6) computed directly for a history h against
-// training user v.
-func kunnUserSim(d [][]bool, h []bool, v int) float64 {
-	ci, cu := colCounts(d), rowCounts(d)
-	ch := 0
-	s := 0.0
-	for j, b := range h {
-		if b {
-			ch++
-			if d[v][j] {
-				s += 1 / math.Sqrt(float64(ci[j]))
-			}
-		}
-	}
-	if ch == 0 || cu[v] == 0 {
-		return 0
-	}
-	return s / math.Sqrt(float64(ch)*float64(cu[v]))
 }
 
 func TestItemKUNNKNN_matchesEq45(t *testing.T) {
@@ -131,7 +98,7 @@ func TestItemKUNNKNN_matchesEq45(t *testing.T) {
 	checkLists(t, got, func(i int) []Neighbour {
 		sim := make([]float64, len(d[0]))
 		for j := range sim {
-			sim[j] = kunnItemSim(d, i, j)
+			sim[j] = brute.KUNNItemSim(d, i, j)
 		}
 		return bruteKNN(sim, i, 6)
 	})

@@ -28,8 +28,8 @@ func kunnCandidates(g Grid, c Caps) []Params { return kCandidates(CapK(g.K, max(
 func (m *KUNN) Name() string { return "kunn" }
 
 func (m *KUNN) Fit(ctx context.Context, x *Matrix, p Params) error {
-	p = p.withDefaults()
-	nb, err := itemNeighbours(ctx, x, simKUNN, p)
+	p = p.WithDefaults()
+	nb, err := ItemNeighbours(ctx, x, SimKUNN, p)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (m *KUNN) set(k int, x *Matrix, nb *Neighbours) {
 func (m *KUNN) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }
 
 func (m *KUNN) ScoreUser(self int, history []uint32, scores []float64) {
-	fill(scores, m.items.nItems, func(buf []float64) {
+	FillScores(scores, m.items.nItems, func(buf []float64) {
 		cu := knownCount(history, m.items.nItems)
 		if cu == 0 {
 			return
@@ -72,19 +72,19 @@ func (m *KUNN) MarshalBinary() ([]byte, error) {
 	}
 	e := newEncoder(m.Name())
 	e.Uvarint(uint64(m.k))
-	writeMatrix(e, m.users.x)
-	writeNeighbours(e, m.items.fwd)
+	WriteMatrix(e, m.users.x)
+	WriteNeighbours(e, m.items.fwd)
 	return e.Bytes(), nil
 }
 
 func (m *KUNN) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, m.Name())
 	k := d.Bounded(1 << 32)
-	x := readMatrix(d)
+	x := ReadMatrix(d)
 	if d.Err() != nil {
 		return d.Err()
 	}
-	nb := readNeighbours(d, x.Items())
+	nb := ReadNeighbours(d, x.Items())
 	if err := d.Finish(); err != nil {
 		return err
 	}

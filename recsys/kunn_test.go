@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"recsys/recsys/internal/brute"
 )
 
 // eq43 is the KUNN score of dissertation Eq. (4.3) computed literally:
@@ -11,12 +13,12 @@ import (
 // with KNN by sim_KUNN over I \ i and U \ u.
 func eq43(d [][]bool, k int) [][]float64 {
 	m, n := len(d), len(d[0])
-	cu, ci := rowCounts(d), colCounts(d)
+	cu, ci := brute.RowCounts(d), brute.ColCounts(d)
 	itemKNN := make([]map[int]bool, n)
 	for i := range n {
 		sim := make([]float64, n)
 		for j := range sim {
-			sim[j] = kunnItemSim(d, i, j)
+			sim[j] = brute.KUNNItemSim(d, i, j)
 		}
 		itemKNN[i] = map[int]bool{}
 		for _, e := range bruteKNN(sim, i, k) {
@@ -27,7 +29,7 @@ func eq43(d [][]bool, k int) [][]float64 {
 	for u := range m {
 		sim := make([]float64, m)
 		for v := range sim {
-			sim[v] = kunnUserSim(d, d[u], v)
+			sim[v] = brute.KUNNUserSim(d, d[u], v)
 		}
 		userKNN[u] = map[int]bool{}
 		for _, e := range bruteKNN(sim, u, k) {

@@ -73,14 +73,27 @@ type Params struct {
 	Init Model
 	// Progress, when not nil, receives progress reports.
 	Progress ProgressFunc
-	// FEBR configures the FEBR models (λ, early stopping, seed; see
-	// FEBROptions); nil takes their defaults.
-	FEBR *FEBROptions
+	// Options are the options of the models of a family registered from a
+	// sub-package (recsys/febr takes *febr.Options: λ, early stopping,
+	// seed); nil takes the family's defaults, and the other models ignore
+	// them.
+	Options Options
 	// Extra holds the named hyper-parameters of models registered from
 	// sub-packages (recsys/mf: "lambda", "alpha", "lr", "epochs", …); each
 	// such model documents its keys and takes its defaults for missing
 	// ones. For them K is the main parameter too (the number of factors).
 	Extra map[string]float64
+}
+
+// Options are the options of a model family registered from a
+// sub-package (Params.Options), beyond the hyper-parameters every model
+// shares. Each family documents the type its models take (a pointer to
+// its own struct, which implements Family), so that another value is a
+// type error rather than options silently ignored.
+type Options interface {
+	// Family names the family the options are for ("febr"), for the
+	// errors of a model given another family's options.
+	Family() string
 }
 
 // Defaults for Params.
@@ -90,7 +103,9 @@ const (
 	DefaultL2 = 1.0
 )
 
-func (p Params) withDefaults() Params {
+// WithDefaults is p with the defaults of its zero fields filled in, as
+// every fit of this package takes it: K, L1 and L2, Tol and MaxIter.
+func (p Params) WithDefaults() Params {
 	if p.K <= 0 {
 		p.K = DefaultK
 	}
@@ -197,10 +212,11 @@ func clearScores(scores []float64) {
 	clear(scores)
 }
 
-// fill zeroes scores and lets score add into a buffer of the fitted item
-// count n: scores itself when it is long enough, else a temporary whose
-// prefix is copied back.
-func fill(scores []float64, n int, score func(buf []float64)) {
+// FillScores zeroes scores and lets score add into a buffer of the fitted
+// item count n: scores itself when it is long enough, else a temporary
+// whose prefix is copied back. It is how a model fitted on n items fills
+// Score's scores, whatever their length (items past n score 0).
+func FillScores(scores []float64, n int, score func(buf []float64)) {
 	clear(scores)
 	if len(scores) >= n {
 		score(scores[:n])

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"recsys/recsys/blob/blobtest"
+	"recsys/recsys/internal/brute"
 )
 
 // ownModels are the models of this file's concern (other models register
@@ -32,7 +33,7 @@ func TestItemP_Score_aggsumCosine(t *testing.T) {
 	x, d := randomMatrix(t, 21, 40, 30, 0.15)
 	const k = 4
 	m := fitted(t, "itemknn", x, Params{K: k})
-	c := colCounts(d)
+	c := brute.ColCounts(d)
 	scores := make([]float64, 30)
 	for u := range x.Users() {
 		m.Score(x.Row(u), scores)
@@ -85,44 +86,6 @@ func TestSLIM_Score_isXW(t *testing.T) {
 	}
 }
 
-// bruteUserP scores a live history h with user-p: KNN(h) among the
-// training users other than self by cosine (or Eq. 4.6), summing A(h, v)
-// over the neighbours that hold i.
-func bruteUserP(d [][]bool, h []bool, self, k int, kunn bool) []float64 {
-	m, n := len(d), len(d[0])
-	sim := make([]float64, m)
-	for v := range m {
-		if kunn {
-			sim[v] = kunnUserSim(d, h, v)
-			continue
-		}
-		co, ch, cv := 0, 0, 0
-		for j := range n {
-			if h[j] {
-				ch++
-			}
-			if d[v][j] {
-				cv++
-			}
-			if h[j] && d[v][j] {
-				co++
-			}
-		}
-		if co > 0 {
-			sim[v] = float64(co) / math.Sqrt(float64(ch)*float64(cv))
-		}
-	}
-	out := make([]float64, n)
-	for _, e := range bruteKNN(sim, self, k) {
-		for i := range n {
-			if d[e.Index][i] {
-				out[i] += e.Value
-			}
-		}
-	}
-	return out
-}
-
 func TestUserP_Score_liveHistory(t *testing.T) {
 	for _, name := range []string{"userknn", "kunn-u"} {
 		x, d := randomMatrix(t, 23, 40, 30, 0.15)
@@ -144,7 +107,7 @@ func TestUserP_Score_liveHistory(t *testing.T) {
 					hist = append(hist, uint32(i))
 				}
 			}
-			want := bruteUserP(d, live, u, k, name == "kunn-u")
+			want := brute.UserP(d, live, u, k, name == "kunn-u")
 			m.(UserScorer).ScoreUser(u, hist, scores)
 			for i := range scores {
 				if !closeTo(scores[i], want[i], 1e-12) {
@@ -152,7 +115,7 @@ func TestUserP_Score_liveHistory(t *testing.T) {
 				}
 			}
 			// Score treats the history as a new user: no row is left out.
-			want = bruteUserP(d, live, -1, k, name == "kunn-u")
+			want = brute.UserP(d, live, -1, k, name == "kunn-u")
 			m.Score(hist, scores)
 			for i := range scores {
 				if !closeTo(scores[i], want[i], 1e-12) {
@@ -384,7 +347,7 @@ func TestUserP_ScoreUser_cachedNeighbours(t *testing.T) {
 			m := fitted(t, name, x, Params{K: k, Cache: cache})
 			for u := range x.Users() {
 				m.(UserScorer).ScoreUser(u, x.Row(u), scores)
-				want := bruteUserP(d, d[u], u, k, kunn)
+				want := brute.UserP(d, d[u], u, k, kunn)
 				for i := range scores {
 					if !closeTo(scores[i], want[i], 1e-12) {
 						t.Fatalf("%s k=%d: score(%d, %d) = %g, want %g", name, k, u, i, scores[i], want[i])
@@ -392,9 +355,9 @@ func TestUserP_ScoreUser_cachedNeighbours(t *testing.T) {
 				}
 			}
 		}
-		kind := simCosine
+		kind := SimCosine
 		if kunn {
-			kind = simKUNN
+			kind = SimKUNN
 		}
 		memo := cache.users[kind]
 		if memo == nil {
@@ -415,12 +378,12 @@ func TestUserP_ScoreUser_cachedNeighbours(t *testing.T) {
 	// A live history equal in content but not the row: no memo entry is
 	// read or written for it.
 	m := fitted(t, "userknn", x, Params{K: 5, Cache: cache})
-	memo := cache.users[simCosine]
+	memo := cache.users[SimCosine]
 	old := memo.rows[0].Load()
 	bogus := []Neighbour{}
 	memo.rows[0].Store(&bogus)
 	m.(UserScorer).ScoreUser(0, slices.Clone(x.Row(0)), scores)
-	want := bruteUserP(d, d[0], 0, 5, false)
+	want := brute.UserP(d, d[0], 0, 5, false)
 	for i := range scores {
 		if !closeTo(scores[i], want[i], 1e-12) {
 			t.Fatalf("live history: score(0, %d) = %g, want %g", i, scores[i], want[i])
@@ -435,7 +398,7 @@ func bruteKNNOfUser(d [][]bool, u, k int, kunn bool) []Neighbour {
 	sim := make([]float64, len(d))
 	for v := range d {
 		if kunn {
-			sim[v] = kunnUserSim(d, d[u], v)
+			sim[v] = brute.KUNNUserSim(d, d[u], v)
 			continue
 		}
 		co, cu, cv := 0, 0, 0
@@ -474,7 +437,7 @@ func TestKUNN_ScoreUser_cachedNeighbours(t *testing.T) {
 			}
 		}
 	}
-	if cache.users[simKUNN] == nil {
+	if cache.users[SimKUNN] == nil {
 		t.Fatal("kunn did not use the memo")
 	}
 }

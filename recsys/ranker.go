@@ -37,6 +37,11 @@ func NewRanker(popularity []uint32, n int) *Ranker {
 	return &Ranker{prank: prank}
 }
 
+// Positions returns the tie-break position of every item: its place when
+// all items are sorted by decreasing popularity, then increasing index
+// (what decides between equal scores). Do not modify it.
+func (rk *Ranker) Positions() []int32 { return rk.prank }
+
 // Ranks is the package function Ranks with this Ranker's popularity; scores
 // must have the Ranker's item count.
 //

@@ -224,7 +224,7 @@ func TestRankTop_negativeWeights(t *testing.T) {
 			}
 			rows[i] = append(rows[i], Neighbour{Index: uint32(j), Value: v})
 		}
-		slices.SortFunc(rows[i], compareNeighbours)
+		slices.SortFunc(rows[i], CompareNeighbours)
 	}
 	m := &EASE{lambda: 1, k: 12, nItems: x.Items(), side: newRankedItemSide(x.Items(), fromRows(rows))}
 	checkRankTop(t, m, m, x)
@@ -284,7 +284,7 @@ func TestRankTop_lateBlock(t *testing.T) {
 		rows[650] = append(rows[650], Neighbour{Index: uint32(j), Value: 0.1})
 	}
 	for _, r := range rows {
-		slices.SortFunc(r, compareNeighbours)
+		slices.SortFunc(r, CompareNeighbours)
 	}
 	m := &ItemP{name: "itemknn", side: newRankedItemSide(n, fromRows(rows))}
 	ri := m.side.rank
@@ -339,7 +339,7 @@ func TestRankTop_signedPruning(t *testing.T) {
 				}
 				rows[i] = append(rows[i], Neighbour{Index: uint32(j), Value: v})
 			}
-			slices.SortFunc(rows[i], compareNeighbours)
+			slices.SortFunc(rows[i], CompareNeighbours)
 		}
 		m := &EASE{lambda: 1, k: 20, nItems: nItems, side: newRankedItemSide(nItems, fromRows(rows))}
 		pop := make([]uint32, nItems)

@@ -67,7 +67,7 @@ func rp3Beta(p Params) (float64, error) {
 }
 
 func (m *RP3Beta) Fit(ctx context.Context, x *Matrix, p Params) error {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	beta, err := rp3Beta(p)
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func (m *RP3Beta) Fit(ctx context.Context, x *Matrix, p Params) error {
 
 func (m *RP3Beta) set(n, k int, beta float64, rows *Neighbours) {
 	m.k, m.beta = k, beta
-	m.side = &itemSide{nItems: n, fwd: rows.reverse(n), rev: rows}
+	m.side = &itemSide{nItems: n, fwd: rows.Reverse(n), rev: rows}
 }
 
 // rp3FitGrid is rp3beta's Kind.FitGrid: one walk per item serves every
@@ -100,7 +100,7 @@ func rp3FitGrid(ctx context.Context, x *Matrix, raw []Params) ([]func() Model, e
 	kmax := 0
 	cands := make([]Params, len(raw))
 	for c, p := range raw {
-		cands[c] = p.withDefaults()
+		cands[c] = p.WithDefaults()
 		b, err := rp3Beta(cands[c])
 		if err != nil {
 			return nil, err
@@ -202,7 +202,7 @@ func rp3Walk(x *Matrix, i int, acc []float64, touched []uint32) []uint32 {
 }
 
 func (m *RP3Beta) Score(history []uint32, scores []float64) {
-	fill(scores, m.side.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+	FillScores(scores, m.side.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
 }
 
 func (m *RP3Beta) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
@@ -220,7 +220,7 @@ func (m *RP3Beta) Similar(item uint32) []Neighbour {
 func (m *RP3Beta) Explain(history []uint32, items []uint32, n int) [][]Contribution {
 	out := make([][]Contribution, len(items))
 	for k, j := range items {
-		out[k] = top(m.side.explain(history, j, 1), n)
+		out[k] = TopContributions(m.side.explain(history, j, 1), n)
 	}
 	return out
 }
@@ -239,7 +239,7 @@ func (m *RP3Beta) MarshalBinary() ([]byte, error) {
 	e.Uvarint(uint64(m.k))
 	e.Float64(m.beta)
 	e.Uvarint(uint64(m.side.nItems))
-	writeNeighbours(e, m.side.rev)
+	WriteNeighbours(e, m.side.rev)
 	return e.Bytes(), nil
 }
 
@@ -248,7 +248,7 @@ func (m *RP3Beta) UnmarshalBinary(data []byte) error {
 	k := d.Bounded(1 << 32)
 	beta := d.Finite()
 	n := d.Bounded(1 << 32)
-	out := readNeighbours(d, n)
+	out := ReadNeighbours(d, n)
 	if err := d.Finish(); err != nil {
 		return err
 	}
@@ -256,6 +256,6 @@ func (m *RP3Beta) UnmarshalBinary(data []byte) error {
 		return errCorrupt
 	}
 	m.k, m.beta = k, beta
-	m.side = &itemSide{nItems: n, fwd: out.reverse(n), rev: out}
+	m.side = &itemSide{nItems: n, fwd: out.Reverse(n), rev: out}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"testing"
+
+	"recsys/recsys/internal/brute"
 )
 
 // On tinyX (user degrees 2, 2, 3, 1; item degrees 3, 3, 2) the walk
@@ -58,7 +60,7 @@ func TestRP3Beta_Fit_handComputed(t *testing.T) {
 // brute-force W' = W·diag(c^−β) truncated to the k best j ≠ i.
 func TestRP3Beta_Fit_equalsBruteForce(t *testing.T) {
 	x, d := randomMatrix(t, 34, 50, 30, 0.15)
-	cu, ci := rowCounts(d), colCounts(d)
+	cu, ci := brute.RowCounts(d), brute.ColCounts(d)
 	acc := make([]float64, x.Items())
 	for i := range x.Items() {
 		touched := rp3Walk(x, i, acc, nil)

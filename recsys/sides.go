@@ -18,7 +18,7 @@ type itemSide struct {
 }
 
 func newItemSide(nItems int, fwd *Neighbours) *itemSide {
-	return &itemSide{nItems: nItems, fwd: fwd, rev: fwd.reverse(nItems)}
+	return &itemSide{nItems: nItems, fwd: fwd, rev: fwd.Reverse(nItems)}
 }
 
 // newRankedItemSide is newItemSide with the reversed lists in a
@@ -113,9 +113,9 @@ func knownCount(history []uint32, nItems int) int {
 // withCache makes s memoise the neighbours of training users in c, when c
 // fits x and k (NeighbourCache.forUsers).
 func (s *userSide) withCache(c *NeighbourCache) *userSide {
-	kind := simCosine
+	kind := SimCosine
 	if s.weight != nil {
-		kind = simKUNN
+		kind = SimKUNN
 	}
 	if s.lists = c.forUsers(s.x, s.k, kind); s.lists != nil {
 		s.kmax = c.kmax
@@ -203,3 +203,41 @@ func (s *userSide) accumulate(self int, history []uint32, scores []float64, item
 		}
 	}
 }
+
+// UserNeighbourhood searches KNN(u), the k nearest training users of a
+// live history (§4.3: over U \ u for a training user), under the cosine or
+// the KUNN user similarity, as userknn, kunn-u and kunn do: the user side
+// of a model of another package. It keeps the training matrix, computes
+// KNN(u) when asked (so it follows the history's latest interactions) and
+// is safe for concurrent use.
+type UserNeighbourhood struct {
+	side *userSide
+}
+
+// NewUserNeighbourhood prepares the search of the k nearest users of x
+// under similarity kind (SimCosine or SimKUNN). With a cache built on x
+// with k_max ≥ k, the neighbours of a training user asked with its own row
+// of x are memoised there at k_max, for every model and k of the cache's
+// grid (NeighbourCache).
+func NewUserNeighbourhood(x *Matrix, k int, kind string, cache *NeighbourCache) *UserNeighbourhood {
+	return &UserNeighbourhood{side: newUserSide(x, k, kind == SimKUNN).withCache(cache)}
+}
+
+// Matrix is the training matrix searched.
+func (n *UserNeighbourhood) Matrix() *Matrix { return n.side.x }
+
+// AppendNeighbours appends to dst KNN(u) with sim(u, v), best first, of
+// the user with the given history (sorted; self as in UserScorer).
+func (n *UserNeighbourhood) AppendNeighbours(dst []Neighbour, self int, history []uint32) []Neighbour {
+	sc := n.side.pool.Get().(*userScratch)
+	defer n.side.pool.Put(sc)
+	return append(dst, n.side.neighbours(self, history, sc)...)
+}
+
+// Memoising reports whether the search memoises in a cache.
+func (n *UserNeighbourhood) Memoising() bool { return n.side.lists != nil }
+
+// DropMemo stops memoising: a model fitted with a cache that scores live
+// histories once fitted need not keep the cache's lists alive. It is not
+// safe to call while the search is in use.
+func (n *UserNeighbourhood) DropMemo() { n.side.lists = nil }

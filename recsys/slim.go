@@ -65,6 +65,20 @@ func fitSLIM(ctx context.Context, x *Matrix, nb, init *Neighbours, co *coCounter
 	return fromRows(rows), nil
 }
 
+// FitSLIM learns the fsSLIM weights over the cosine KNN(j) lists nb
+// (ItemNeighbours with SimCosine at p.K) with the constants of p (L1, L2,
+// Tol, MaxIter; WithDefaults fills them), as slim does (fitSLIM, without a
+// warm start): for every item j its affinity list A(j, l) = W(l, j) > 0,
+// best first. p.Cache, when built on x, supplies the pair counts of the
+// Gram matrices, counted once for every fit on x.
+func FitSLIM(ctx context.Context, x *Matrix, nb *Neighbours, p Params) (*Neighbours, error) {
+	co, err := slimCounts(ctx, x, p)
+	if err != nil {
+		return nil, err
+	}
+	return fitSLIM(ctx, x, nb, nil, co, p)
+}
+
 // WarmStart reports whether a search fitting candidate p right after prev
 // starts p from prev's solution (Params.Init): consecutive fsSLIM
 // candidates with the same k and ℓ2 lie on one ℓ1 regularisation path.
@@ -132,12 +146,12 @@ func slimFitGrid(ctx context.Context, x *Matrix, raw []Params) ([]func() Model, 
 	cands := make([]Params, len(raw))
 	kmax := 0
 	for c, p := range raw {
-		cands[c] = p.withDefaults()
+		cands[c] = p.WithDefaults()
 		kmax = max(kmax, cands[c].K)
 	}
 	pm := cands[0]
 	pm.K = kmax
-	nb, err := itemNeighbours(ctx, x, simCosine, pm)
+	nb, err := ItemNeighbours(ctx, x, SimCosine, pm)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +292,7 @@ func (s *slimSolver) solveLoaded(kf int, init []Neighbour, lambda, beta, tol flo
 			out = append(out, Neighbour{Index: feats[q].Index, Value: s.w[q]})
 		}
 	}
-	slices.SortFunc(out, compareNeighbours)
+	slices.SortFunc(out, CompareNeighbours)
 	for _, f := range feats {
 		s.pos[f.Index] = -1
 	}

@@ -32,7 +32,7 @@ func (m *UserP) Fit(ctx context.Context, x *Matrix, p Params) error {
 	if m.name != "userknn" && m.name != "kunn-u" {
 		return fmt.Errorf("recsys: unknown user model %q", m.name)
 	}
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	m.k = p.K
 	m.side = newUserSide(x, p.K, m.kunn()).withCache(p.Cache)
 	return ctx.Err()
@@ -41,7 +41,7 @@ func (m *UserP) Fit(ctx context.Context, x *Matrix, p Params) error {
 func (m *UserP) Score(history []uint32, scores []float64) { m.ScoreUser(-1, history, scores) }
 
 func (m *UserP) ScoreUser(self int, history []uint32, scores []float64) {
-	fill(scores, m.side.x.nItems, func(buf []float64) { m.side.accumulate(self, history, buf, nil) })
+	FillScores(scores, m.side.x.nItems, func(buf []float64) { m.side.accumulate(self, history, buf, nil) })
 }
 
 // Neighbours returns KNN(u) with A(u, v) for a live history (self as in
@@ -58,14 +58,14 @@ func (m *UserP) MarshalBinary() ([]byte, error) {
 	}
 	e := newEncoder(m.name)
 	e.Uvarint(uint64(m.k))
-	writeMatrix(e, m.side.x)
+	WriteMatrix(e, m.side.x)
 	return e.Bytes(), nil
 }
 
 func (m *UserP) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, m.name)
 	k := d.Bounded(1 << 32)
-	x := readMatrix(d)
+	x := ReadMatrix(d)
 	if err := d.Finish(); err != nil {
 		return err
 	}

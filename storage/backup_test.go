@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"recsys/api"
+	"recsys/storage/dump"
 )
 
 // TestStore_readOnlyUnappliedTail: a file whose server crashed before
@@ -31,7 +32,7 @@ func TestStore_readOnlyUnappliedTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, err := range map[string]error{
-		"dump": ro.Dump(context.Background(), NewDumpSum(nil)),
+		"dump": ro.Dump(context.Background(), dump.NewSum(nil)),
 		"backup": func() error {
 			_, err := ro.Backup(context.Background(), func(int64) (io.Writer, error) { return io.Discard, nil })
 			return err
@@ -51,7 +52,7 @@ func TestStore_readOnlyUnappliedTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	sum := NewDumpSum(nil)
+	sum := dump.NewSum(nil)
 	if err := ro.Dump(context.Background(), sum); err != nil {
 		t.Fatal(err)
 	}

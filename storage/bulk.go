@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/dump"
 )
 
 // The bulk loader builds a whole database from a stream of item records and
@@ -56,18 +57,14 @@ type BulkStats struct {
 	Counts api.Counts
 }
 
-// ErrNotEmpty is BulkLoad's answer for a target that holds data: it loads
-// only into a new file or a database nothing was ever written to, and
-// touches neither the target nor the sources then.
-var ErrNotEmpty = errors.New("the database already holds data")
-
 // bulkTempInfix names the temporary files of a bulk load: the target's name,
 // this, and a random suffix, in the target's folder.
 const bulkTempInfix = ".bulk-"
 
 // BulkLoad builds the database at path from src. path must not exist or
-// must be a pristine database (schema only, as a first Open leaves it);
-// otherwise it returns ErrNotEmpty. On success every event is on disk
+// must be a pristine database (schema only, as a first Open leaves it, and
+// no event in its log); otherwise it returns dump.ErrNotEmpty, touching
+// neither the target nor the sources. On success every event is on disk
 // (fsync of the file and of its folder) and the database is complete; on
 // any failure or kill the target is as it was.
 func BulkLoad(path string, opts BulkOptions, src BulkSource) (BulkStats, error) {
@@ -197,7 +194,7 @@ func buildFile(name string, b *bulkBuilder, progress func(string), bl *bulkLog) 
 	return db.Close()
 }
 
-// lockPristine opens and locks an existing target, returning ErrNotEmpty
+// lockPristine opens and locks an existing target, returning dump.ErrNotEmpty
 // when it holds anything but the schema. A missing target gives nil.
 func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -226,11 +223,11 @@ func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 			c := b.Cursor()
 			for k, _ := c.First(); k != nil; k, _ = c.Next() {
 				if !isMeta || !(bytes.Equal(k, keySchema) || bytes.Equal(k, keyLogID)) {
-					return ErrNotEmpty
+					return dump.ErrNotEmpty
 				}
 			}
 			if b.Sequence() != 0 {
-				return ErrNotEmpty
+				return dump.ErrNotEmpty
 			}
 			return nil
 		})
@@ -244,7 +241,7 @@ func lockPristine(path string, timeout time.Duration) (*bolt.DB, error) {
 		// Events acknowledged but not yet applied count as data.
 		var logged bool
 		if logged, err = logHasRecords(path); err == nil && logged {
-			err = ErrNotEmpty
+			err = dump.ErrNotEmpty
 		}
 	}
 	if err != nil {

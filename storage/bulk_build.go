@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // bulkEvent is one event held in memory by the bulk loader: 32 bytes, so
@@ -91,14 +92,14 @@ func (b *bulkBuilder) add(ev api.Interaction) error {
 	if len(b.users) == math.MaxUint32-1 || len(b.items) == math.MaxUint32-1 {
 		return fmt.Errorf("a bulk load takes at most %d users and items", uint32(math.MaxUint32-1))
 	}
-	ts := unixNano(ev.Timestamp)
+	ts := record.UnixNano(ev.Timestamp)
 	if ts == 0 {
 		ts = b.now
 	}
 	u, ok := b.userIdx[ev.UserID]
 	if !ok {
 		u = uint32(len(b.users) + 1)
-		b.users = append(b.users, bulkUser{id: ev.UserID, rec: userRecord{idx: uint64(u), created: ts}})
+		b.users = append(b.users, bulkUser{id: ev.UserID, rec: userRecord{idx: uint64(u), User: record.User{Created: ts}}})
 		b.userIdx[ev.UserID] = u
 	}
 	i, ok := b.itemIdx[ev.ItemID]
@@ -201,13 +202,13 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 			hi++
 		}
 		u := &b.users[user-1].rec
-		var p pairRecord
+		var p record.Pair
 		later = later[:0]
 		firstDay := int64(0)
 		for k := lo; k < hi; k++ {
 			e := &evs[k]
-			d := fold(u, &p, k == lo, pairEvent{ts: e.ts, typ: b.types[e.typ], value: e.value,
-				hasValue: e.bits&bulkHasValue != 0, positive: e.bits&bulkPositive != 0, negative: e.bits&bulkNegative != 0})
+			d := record.Fold(&u.User, &p, k == lo, record.Event{TS: e.ts, Type: b.types[e.typ], Value: e.value,
+				HasValue: e.bits&bulkHasValue != 0, Positive: e.bits&bulkPositive != 0, Negative: e.bits&bulkNegative != 0})
 			pop[item] += d
 			b.counts.Positives += d
 			day := dayNumber(e.ts)
@@ -219,7 +220,7 @@ func (b *bulkBuilder) write(db *bolt.DB, progress func(string)) error {
 			}
 		}
 		key := pairKey(uint64(user), uint64(item))
-		if err := w.put(bucketPairs, key, p.encode()); err != nil {
+		if err := w.put(bucketPairs, key, encodePair(p)); err != nil {
 			return err
 		}
 		// pair_days holds, per later day, the pair's events on it.
@@ -320,7 +321,7 @@ func (b *bulkBuilder) writeItems(w *bulkWriter, pop, pairs []int64) error {
 func writeOrder(w *bulkWriter, bucket []byte, n int, id func(k int) string) error {
 	keys := make([][]byte, n)
 	for k := range keys {
-		keys[k] = OrderKey(id(k))
+		keys[k] = record.OrderKey(id(k))
 	}
 	slices.SortFunc(keys, bytes.Compare)
 	for _, k := range keys {
@@ -352,9 +353,9 @@ func (b *bulkBuilder) writeMeta(w *bulkWriter, dayEvents map[int64]int64, days d
 
 const nanosPerDay = 24 * 3600 * 1e9
 
-// dayNumber numbers the UTC days, so that equal numbers are equal dayOf
-// names and their order is the names' order. dayOf(0) is year 1 (0 means
-// no time), numbered below every real day.
+// dayNumber numbers the UTC days, so that equal numbers are equal
+// record.DayOf names and their order is the names' order. record.DayOf(0)
+// is year 1 (0 means no time), numbered below every real day.
 func dayNumber(ts int64) int64 {
 	if ts == 0 {
 		return math.MinInt64
@@ -366,7 +367,7 @@ func dayNumber(ts int64) int64 {
 	return d
 }
 
-// dayNames caches dayOf by day number.
+// dayNames caches record.DayOf by day number.
 type dayNames map[int64]string
 
 func (d dayNames) name(day int64) string {
@@ -380,7 +381,7 @@ func (d dayNames) name(day int64) string {
 			ts = 1 // the first nanosecond of 1970-01-01 would read as no time
 		}
 	}
-	s := dayOf(ts)
+	s := record.DayOf(ts)
 	d[day] = s
 	return s
 }

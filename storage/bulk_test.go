@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"recsys/api"
 	"recsys/storage/bolttest"
+	"recsys/storage/dump"
 )
 
 // bulkStream is a generated import: item records, then events with
@@ -225,7 +227,7 @@ func TestBulkLoad_equalsIncremental(t *testing.T) {
 }
 
 // TestBulkLoad_pristineTarget: a database that was only opened (as serve
-// leaves it) is replaced; one with data is refused with ErrNotEmpty and
+// leaves it) is replaced; one with data is refused with dump.ErrNotEmpty and
 // left byte for byte as it was, as is the stream (not read).
 func TestBulkLoad_pristineTarget(t *testing.T) {
 	dir := t.TempDir()
@@ -245,8 +247,8 @@ func TestBulkLoad_pristineTarget(t *testing.T) {
 	}
 	read := false
 	_, err = BulkLoad(path, BulkOptions{}, BulkSource{Events: func(func(api.Interaction) error) error { read = true; return nil }})
-	if !errors.Is(err, ErrNotEmpty) {
-		t.Fatalf("err %v, want ErrNotEmpty", err)
+	if !errors.Is(err, dump.ErrNotEmpty) {
+		t.Fatalf("err %v, want dump.ErrNotEmpty", err)
 	}
 	after, _ := os.ReadFile(path)
 	if !bytes.Equal(before, after) || read {
@@ -260,8 +262,8 @@ func TestBulkLoad_pristineTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	st2.Close()
-	if _, err := BulkLoad(path2, BulkOptions{}, BulkSource{}); !errors.Is(err, ErrNotEmpty) {
-		t.Fatalf("err %v, want ErrNotEmpty", err)
+	if _, err := BulkLoad(path2, BulkOptions{}, BulkSource{}); !errors.Is(err, dump.ErrNotEmpty) {
+		t.Fatalf("err %v, want dump.ErrNotEmpty", err)
 	}
 }
 
@@ -314,15 +316,25 @@ func TestOpen_afterReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opened := make(chan *Store)
+	opened, holds := make(chan *Store), make(chan struct{})
+	var once sync.Once
 	go func() {
-		st, err := Open(path, Options{Timeout: 10 * time.Second})
+		st, err := Open(path, Options{Timeout: 10 * time.Second,
+			openFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+				f, err := os.OpenFile(name, flag, perm)
+				once.Do(func() { close(holds) })
+				return f, err
+			}})
 		if err != nil {
 			t.Error(err)
 		}
 		opened <- st
 	}()
-	time.Sleep(200 * time.Millisecond) // the opener now waits for the lock
+	select {
+	case <-holds: // the opener holds the old file and now waits for its lock
+	case <-time.After(10 * time.Second):
+		t.Fatal("the opener has not opened the file 10 s on")
+	}
 	next := filepath.Join(dir, "next")
 	mustBulkLoad(t, next, genBulkStream(6, 50)).Close()
 	// As BulkLoad does: the old file's empty log goes, the new file's

@@ -4,6 +4,8 @@ import (
 	"bytes"
 
 	bolt "go.etcd.io/bbolt"
+
+	"recsys/storage/record"
 )
 
 // The per-day event counters ("c/d/<YYYYMMDD>" in meta) must sum to the
@@ -16,9 +18,6 @@ import (
 
 // dayPrefix starts the meta keys of the per-day counters.
 const dayPrefix = "c/d/"
-
-// dayOf is the counter day of a timestamp in Unix nanoseconds.
-func dayOf(ts int64) string { return fromNano(ts).Format("20060102") }
 
 // pairDayKey is user | item | day.
 func pairDayKey(pair []byte, day string) string {
@@ -41,7 +40,7 @@ func addDay(meta *bolt.Bucket, day string, d int64) error {
 
 // forgetPairDays takes the events of a pair about to be deleted off the
 // per-day counters, and deletes its pair_days entries.
-func (w *writer) forgetPairDays(pair []byte, p pairRecord) error {
+func (w *writer) forgetPairDays(pair []byte, p record.Pair) error {
 	var keys [][]byte
 	later := int64(0)
 	c := w.pairDays.Cursor()
@@ -51,7 +50,7 @@ func (w *writer) forgetPairDays(pair []byte, p pairRecord) error {
 		later += n
 		keys = append(keys, append([]byte(nil), k...))
 	}
-	w.days[dayOf(p.first)] -= max(p.count-later, 0)
+	w.days[record.DayOf(p.First)] -= max(p.Count-later, 0)
 	for _, k := range keys {
 		if err := w.pairDays.Delete(k); err != nil {
 			return err
@@ -78,17 +77,17 @@ func migrateDays(tx *bolt.Tx) error {
 		if err != nil {
 			return err
 		}
-		total += p.count
-		first, last := dayOf(p.first), dayOf(p.last)
-		if p.count >= 2 && last != first {
+		total += p.Count
+		first, last := record.DayOf(p.First), record.DayOf(p.Last)
+		if p.Count >= 2 && last != first {
 			days[last]++
-			days[first] += p.count - 1
+			days[first] += p.Count - 1
 			if err := pairDays.Put([]byte(pairDayKey(k, last)), u64(1)); err != nil {
 				return err
 			}
 			continue
 		}
-		days[first] += p.count
+		days[first] += p.Count
 	}
 	var old [][]byte
 	mc := meta.Cursor()

@@ -9,30 +9,16 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/dump"
+	"recsys/storage/record"
 )
 
 // The online records of a dump (online.go): the impression log, what was
 // credited to each shown item, the per-day counters and the experiments.
 
-// DumpAttribution is what was credited to one shown item: position
-// Position of the list RecommendationID, with AttrClick and AttrConversion
-// flags.
-type DumpAttribution struct {
-	RecommendationID string
-	Position         int
-	Flags            byte
-}
-
-// DumpExperiment is an experiment and whether it is the one running (the
-// one that assigns users).
-type DumpExperiment struct {
-	Experiment api.Experiment
-	Running    bool
-}
-
 // dumpOnline writes the online buckets to sink. A file opened read-only
 // from before the online buckets has none of them, so nothing to write.
-func dumpOnline(tx *bolt.Tx, sink DumpSink) error {
+func dumpOnline(tx *bolt.Tx, sink dump.Sink) error {
 	if b := tx.Bucket(bucketImps); b != nil {
 		if err := b.ForEach(func(k, v []byte) error {
 			if len(k) < 8 {
@@ -53,7 +39,7 @@ func dumpOnline(tx *bolt.Tx, sink DumpSink) error {
 			if !ok || len(pos) != 2 || len(v) != 1 {
 				return fmt.Errorf("attribution %q is damaged", k)
 			}
-			return sink.Attribution(DumpAttribution{RecommendationID: string(id), Position: int(binary.BigEndian.Uint16(pos)), Flags: v[0]})
+			return sink.Attribution(dump.Attribution{RecommendationID: string(id), Position: int(binary.BigEndian.Uint16(pos)), Flags: v[0]})
 		}); err != nil {
 			return err
 		}
@@ -74,11 +60,11 @@ func dumpOnline(tx *bolt.Tx, sink DumpSink) error {
 	if b := tx.Bucket(bucketExps); b != nil {
 		running := tx.Bucket(bucketMeta).Get(keyRunningExperiment)
 		if err := b.ForEach(func(k, v []byte) error {
-			e, err := experimentOf(string(k), v)
+			e, err := record.DecodeExperiment(string(k), v)
 			if err != nil {
 				return err
 			}
-			return sink.Experiment(DumpExperiment{Experiment: e, Running: running != nil && bytes.Equal(k, running)})
+			return sink.Experiment(dump.Experiment{Experiment: e, Running: running != nil && bytes.Equal(k, running)})
 		}); err != nil {
 			return err
 		}
@@ -96,7 +82,7 @@ func (b *boltSink) Impression(imp api.Impression) error {
 	return bk.Put(k, encodeImpression(imp))
 }
 
-func (b *boltSink) Attribution(a DumpAttribution) error {
+func (b *boltSink) Attribution(a dump.Attribution) error {
 	if a.Position < 0 || a.Position > 0xffff {
 		return fmt.Errorf("attribution %s: position %d", a.RecommendationID, a.Position)
 	}
@@ -115,8 +101,8 @@ func (b *boltSink) OnlineCount(c api.OnlineCount) error {
 	return b.tx.Bucket(bucketOnline).Put(onlineKey(c.Day, c.Model, c.Experiment, c.Arm), v)
 }
 
-func (b *boltSink) Experiment(e DumpExperiment) error {
-	v, err := experimentValue(e.Experiment)
+func (b *boltSink) Experiment(e dump.Experiment) error {
+	v, err := record.EncodeExperiment(e.Experiment)
 	if err != nil {
 		return err
 	}

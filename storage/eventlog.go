@@ -97,6 +97,9 @@ func encodeRecord(b []byte, lb *logBatch) []byte {
 	return b
 }
 
+// crcTable is the CRC-32C table of the records' checksums.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
 // segmentBytes is segmentBytesDefault; tests lower it to see segments roll.
 var segmentBytes int64 = segmentBytesDefault
 

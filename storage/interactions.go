@@ -3,9 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -15,23 +13,16 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // AddInteractions stores a batch of events: all or nothing. Unknown users
 // and items are created. It returns the number of events stored once they
 // are durable: in the event log (fsync), or in bbolt for a direct store.
 func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int, error) {
-	js := make([]judged, len(evs))
-	for k, ev := range evs {
-		pos, neg, err := s.policy.Judge(ev)
-		if err != nil {
-			var fe *api.Error
-			if len(evs) > 1 && errors.As(err, &fe) && len(fe.Details) == 1 {
-				err = api.FieldError(fmt.Sprintf("interactions[%d].%s", k, fe.Details[0].Field), fe.Details[0].Problem)
-			}
-			return 0, err
-		}
-		js[k] = judged{pos, neg}
+	js, err := record.Judge(s.policy, evs)
+	if err != nil {
+		return 0, err
 	}
 	now := s.now().UnixNano()
 	if s.readOnly {
@@ -43,19 +34,16 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 	return s.addDirect(ctx, evs, js, now)
 }
 
-// judged is the relevance policy's verdict on one event.
-type judged struct{ positive, negative bool }
-
 // addDirect folds a batch into bbolt in one transaction: the write path
 // without the event log.
-func (s *Store) addDirect(ctx context.Context, evs []api.Interaction, js []judged, now int64) (int, error) {
+func (s *Store) addDirect(ctx context.Context, evs []api.Interaction, js []record.Verdict, now int64) (int, error) {
 	// db.Batch coalesces concurrent batches into one transaction and one
 	// fsync. The function only touches tx and its own locals, so bbolt may
 	// safely run it again alone if another function in the batch fails.
 	err := s.batch(ctx, func(tx *bolt.Tx) error {
 		w := newWriter(tx)
 		for k, ev := range evs {
-			ts := unixNano(ev.Timestamp)
+			ts := record.UnixNano(ev.Timestamp)
 			if ts == 0 {
 				ts = now
 			}
@@ -67,7 +55,7 @@ func (s *Store) addDirect(ctx context.Context, evs []api.Interaction, js []judge
 			if err != nil {
 				return err
 			}
-			if err := w.event(u, i, ev, ts, js[k].positive, js[k].negative); err != nil {
+			if err := w.event(u, i, ev, ts, js[k]); err != nil {
 				return err
 			}
 		}
@@ -124,7 +112,7 @@ func (w *writer) user(id string, ts int64) (*userRecord, error) {
 		if err != nil {
 			return nil, err
 		}
-		r = userRecord{idx: idx, created: ts}
+		r = userRecord{idx: idx, User: record.User{Created: ts}}
 		if err := w.userIDs.Put(u64(idx), []byte(id)); err != nil {
 			return nil, err
 		}
@@ -162,9 +150,9 @@ func (w *writer) itemIndex(id string, now int64) (uint64, bool, error) {
 }
 
 // event folds one event into the (user, item) pair.
-func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64, positive, negative bool) error {
+func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64, v record.Verdict) error {
 	key := pairKey(u.idx, item)
-	var p pairRecord
+	var p record.Pair
 	old := w.pairs.Get(key)
 	if old != nil {
 		var err error
@@ -175,70 +163,19 @@ func (w *writer) event(u *userRecord, item uint64, ev api.Interaction, ts int64,
 		w.counters[counterPairs]++
 		w.pairsDelta[item]++
 	}
-	d := fold(u, &p, old == nil, pairEvent{ts: ts, typ: ev.Type, value: ev.Value,
-		hasValue: ev.HasValue, positive: positive, negative: negative})
+	d := record.Fold(&u.User, &p, old == nil, record.Event{TS: ts, Type: ev.Type, Value: ev.Value,
+		HasValue: ev.HasValue, Positive: v.Positive, Negative: v.Negative})
 	if d != 0 {
 		w.popDelta[item] += d
 		w.counters[counterPositives] += d
 	}
 	w.counters[counterEvents]++
-	day := dayOf(ts)
+	day := record.DayOf(ts)
 	w.days[day]++
-	if day != dayOf(p.first) {
+	if day != record.DayOf(p.First) {
 		w.pairDayDelta[pairDayKey(key, day)]++
 	}
-	return w.pairs.Put(key, p.encode())
-}
-
-// pairEvent is one event as it folds into its pair: its time (the server's
-// when it came without one) and the relevance policy's verdict.
-type pairEvent struct {
-	ts                 int64
-	typ                string
-	value              float64
-	hasValue           bool
-	positive, negative bool
-}
-
-// fold applies one event to the pair p of user u; fresh means p has no
-// event yet. It returns the change of the pair's relevance (−1, 0 or +1).
-// Ingest and the bulk loader both fold through it, so
-// the records they store are the same byte for byte.
-func fold(u *userRecord, p *pairRecord, fresh bool, e pairEvent) (dRelevant int64) {
-	if fresh {
-		p.first = e.ts
-		u.items++
-	}
-	wasRelevant := !fresh && relevant(p.flags)
-	p.count++
-	if e.ts >= p.last {
-		p.last, p.lastType = e.ts, e.typ
-		p.flags &^= flagHasValue
-		p.value = 0
-		if e.hasValue {
-			p.value = e.value
-			p.flags |= flagHasValue
-		}
-	}
-	switch {
-	case e.negative:
-		p.flags |= flagNegative
-	case e.positive:
-		p.flags |= flagReached
-		p.flags &^= flagNegative
-	}
-	if isRelevant := relevant(p.flags); isRelevant != wasRelevant {
-		dRelevant = 1
-		if !isRelevant {
-			dRelevant = -1
-		}
-		u.positives += dRelevant
-	}
-	u.events++
-	if e.ts > u.lastSeen {
-		u.lastSeen = e.ts
-	}
-	return dRelevant
+	return w.pairs.Put(key, encodePair(p))
 }
 
 // flush writes the cached users, popularity deltas and counters.
@@ -302,7 +239,7 @@ func (w *writer) flush() error {
 func putOrder(b *bolt.Bucket, ids []string) error {
 	keys := make([][]byte, len(ids))
 	for k, id := range ids {
-		keys[k] = OrderKey(id)
+		keys[k] = record.OrderKey(id)
 	}
 	slices.SortFunc(keys, bytes.Compare)
 	for _, k := range keys {
@@ -368,14 +305,14 @@ func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) er
 
 // forgetPair updates the counts for a pair about to be deleted, the
 // per-day counters included.
-func (w *writer) forgetPair(u *userRecord, item uint64, p pairRecord) error {
-	u.items--
-	u.events -= p.count
+func (w *writer) forgetPair(u *userRecord, item uint64, p record.Pair) error {
+	u.Items--
+	u.Events -= p.Count
 	w.counters[counterPairs]--
 	w.pairsDelta[item]--
-	w.counters[counterEvents] -= p.count
-	if relevant(p.flags) {
-		u.positives--
+	w.counters[counterEvents] -= p.Count
+	if record.Relevant(p.Flags) {
+		u.Positives--
 		w.popDelta[item]--
 		w.counters[counterPositives]--
 	}
@@ -384,7 +321,7 @@ func (w *writer) forgetPair(u *userRecord, item uint64, p pairRecord) error {
 
 // History returns one page of a user's pairs in item-index order.
 func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.HistoryEntry, string, error) {
-	after, err := decodeIndexCursor(pg.Cursor)
+	after, err := record.DecodeIndexCursor(pg.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
@@ -416,16 +353,16 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 		}
 		ids := tx.Bucket(bucketItemIDs)
 		var lastIdx uint64
-		return userPairs(tx, tu, u.idx, start, func(item uint64, p pairRecord) bool {
+		return userPairs(tx, tu, u.idx, start, func(item uint64, p record.Pair) bool {
 			if len(out) == pg.Limit {
-				next = encodeIndexCursor(lastIdx)
+				next = record.EncodeIndexCursor(lastIdx)
 				return false
 			}
 			id, ok := tailItemID(tail, item)
 			if !ok {
 				id = string(ids.Get(u64(item)))
 			}
-			out = append(out, p.toAPI(id))
+			out = append(out, p.API(id))
 			lastIdx = item
 			return true
 		})
@@ -437,7 +374,7 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 // has no such user) whose item index is at least from, in item order, the
 // record of tu (the user's tail, folded; nil for none) taking the place of
 // bbolt's, until fn returns false.
-func userPairs(tx *bolt.Tx, tu *tailUser, idx, from uint64, fn func(item uint64, p pairRecord) bool) error {
+func userPairs(tx *bolt.Tx, tu *tailUser, idx, from uint64, fn func(item uint64, p record.Pair) bool) error {
 	var over map[uint64]*tailPair
 	if tu != nil {
 		over = tu.pairs
@@ -482,21 +419,6 @@ func userPairs(tx *bolt.Tx, tu *tailUser, idx, from uint64, fn func(item uint64,
 	return nil
 }
 
-func encodeIndexCursor(idx uint64) string {
-	return base64.RawURLEncoding.EncodeToString(u64(idx))
-}
-
-func decodeIndexCursor(c string) (uint64, error) {
-	if c == "" {
-		return 0, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) != 8 {
-		return 0, api.FieldError("cursor", "is not a cursor this server issued")
-	}
-	return binary.BigEndian.Uint64(b), nil
-}
-
 // Profile reads a user's live history as dense item indices (sorted): what
 // serving needs to score and to exclude consumed items at request time.
 // Events in the unapplied tail count at once.
@@ -516,7 +438,7 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 			return err
 		}
 		if inTail {
-			u.items, u.positives = tu.rec.items, tu.rec.positives
+			u.Items, u.Positives = tu.rec.Items, tu.rec.Positives
 			pr.Known = true
 		}
 		if !pr.Known {
@@ -524,20 +446,20 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 		}
 		// The counters size the lists, sparing the appends' regrowth; they
 		// are hints only, so a bad value cannot over-allocate much.
-		pr.Consumed = make([]uint32, 0, min(max(u.items, 0), 1<<16))
-		pr.Positive = make([]uint32, 0, min(max(u.positives, 0), 1<<16))
+		pr.Consumed = make([]uint32, 0, min(max(u.Items, 0), 1<<16))
+		pr.Positive = make([]uint32, 0, min(max(u.Positives, 0), 1<<16))
 		add := func(item uint64, flags byte) {
 			pr.Consumed = append(pr.Consumed, uint32(item))
 			switch {
-			case relevant(flags):
+			case record.Relevant(flags):
 				pr.Positive = append(pr.Positive, uint32(item))
-			case flags&flagNegative != 0:
+			case flags&record.FlagNegative != 0:
 				pr.Negative = append(pr.Negative, uint32(item))
 			}
 		}
 		if inTail {
-			return userPairs(tx, tu, u.idx, 0, func(item uint64, p pairRecord) bool {
-				add(item, p.flags)
+			return userPairs(tx, tu, u.idx, 0, func(item uint64, p record.Pair) bool {
+				add(item, p.Flags)
 				return true
 			})
 		}

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // PutItems creates or replaces items in one transaction. Replacing keeps the
@@ -126,9 +127,9 @@ func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 	return it, err
 }
 
-// Items returns one page of the catalogue in natural order (natural.go);
-// the cursor is the last id of the previous page, so it stays valid when
-// that item is deleted.
+// Items returns one page of the catalogue in natural order
+// (record.NaturalKey); the cursor is the last id of the previous page, so
+// it stays valid when that item is deleted.
 func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, error) {
 	after, err := afterCursor(pg.Cursor)
 	if err != nil {
@@ -175,7 +176,7 @@ func afterCursor(c string) (string, error) {
 	if c == "" {
 		return "", nil
 	}
-	return DecodeIDCursor(c)
+	return record.DecodeIDCursor(c)
 }
 
 // nextCursor is the cursor of the page after one of n entries ending with
@@ -184,7 +185,7 @@ func nextCursor(more bool, n int, last func() string) string {
 	if !more || n == 0 {
 		return ""
 	}
-	return EncodeIDCursor(last())
+	return record.EncodeIDCursor(last())
 }
 
 // pageOrder calls visit with the ids of the order bucket order after the
@@ -194,7 +195,7 @@ func nextCursor(more bool, n int, last func() string) string {
 func pageOrder(tx *bolt.Tx, order, records []byte, after string, limit int, visit func(id string) error) (more bool, err error) {
 	var start []byte
 	if after != "" {
-		start = OrderKey(after)
+		start = record.OrderKey(after)
 	}
 	var next func() []byte
 	if b := tx.Bucket(order); b != nil {
@@ -215,7 +216,7 @@ func pageOrder(tx *bolt.Tx, order, records []byte, after string, limit int, visi
 	} else {
 		var keys [][]byte
 		if err := tx.Bucket(records).ForEach(func(k, _ []byte) error {
-			keys = append(keys, OrderKey(string(k)))
+			keys = append(keys, record.OrderKey(string(k)))
 			return nil
 		}); err != nil {
 			return false, err
@@ -241,7 +242,7 @@ func pageOrder(tx *bolt.Tx, order, records []byte, after string, limit int, visi
 		if n == limit {
 			return true, nil
 		}
-		if err := visit(idOfOrderKey(k)); err != nil {
+		if err := visit(record.OrderKeyID(k)); err != nil {
 			return false, err
 		}
 	}
@@ -301,7 +302,7 @@ func (s *Store) DeleteItem(ctx context.Context, id string) error {
 		if err := w.itemID.Delete(u64(it.Idx)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketItemOrder).Delete(OrderKey(id)); err != nil {
+		if err := tx.Bucket(bucketItemOrder).Delete(record.OrderKey(id)); err != nil {
 			return err
 		}
 		w.counters[counterItems]--

@@ -3,11 +3,9 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"sort"
 	"time"
@@ -16,15 +14,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // Model versions: models bucket, key "<name>\x00<version>" → blob and
 // "<name>\x00<version>\x00info" → ModelInfo JSON. The active model's name
 // is meta "active_model". Versions are "v<sequence>" with a zero-padded
 // sequence so that key order is age order.
-
-// keepVersions is how many versions of one model stay on disk.
-const keepVersions = 2
 
 var keyActiveModel = []byte("active_model")
 
@@ -50,7 +46,7 @@ func (s *Store) nextName(ctx context.Context, bucket []byte, format string) (str
 }
 
 // PutModel stores a model version and drops all but the newest
-// keepVersions of that name (the serving one is always the newest).
+// record.KeepVersions of that name (the serving one is always the newest).
 func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) error {
 	info.Bytes = len(blob)
 	info.Active = false
@@ -60,7 +56,7 @@ func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) e
 	}
 	return s.update(ctx, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketModels)
-		if err := b.Put(modelKey(info.Name, info.Version), sealBlob(blob)); err != nil {
+		if err := b.Put(modelKey(info.Name, info.Version), record.Seal(blob)); err != nil {
 			return err
 		}
 		if err := b.Put(modelInfoKey(info.Name, info.Version), meta); err != nil {
@@ -75,7 +71,7 @@ func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) e
 			}
 		}
 		sort.Strings(versions)
-		for len(versions) > keepVersions {
+		for len(versions) > record.KeepVersions {
 			old := versions[0]
 			versions = versions[1:]
 			if err := b.Delete(modelKey(info.Name, old)); err != nil {
@@ -134,9 +130,9 @@ func (s *Store) ModelBlob(ctx context.Context, name, version string) ([]byte, er
 			return api.Errorf(api.CodeNotFound, "model %s version %s not found", name, version)
 		}
 		var err error
-		blob, err = openSealed(s.readValue(tx, b))
-		if errors.Is(err, ErrCorruptModel) && len(b) >= 1<<20 {
-			blob, err = openBlob(b) // the map's bytes, in case the file read differed
+		blob, err = record.Unseal(s.readValue(tx, b))
+		if errors.Is(err, record.ErrCorruptModel) && len(b) >= 1<<20 {
+			blob, err = record.Unseal(readMapped(b)) // the map's bytes, in case the file read differed
 		}
 		if err != nil {
 			return fmt.Errorf("model %s version %s: %w", name, version, err)
@@ -181,43 +177,6 @@ func (s *Store) preadValue(tx *bolt.Tx, v []byte) (out []byte, ok bool) {
 		return nil, false
 	}
 	return out, true
-}
-
-// blobMagic starts a sealed model blob: magic, CRC-32C of the rest, the
-// blob. The codecs cannot tell a flipped byte inside a float from a real
-// weight, so the checksum is what catches a damaged record.
-var blobMagic = []byte("RSB1")
-
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-func sealBlob(blob []byte) []byte {
-	out := make([]byte, 0, len(blobMagic)+4+len(blob))
-	out = append(out, blobMagic...)
-	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(blob, crcTable))
-	return append(out, blob...)
-}
-
-// ErrCorruptModel is a stored model whose bytes fail their checksum.
-var ErrCorruptModel = errors.New("the stored model is corrupt (checksum mismatch)")
-
-// openBlob checks and strips the seal, copying out of the transaction.
-// A blob written before sealing (no magic) is returned as it is.
-func openBlob(v []byte) ([]byte, error) { return openSealed(readMapped(v)) }
-
-// openSealed is openBlob of a private copy, which it strips in place.
-func openSealed(v []byte) ([]byte, error) {
-	if !bytes.HasPrefix(v, blobMagic) {
-		return v, nil
-	}
-	if len(v) < len(blobMagic)+4 {
-		return nil, ErrCorruptModel
-	}
-	sum := binary.BigEndian.Uint32(v[len(blobMagic):])
-	blob := v[len(blobMagic)+4:]
-	if crc32.Checksum(blob, crcTable) != sum {
-		return nil, ErrCorruptModel
-	}
-	return blob, nil
 }
 
 // SetActiveModel makes name the model that answers by default.

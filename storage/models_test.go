@@ -17,11 +17,12 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // TestStore_ModelBlob_checksum: a stored model reads back as written; a
-// flipped byte anywhere in it is reported as ErrCorruptModel; a blob stored
-// before blobs were sealed still reads.
+// flipped byte anywhere in it is reported as record.ErrCorruptModel; a blob
+// stored before blobs were sealed still reads.
 func TestStore_ModelBlob_checksum(t *testing.T) {
 	s := mustOpenStore(t)
 	ctx := context.Background()
@@ -38,7 +39,7 @@ func TestStore_ModelBlob_checksum(t *testing.T) {
 			b := tx.Bucket(bucketModels)
 			v := append([]byte(nil), b.Get(modelKey("m", "v000001"))...)
 			v[at] ^= 1
-			if at < len(blobMagic) { // a damaged magic reads as an unsealed blob: damage the body too
+			if at < len(record.BlobMagic) { // a damaged magic reads as an unsealed blob: damage the body too
 				v[len(v)-1] ^= 1
 			}
 			return b.Put(modelKey("m", "v000001"), v)
@@ -47,8 +48,8 @@ func TestStore_ModelBlob_checksum(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := s.ModelBlob(ctx, "m", "v000001")
-		if at >= len(blobMagic) && !errors.Is(err, ErrCorruptModel) {
-			t.Errorf("byte %d flipped: err %v, want ErrCorruptModel", at, err)
+		if at >= len(record.BlobMagic) && !errors.Is(err, record.ErrCorruptModel) {
+			t.Errorf("byte %d flipped: err %v, want record.ErrCorruptModel", at, err)
 		}
 		if err == nil && bytes.Equal(got, blob) {
 			t.Errorf("byte %d flipped: the original blob came back", at)
@@ -71,7 +72,7 @@ func TestStore_ModelBlob_checksum(t *testing.T) {
 // with the kernel's readahead) come back byte for byte from a reopened
 // file, read concurrently as a server's start reads them, whatever their
 // alignment in the map; a flipped byte in the middle of one is still
-// ErrCorruptModel, and the store goes on writing and reading after.
+// record.ErrCorruptModel, and the store goes on writing and reading after.
 func TestStore_ModelBlob_large(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	s := openTestStore(t, path, Options{Now: fixedClock})
@@ -113,8 +114,8 @@ func TestStore_ModelBlob_large(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ModelBlob(ctx, "m2", "v000001"); !errors.Is(err, ErrCorruptModel) {
-		t.Fatalf("a byte flipped in the middle of a large blob: err %v, want ErrCorruptModel", err)
+	if _, err := s.ModelBlob(ctx, "m2", "v000001"); !errors.Is(err, record.ErrCorruptModel) {
+		t.Fatalf("a byte flipped in the middle of a large blob: err %v, want record.ErrCorruptModel", err)
 	}
 	mustAdd(t, s, ev("a", "x", "view"))
 	if got, err := s.ModelBlob(ctx, "m5", "v000001"); err != nil || !bytes.Equal(got, blobs[5]) {

@@ -4,83 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // Online measurement on bbolt (docs/design.md#online): the impression log,
 // attributions and their counters, and experiments. The layout is in
 // schema.go.
 
-// Attribution flags of one shown item.
-const (
-	AttrClick      byte = 1
-	AttrConversion byte = 2
-)
-
 var keyRunningExperiment = []byte("experiment/running")
-
-// experimentRecord is an api.Experiment as stored.
-type experimentRecord struct {
-	Name           string    `json:"name"`
-	Arms           []api.Arm `json:"arms"`
-	Alpha          float64   `json:"alpha"`
-	MinImpressions int64     `json:"min_impressions"`
-	Created        int64     `json:"created"`
-	Stopped        int64     `json:"stopped,omitempty"`
-}
-
-// OnlineDay is the counter day (YYYY-MM-DD, UTC) of an impression time.
-func OnlineDay(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
 // onlineKey is day (YYYYMMDD) | 0 | model | 0 | experiment | 0 | arm.
 func onlineKey(day, model, exp, arm string) []byte {
 	return []byte(strings.ReplaceAll(day, "-", "") + "\x00" + model + "\x00" + exp + "\x00" + arm)
-}
-
-// Credit is the change one attribution makes to the flags of a shown
-// item: the flags after it, and which kinds are new. Both stores use it.
-func Credit(old byte, conversion bool) (flags byte, click, conv bool) {
-	flags = old | AttrClick
-	if conversion {
-		flags |= AttrConversion
-	}
-	return flags, old&AttrClick == 0, conversion && old&AttrConversion == 0
-}
-
-// Credited is what crediting a touch to position pos of imp changes,
-// given the shown item's flags so far (old): the new flags, the change of
-// the counters (lists, impressions, clicks, conversions) and the credit;
-// ok is false when it changes nothing.
-func Credited(imp api.Impression, pos int, old byte, conversion bool) (flags byte, d [4]int64, a api.Attributed, ok bool) {
-	flags, click, conv := Credit(old, conversion)
-	a = api.Attributed{RecommendationID: imp.ID, Position: pos, Model: imp.Model,
-		Experiment: imp.Experiment, Arm: imp.Arm, Click: click, Conversion: conv}
-	return flags, [4]int64{0, 0, b2i(click), b2i(conv)}, a, click || conv
-}
-
-// Matches reports the position of item in an impression that a touch may
-// be credited to, or -1: the impression must be the touch's user's (an
-// anonymous history's list, with no user, only by its recommendation id:
-// the visitor may have signed in since), and without a recommendation id
-// it must have been shown at most window before the touch (and not after
-// it).
-func Matches(imp api.Impression, t api.Touch, window time.Duration) int {
-	anonymous := imp.UserID == "" && t.RecommendationID != ""
-	if imp.UserID != t.UserID && !anonymous {
-		return -1
-	}
-	if t.RecommendationID == "" && (imp.At.After(t.At) || t.At.Sub(imp.At) > window) {
-		return -1
-	}
-	return slices.Index(imp.Items, t.ItemID)
 }
 
 // PutImpressions records lists and counts them, in one transaction. The
@@ -115,7 +57,7 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 			}
 			added = append(added, imp)
 		}
-		for _, c := range TallyShown(added) {
+		for _, c := range record.TallyShown(added) {
 			if err := addOnline(ob, onlineKey(c.Day, c.Model, c.Experiment, c.Arm), [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
 				return err
 			}
@@ -173,25 +115,6 @@ func deleteLeading(b *bolt.Bucket, limit int, while func(k []byte) bool) ([][]by
 	return keys, nil
 }
 
-// TallyShown sums the lists and items of impressions per counter row
-// (day, model, experiment, arm), in the order the rows first appear.
-func TallyShown(imps []api.Impression) []api.OnlineCount {
-	at := map[[4]string]int{}
-	var out []api.OnlineCount
-	for _, imp := range imps {
-		k := [4]string{OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm}
-		i, ok := at[k]
-		if !ok {
-			i = len(out)
-			at[k] = i
-			out = append(out, api.OnlineCount{Day: k[0], Model: k[1], Experiment: k[2], Arm: k[3]})
-		}
-		out[i].Lists++
-		out[i].Impressions += int64(len(imp.Items))
-	}
-	return out
-}
-
 // impKey is the log key of a list: its time (8 bytes, BE) and its id.
 func impKey(id string) ([]byte, bool) {
 	at, ok := api.RecommendationTime(id)
@@ -223,7 +146,7 @@ func encodeImpression(imp api.Impression) []byte {
 
 // decodeImpression reads a log entry.
 func decodeImpression(k, v []byte) (api.Impression, error) {
-	imp := api.Impression{ID: string(k[8:]), At: fromNano(int64(binary.BigEndian.Uint64(k)))}
+	imp := api.Impression{ID: string(k[8:]), At: record.FromNano(int64(binary.BigEndian.Uint64(k)))}
 	bad := false
 	str := func() string {
 		n, w := binary.Uvarint(v)
@@ -288,7 +211,7 @@ func findImpression(tx *bolt.Tx, t api.Touch, window time.Duration, recent []str
 		if err != nil {
 			return api.Impression{}, 0, false, err
 		}
-		if pos := Matches(imp, t, window); pos >= 0 {
+		if pos := record.Matches(imp, t, window); pos >= 0 {
 			return imp, pos, true, nil
 		}
 	}
@@ -306,7 +229,7 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 	recent := make([][]string, len(touches))
 	for k, t := range touches {
 		if t.RecommendationID == "" {
-			recent[k] = idx.lookup(t.UserID, unixNano(t.At.Add(-window)), unixNano(t.At))
+			recent[k] = idx.lookup(t.UserID, record.UnixNano(t.At.Add(-window)), record.UnixNano(t.At))
 		}
 	}
 	found := false
@@ -340,14 +263,14 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 			if v := ab.Get(key); len(v) == 1 {
 				old = v[0]
 			}
-			flags, d, a, ok := Credited(imp, pos, old, t.Conversion)
+			flags, d, a, ok := record.Credited(imp, pos, old, t.Conversion)
 			if !ok {
 				continue
 			}
 			if err := ab.Put(key, []byte{flags}); err != nil {
 				return err
 			}
-			if err := addOnline(ob, onlineKey(OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm), d); err != nil {
+			if err := addOnline(ob, onlineKey(record.OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm), d); err != nil {
 				return err
 			}
 			out = append(out, a)
@@ -355,13 +278,6 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 		return nil
 	})
 	return out, err
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // OnlineCounts lists the counters of the days from..to (YYYY-MM-DD).
@@ -391,39 +307,19 @@ func (s *Store) OnlineCounts(ctx context.Context, from, to string) ([]api.Online
 	return out, err
 }
 
-func experimentOf(id string, v []byte) (api.Experiment, error) {
-	var r experimentRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return api.Experiment{}, fmt.Errorf("experiment %q: %w", id, err)
-	}
-	return api.Experiment{ID: id, Name: r.Name, Arms: r.Arms, Alpha: r.Alpha, MinImpressions: r.MinImpressions,
-		CreatedAt: fromNano(r.Created), StoppedAt: fromNano(r.Stopped)}, nil
-}
-
-func experimentValue(e api.Experiment) ([]byte, error) {
-	return json.Marshal(experimentRecord{Name: e.Name, Arms: e.Arms, Alpha: e.Alpha, MinImpressions: e.MinImpressions,
-		Created: unixNano(e.CreatedAt), Stopped: unixNano(e.StoppedAt)})
-}
-
-// RunningConflict is the error of starting an experiment while another
-// runs. Both stores answer it.
-func RunningConflict(id string) error {
-	return api.Errorf(api.CodeConflict, "experiment %s is running: only one experiment may assign users at a time; stop it first (POST /admin/experiments/%s/stop)", id, id)
-}
-
 // CreateExperiment stores e with a fresh id, unless one is running.
 func (s *Store) CreateExperiment(ctx context.Context, e api.Experiment) (api.Experiment, error) {
 	err := s.update(ctx, func(tx *bolt.Tx) error {
 		meta, b := tx.Bucket(bucketMeta), tx.Bucket(bucketExps)
 		if run := meta.Get(keyRunningExperiment); run != nil {
-			return RunningConflict(string(run))
+			return record.RunningConflict(string(run))
 		}
 		seq, err := b.NextSequence()
 		if err != nil {
 			return err
 		}
 		e.ID, e.StoppedAt = fmt.Sprintf("x%06d", seq), time.Time{}
-		v, err := experimentValue(e)
+		v, err := record.EncodeExperiment(e)
 		if err != nil {
 			return err
 		}
@@ -448,7 +344,7 @@ func (s *Store) Experiment(ctx context.Context, id string) (api.Experiment, erro
 			return notFound("experiment", id)
 		}
 		var err error
-		e, err = experimentOf(id, v)
+		e, err = record.DecodeExperiment(id, v)
 		return err
 	})
 	return e, err
@@ -464,7 +360,7 @@ func (s *Store) Experiments(ctx context.Context) ([]api.Experiment, error) {
 		}
 		c := b.Cursor()
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			e, err := experimentOf(string(k), v)
+			e, err := record.DecodeExperiment(string(k), v)
 			if err != nil {
 				return err
 			}
@@ -485,11 +381,11 @@ func (s *Store) StopExperiment(ctx context.Context, id string, at time.Time) (ap
 			return notFound("experiment", id)
 		}
 		var err error
-		if e, err = experimentOf(id, v); err != nil || !e.Running() {
+		if e, err = record.DecodeExperiment(id, v); err != nil || !e.Running() {
 			return err
 		}
 		e.StoppedAt = at.UTC()
-		if v, err = experimentValue(e); err != nil {
+		if v, err = record.EncodeExperiment(e); err != nil {
 			return err
 		}
 		if err := b.Put([]byte(id), v); err != nil {
@@ -504,10 +400,3 @@ func (s *Store) StopExperiment(ctx context.Context, id string, at time.Time) (ap
 }
 
 var _ api.OnlineStore = (*Store)(nil)
-
-// EncodeExperiment and DecodeExperiment are the stored form of an
-// experiment, the same in both stores.
-func EncodeExperiment(e api.Experiment) ([]byte, error) { return experimentValue(e) }
-
-// DecodeExperiment reads EncodeExperiment's bytes.
-func DecodeExperiment(id string, v []byte) (api.Experiment, error) { return experimentOf(id, v) }

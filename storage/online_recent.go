@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // The bbolt store finds a user's recent lists (attribution by window)
@@ -65,7 +66,7 @@ func (s *Store) recentIndex(ctx context.Context, window time.Duration) (*recentI
 			if err != nil {
 				return err
 			}
-			r.push(recentEntry{user: imp.UserID, id: imp.ID, at: unixNano(imp.At)})
+			r.push(recentEntry{user: imp.UserID, id: imp.ID, at: record.UnixNano(imp.At)})
 		}
 		return nil
 	})
@@ -78,7 +79,7 @@ func (r *recentIndex) add(imps []api.Impression) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, imp := range imps {
-		r.push(recentEntry{user: imp.UserID, id: imp.ID, at: unixNano(imp.At)})
+		r.push(recentEntry{user: imp.UserID, id: imp.ID, at: record.UnixNano(imp.At)})
 	}
 }
 

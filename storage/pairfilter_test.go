@@ -227,8 +227,19 @@ func TestPairFilter_builtOnceIngesting(t *testing.T) {
 	st := openTestStore(t, path, Options{Now: fixedClock})
 	mustAdd(t, st, ev("a", "x", "view"), ev("b", "y", "view"))
 	st.Close()
-	st = openTestStore(t, path, Options{Now: fixedClock})
-	time.Sleep(2 * applyEvery) // the applier has ticked, with nothing to apply
+	passes := make(chan struct{}, 1)
+	st = openTestStore(t, path, Options{Now: fixedClock, afterApply: func() {
+		select {
+		case passes <- struct{}{}:
+		default:
+		}
+	}})
+	// The applier has ticked, with nothing to apply.
+	select {
+	case <-passes:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no pass of the applier 10 s after the open")
+	}
 	if st.filter.table.Load() != nil || st.filter.next.Load() != nil {
 		t.Fatal("a table was built at open, before any event")
 	}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 func u64(v uint64) []byte {
@@ -33,28 +33,11 @@ func pairKey(a, b uint64) []byte {
 	return k
 }
 
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n).UTC()
-}
-
-// userRecord is the value in the users bucket.
+// userRecord is the value in the users bucket: the user's dense index and
+// the record both stores keep.
 type userRecord struct {
-	idx       uint64
-	created   int64
-	lastSeen  int64
-	items     int64
-	positives int64
-	events    int64
+	idx uint64
+	record.User
 }
 
 const userRecordSize = 48
@@ -66,87 +49,56 @@ func (r userRecord) encode() []byte {
 // appendTo appends r's encoding (userRecordSize bytes) to b.
 func (r userRecord) appendTo(b []byte) []byte {
 	b = binary.BigEndian.AppendUint64(b, r.idx)
-	b = binary.BigEndian.AppendUint64(b, uint64(r.created))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.lastSeen))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.items))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.positives))
-	return binary.BigEndian.AppendUint64(b, uint64(r.events))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.Created))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.LastSeen))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.Items))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.Positives))
+	return binary.BigEndian.AppendUint64(b, uint64(r.Events))
 }
 
 func decodeUser(b []byte) (userRecord, error) {
 	if len(b) != userRecordSize {
 		return userRecord{}, fmt.Errorf("storage: user record of %d bytes, want %d", len(b), userRecordSize)
 	}
-	return userRecord{
-		idx:       binary.BigEndian.Uint64(b[0:]),
-		created:   int64(binary.BigEndian.Uint64(b[8:])),
-		lastSeen:  int64(binary.BigEndian.Uint64(b[16:])),
-		items:     int64(binary.BigEndian.Uint64(b[24:])),
-		positives: int64(binary.BigEndian.Uint64(b[32:])),
-		events:    int64(binary.BigEndian.Uint64(b[40:])),
-	}, nil
+	return userRecord{idx: binary.BigEndian.Uint64(b[0:]), User: record.User{
+		Created:   int64(binary.BigEndian.Uint64(b[8:])),
+		LastSeen:  int64(binary.BigEndian.Uint64(b[16:])),
+		Items:     int64(binary.BigEndian.Uint64(b[24:])),
+		Positives: int64(binary.BigEndian.Uint64(b[32:])),
+		Events:    int64(binary.BigEndian.Uint64(b[40:])),
+	}}, nil
 }
 
-func (r userRecord) toAPI(id string) api.User {
-	return api.User{ID: id, CreatedAt: fromNano(r.created), LastSeen: fromNano(r.lastSeen),
-		Items: r.items, Positives: r.positives, Events: r.events}
+// pairSize is the length of p's encoding in the pairs bucket.
+func pairSize(p record.Pair) int { return 33 + len(p.LastType) }
+
+// encodePair is p as the pairs bucket holds it.
+func encodePair(p record.Pair) []byte {
+	return appendPair(make([]byte, 0, pairSize(p)), p)
 }
 
-// Pair flags.
-const (
-	flagReached  = 1 << 0 // some positive event reached its type's threshold
-	flagNegative = 1 << 1 // the latest relevance-changing event was negative
-	flagHasValue = 1 << 2
-)
-
-// relevant is X(u,i) = 1: reached and not overridden by a negative event.
-func relevant(flags byte) bool { return flags&flagReached != 0 && flags&flagNegative == 0 }
-
-// pairRecord is the value in the pairs bucket.
-type pairRecord struct {
-	count    int64
-	first    int64
-	last     int64
-	value    float64
-	flags    byte
-	lastType string
+// appendPair appends p's encoding to b.
+func appendPair(b []byte, p record.Pair) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(p.Count))
+	b = binary.BigEndian.AppendUint64(b, uint64(p.First))
+	b = binary.BigEndian.AppendUint64(b, uint64(p.Last))
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(p.Value))
+	b = append(b, p.Flags)
+	return append(b, p.LastType...)
 }
 
-func (r pairRecord) encode() []byte {
-	return r.appendTo(make([]byte, 0, r.size()))
-}
-
-// size is the length of r's encoding.
-func (r pairRecord) size() int { return 33 + len(r.lastType) }
-
-// appendTo appends r's encoding to b.
-func (r pairRecord) appendTo(b []byte) []byte {
-	b = binary.BigEndian.AppendUint64(b, uint64(r.count))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.first))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.last))
-	b = binary.BigEndian.AppendUint64(b, math.Float64bits(r.value))
-	b = append(b, r.flags)
-	return append(b, r.lastType...)
-}
-
-func decodePair(b []byte) (pairRecord, error) {
+func decodePair(b []byte) (record.Pair, error) {
 	if len(b) < 33 {
-		return pairRecord{}, fmt.Errorf("storage: pair record of %d bytes", len(b))
+		return record.Pair{}, fmt.Errorf("storage: pair record of %d bytes", len(b))
 	}
-	return pairRecord{
-		count:    int64(binary.BigEndian.Uint64(b[0:])),
-		first:    int64(binary.BigEndian.Uint64(b[8:])),
-		last:     int64(binary.BigEndian.Uint64(b[16:])),
-		value:    math.Float64frombits(binary.BigEndian.Uint64(b[24:])),
-		flags:    b[32],
-		lastType: string(b[33:]),
+	return record.Pair{
+		Count:    int64(binary.BigEndian.Uint64(b[0:])),
+		First:    int64(binary.BigEndian.Uint64(b[8:])),
+		Last:     int64(binary.BigEndian.Uint64(b[16:])),
+		Value:    math.Float64frombits(binary.BigEndian.Uint64(b[24:])),
+		Flags:    b[32],
+		LastType: string(b[33:]),
 	}, nil
-}
-
-func (r pairRecord) toAPI(itemID string) api.HistoryEntry {
-	return api.HistoryEntry{ItemID: itemID, LastType: r.lastType, Count: r.count, Value: r.value,
-		HasValue: r.flags&flagHasValue != 0, FirstSeen: fromNano(r.first), LastSeen: fromNano(r.last),
-		Positive: relevant(r.flags), Negative: r.flags&flagNegative != 0}
 }
 
 // itemRecord is the value in the items bucket: the dense index as 8
@@ -193,7 +145,7 @@ func decodeItem(b []byte) (itemRecord, error) {
 
 func (r itemRecord) toAPI(id string, positives int64) api.Item {
 	return api.Item{ID: id, Features: r.Features, Categories: r.Categories, Labels: r.Labels,
-		Hidden: r.Hidden, CreatedAt: fromNano(r.Created), UpdatedAt: fromNano(r.Updated), Positives: positives}
+		Hidden: r.Hidden, CreatedAt: record.FromNano(r.Created), UpdatedAt: record.FromNano(r.Updated), Positives: positives}
 }
 
 // storedUser reads the record of user id; an unknown user is not_found.

@@ -1,5 +1,8 @@
 // Package storage is the bbolt store of recsys. It implements the api
-// services for interactions, users, items, models, jobs and reports.
+// services for interactions, users, items, models, jobs and reports
+// (backend.Store). What it shares with the PostgreSQL store
+// (storage/postgres), the records and the fold of events into them, is in
+// storage/record, and the dump format in storage/dump.
 //
 // Layout (every bucket is created in one transaction at open):
 //
@@ -14,10 +17,10 @@
 //	items       item id                  → itemRecord (JSON: index, features, categories,
 //	                                       labels, hidden, created, updated)
 //	item_ids    uint64 dense index (BE)  → item id
-//	user_order  OrderKey(user id)        → nothing: the users in natural order (natural.go),
-//	item_order  OrderKey(item id)          and the items, what GET /users and /items page
+//	user_order  record.OrderKey(user id) → nothing: the users in natural order,
+//	item_order  record.OrderKey(item id)   and the items, what GET /users and /items page
 //	item_pop    uint64 item index (BE)   → uint64 number of users for whom it is relevant
-//	pairs       user index | item index  → pairRecord (binary: count, first/last seen,
+//	pairs       user index | item index  → record.Pair (binary: count, first/last seen,
 //	            (16 bytes, BE)             last value, flags, last type)
 //	item_pairs  uint64 item index (BE)   → uint64 number of users with any event of it (pairs)
 //	pair_days   user index | item index  → uint64 events of the pair on that UTC day, only for
@@ -35,8 +38,8 @@
 //	            | position (2, BE)
 //	online      YYYYMMDD | 0 | model | 0 → four uint64 (BE): lists, impressions, clicks,
 //	            | experiment | 0 | arm     conversions
-//	experiments experiment id            → experimentRecord JSON; meta "experiment/running"
-//	                                       names the running one
+//	experiments experiment id            → JSON (record.EncodeExperiment); meta
+//	                                       "experiment/running" names the running one
 //
 // Dense indices come from each bucket's NextSequence and are never reused, so
 // a deleted user or item leaves a gap. Big-endian keys make cursor order equal

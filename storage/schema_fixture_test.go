@@ -13,6 +13,7 @@ import (
 
 	"recsys/api"
 	"recsys/storage"
+	"recsys/storage/backend"
 	"recsys/storage/storagetest"
 )
 
@@ -66,7 +67,7 @@ func copyFile(from, to string) error {
 }
 
 // schemaReference is today's store filled with the fixtures' workload.
-func schemaReference(tb testing.TB, online bool) storage.Backend {
+func schemaReference(tb testing.TB, online bool) backend.Store {
 	tb.Helper()
 	ref := storagetest.OpenBolt(tb, storagetest.Options{Now: storagetest.SchemaFillNow})
 	if err := storagetest.SchemaFill(tb.Context(), ref); err != nil {
@@ -105,7 +106,7 @@ func TestSchema_earlierVersionsMigrate(t *testing.T) {
 			ref := schemaReference(t, fx.online)
 			storagetest.CompareMigratedThenOnline(t, st, ref, fx.online)
 
-			for _, s := range []storage.Backend{st, ref} {
+			for _, s := range []backend.Store{st, ref} {
 				storagetest.MustAdd(t, s, api.Interaction{UserID: "frank", ItemID: "m3", Type: "view", Timestamp: storagetest.SchemaFillNow()},
 					api.Interaction{UserID: "alice", ItemID: "m3", Type: "purchase", Timestamp: storagetest.SchemaFillNow()})
 				if err := s.DeleteItem(ctx, "m1"); err != nil {

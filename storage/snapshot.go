@@ -3,11 +3,11 @@ package storage
 import (
 	"context"
 	"encoding/binary"
-	"sort"
 
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // Snapshot reads the training data in one read transaction, so the pairs,
@@ -27,13 +27,13 @@ func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 			return err
 		}
 		snap.ItemIDs, snap.Hidden, snap.Categories = cat.ItemIDs, cat.Hidden, cat.Categories
-		snap.FeatureNames, snap.Features = denseFeatures(feats)
+		snap.FeatureNames, snap.Features = record.DenseFeatures(feats)
 		n := counter(tx.Bucket(bucketMeta), counterPositives)
 		snap.Users = make([]uint32, 0, n)
 		snap.Items = make([]uint32, 0, n)
 		c := tx.Bucket(bucketPairs).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if len(v) < 33 || !relevant(v[32]) {
+			if len(v) < 33 || !record.Relevant(v[32]) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
@@ -149,37 +149,6 @@ func readCatalogue(tx *bolt.Tx, withFeatures bool) (*api.Catalogue, []map[string
 	return cat, feats, err
 }
 
-// denseFeatures turns per-item feature maps into vectors over the sorted
-// union of feature names.
-func denseFeatures(feats []map[string]float64) ([]string, [][]float64) {
-	seen := map[string]struct{}{}
-	for _, f := range feats {
-		for name := range f {
-			seen[name] = struct{}{}
-		}
-	}
-	if len(seen) == 0 {
-		return nil, make([][]float64, len(feats))
-	}
-	names := make([]string, 0, len(seen))
-	for name := range seen {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	out := make([][]float64, len(feats))
-	for i, f := range feats {
-		if f == nil {
-			continue
-		}
-		v := make([]float64, len(names))
-		for j, name := range names {
-			v[j] = f[name]
-		}
-		out[i] = v
-	}
-	return names, out
-}
-
 // ItemFeatures reads every item's features as dense vectors over the sorted
 // union of feature names (nil for items without features), by dense index.
 func (s *Store) ItemFeatures(ctx context.Context) ([]string, [][]float64, error) {
@@ -190,7 +159,7 @@ func (s *Store) ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
 		if err != nil {
 			return err
 		}
-		names, out = denseFeatures(feats)
+		names, out = record.DenseFeatures(feats)
 		return nil
 	})
 	return names, out, err

@@ -3,15 +3,11 @@ package storage
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +19,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"recsys/api"
+	"recsys/storage/backend"
 )
 
 // Options configure a Store.
@@ -51,6 +48,12 @@ type Options struct {
 	// noApplier leaves the tail unapplied until a delete, a snapshot or
 	// Close applies it: for tests of reads that merge the tail.
 	noApplier bool
+	// afterApply, if set, is called after each pass of the applier: tests
+	// wait on it instead of sleeping for a tick.
+	afterApply func()
+	// openFile, if set, opens the database file in bbolt's place: tests
+	// see that an Open holds the file and waits for its lock.
+	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
 }
 
 // Store is the bbolt-backed store. It is safe for concurrent use.
@@ -88,7 +91,10 @@ type Store struct {
 	applierDone chan struct{}     // closed once the applier and the folder stopped
 	filter      *pairFilter       // the pairs bbolt holds, for the fold; nil without the applier
 	storedItems map[string]uint64 // item indices appends looked up in bbolt (rememberItem)
+	afterApply  func()            // Options.afterApply
 }
+
+var _ backend.Store = (*Store)(nil)
 
 // batchDelay is how long db.Batch waits for more writers before it
 // commits. Writers arriving during a commit coalesce into the next one
@@ -122,6 +128,7 @@ func Open(path string, opts Options) (*Store, error) {
 		// remap would first copy out every key and value it holds (7% of
 		// the server's CPU under live ingest at 10M events).
 		InitialMmapSize: mapSize(path),
+		OpenFile:        opts.openFile,
 	})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: the database is locked by another process", path)
@@ -138,7 +145,8 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db.MaxBatchDelay = batchDelay
-	s := &Store{db: db, policy: opts.Policy, now: opts.Now, readOnly: opts.ReadOnly, maxSize: opts.MaxSize}
+	s := &Store{db: db, policy: opts.Policy, now: opts.Now, readOnly: opts.ReadOnly, maxSize: opts.MaxSize,
+		afterApply: opts.afterApply}
 	if err := initDB(db, opts.ReadOnly); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -245,14 +253,18 @@ func (s *Store) openLog(path string, noApplier bool) error {
 // file over it while it holds the old one's lock; a process that opened the
 // path before the rename gets the lock on the old, unlinked file once the
 // loader lets go, and would serve and write a file nobody sees again. It
-// opens the path anew then.
+// opens the path anew then. The file is opened with o.OpenFile when set.
 func openBolt(path string, o *bolt.Options) (*bolt.DB, error) {
+	open := o.OpenFile
+	if open == nil {
+		open = os.OpenFile
+	}
 	for attempt := 0; ; attempt++ {
 		var f *os.File
 		opts := *o
 		opts.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			var err error
-			f, err = os.OpenFile(name, flag, perm)
+			f, err = open(name, flag, perm)
 			return f, err
 		}
 		db, err := bolt.Open(path, 0o600, &opts)
@@ -266,192 +278,6 @@ func openBolt(path string, o *bolt.Options) (*bolt.DB, error) {
 		}
 		db.Close()
 	}
-}
-
-func initDB(db *bolt.DB, readOnly bool) error {
-	check := func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if meta == nil {
-			return errors.New("not a recsys database (no meta bucket)")
-		}
-		return checkSchema(getU64(meta.Get(keySchema)), readOnly)
-	}
-	if readOnly {
-		// Version 2 differs only in what deletes need (pair_days), 3 in
-		// having no event log, 4 in its per-item pair index (item_users),
-		// 5 in having no order buckets.
-		return db.View(check)
-	}
-	return db.Update(func(tx *bolt.Tx) error {
-		fresh := tx.Bucket(bucketMeta) == nil
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
-		meta := tx.Bucket(bucketMeta)
-		if fresh {
-			if err := meta.Put(keySchema, u64(SchemaVersion)); err != nil {
-				return err
-			}
-		}
-		v := getU64(meta.Get(keySchema))
-		if v < 1 || v > SchemaVersion {
-			return check(tx)
-		}
-		if v == 1 {
-			if err := migrateItemRecords(tx); err != nil {
-				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
-			}
-		}
-		if v <= 2 {
-			if err := migrateDays(tx); err != nil {
-				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
-			}
-		}
-		if meta.Get(keyLogID) == nil {
-			// A new file, or one of version 1 to 3, from before the event
-			// log: the latter has everything applied, so its log starts
-			// empty.
-			if err := newLogID(meta); err != nil {
-				return err
-			}
-		}
-		if err := migrateItemPairs(tx); err != nil {
-			return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
-		}
-		if v < 6 {
-			if err := migrateOrder(tx); err != nil {
-				return fmt.Errorf("migrating to schema version %d: %w", SchemaVersion, err)
-			}
-		}
-		if v != SchemaVersion {
-			if err := meta.Put(keySchema, u64(SchemaVersion)); err != nil {
-				return err
-			}
-		}
-		return check(tx)
-	})
-}
-
-// checkSchema accepts a file of schema version v: this binary's, or, read
-// only, an older one from version 2 on. A newer file is refused, since
-// this binary would misread what it does not know; so is a version 1 file
-// opened read-only, whose item records only a writable open rewrites.
-func checkSchema(v uint64, readOnly bool) error {
-	switch {
-	case v == SchemaVersion:
-		return nil
-	case v > SchemaVersion:
-		return fmt.Errorf("database schema version %d is newer than this binary's %d; run a newer recsys", v, SchemaVersion)
-	case v == 0:
-		return errors.New("not a recsys database (no schema version)")
-	case readOnly && v >= 2:
-		return nil
-	case readOnly:
-		return fmt.Errorf("database schema version %d is older than this binary's %d and is migrated only by a writable open (recsys serve or recsys train on it, after a backup)", v, SchemaVersion)
-	}
-	return fmt.Errorf("database schema version %d, this binary's %d", v, SchemaVersion)
-}
-
-// migrateItemRecords brings the item records of a version 1 file to the
-// layout of version 2: the dense index as 8 big-endian bytes, then the
-// rest as JSON, where version 1 kept the index in the JSON ("idx"). Early
-// version 1 files hold the JSON form; later ones were already written in
-// the new form (the schema version was raised after the change), so a
-// record already in it is left as it is.
-func migrateItemRecords(tx *bolt.Tx) error {
-	items := tx.Bucket(bucketItems)
-	type rewrite struct{ key, val []byte }
-	var out []rewrite
-	err := items.ForEach(func(k, v []byte) error {
-		if len(v) == 0 || v[0] != '{' {
-			return nil // 8 index bytes first: an index below 2^56 starts with 0
-		}
-		var r itemRecord
-		var idx struct {
-			Idx *uint64 `json:"idx"`
-		}
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("item %q: %w", k, err)
-		}
-		if err := json.Unmarshal(v, &idx); err != nil || idx.Idx == nil {
-			return fmt.Errorf("item %q: a version 1 record without its index", k)
-		}
-		r.Idx = *idx.Idx
-		b, err := r.encode()
-		if err != nil {
-			return err
-		}
-		out = append(out, rewrite{bytes.Clone(k), b})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, w := range out {
-		if err := items.Put(w.key, w.val); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// migrateItemPairs counts each item's pairs from item_users, the per-item
-// index of versions 2–4, into item_pairs and deletes item_users. Its keys
-// are item | user, so an item's entries are one run.
-func migrateItemPairs(tx *bolt.Tx) error {
-	old := tx.Bucket(bucketItemUsers)
-	if old == nil {
-		return nil
-	}
-	counts := tx.Bucket(bucketItemPairs)
-	c := old.Cursor()
-	k, _ := c.First()
-	for k != nil {
-		item, n := bytes.Clone(k[:8]), uint64(0)
-		for ; k != nil && bytes.Equal(k[:8], item); k, _ = c.Next() {
-			n++
-		}
-		if err := counts.Put(item, u64(n)); err != nil {
-			return err
-		}
-	}
-	return tx.DeleteBucket(bucketItemUsers)
-}
-
-// migrateOrder fills user_order and item_order from the users and items
-// of a file of version 5 or older: their keys sorted first, since bbolt
-// inserts out of key order slowly, and pages filled.
-func migrateOrder(tx *bolt.Tx) error {
-	for _, b := range []struct{ from, to []byte }{{bucketUsers, bucketUserOrder}, {bucketItems, bucketItemOrder}} {
-		var keys [][]byte
-		if err := tx.Bucket(b.from).ForEach(func(k, _ []byte) error {
-			keys = append(keys, OrderKey(string(k)))
-			return nil
-		}); err != nil {
-			return err
-		}
-		slices.SortFunc(keys, bytes.Compare)
-		to := tx.Bucket(b.to)
-		to.FillPercent = 1.0
-		for _, k := range keys {
-			if err := to.Put(k, nil); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// newLogID names the database's event log, so that a log beside another
-// database's file is never replayed into it.
-func newLogID(meta *bolt.Bucket) error {
-	id := make([]byte, 16)
-	if _, err := rand.Read(id); err != nil {
-		return err
-	}
-	return meta.Put(keyLogID, id)
 }
 
 // Close applies the tail, stops the applier and closes the log and the
@@ -494,100 +320,6 @@ func (s *Store) Policy() api.Policy { return s.policy }
 // Versions tell a cache whether the catalogue or the interactions changed.
 func (s *Store) Versions() (items, events uint64) {
 	return s.itemsVersion.Load(), s.eventsVersion.Load()
-}
-
-// Counts reads the counters.
-func (s *Store) Counts(ctx context.Context) (api.Counts, error) {
-	var c api.Counts
-	if err := s.prefold(ctx); err != nil {
-		return c, err
-	}
-	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
-		m := tx.Bucket(bucketMeta)
-		if err := s.foldTail(tx, tail); err != nil {
-			return err
-		}
-		get := func(name string) int64 { return counter(m, name) + tailCounter(tail, name) }
-		c = api.Counts{
-			Users:        get(counterUsers),
-			Items:        get(counterItems),
-			Interactions: get(counterPairs),
-			Positives:    get(counterPositives),
-			Events:       get(counterEvents),
-		}
-		return nil
-	})
-	return c, err
-}
-
-// Activity returns the number of events per UTC day (by event time), oldest
-// first, for the most recent days that have any.
-func (s *Store) Activity(ctx context.Context, days int) ([]api.DayCount, error) {
-	var out []api.DayCount
-	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
-		counts := map[string]int64{}
-		prefix := []byte(dayPrefix)
-		c := tx.Bucket(bucketMeta).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			counts[string(k[len(prefix):])] = int64(getU64(v))
-		}
-		for _, g := range tail {
-			addAll(counts, g.days)
-		}
-		for _, name := range slices.Sorted(maps.Keys(counts)) {
-			day, err := time.Parse("20060102", name)
-			if err != nil || counts[name] <= 0 {
-				continue
-			}
-			out = append(out, api.DayCount{Day: day.Format(time.DateOnly), Events: counts[name]})
-		}
-		return nil
-	})
-	if len(out) > days {
-		out = out[len(out)-days:]
-	}
-	return out, err
-}
-
-// Size is the size of the database file in bytes.
-func (s *Store) Size() int64 {
-	var n int64
-	_ = s.db.View(func(tx *bolt.Tx) error { n = tx.Size(); return nil })
-	return n
-}
-
-// FileBytes is the size of the database file on disk, 0 if it cannot be
-// read (bbolt grows the file ahead of the pages in use, Size).
-func (s *Store) FileBytes() int64 {
-	fi, err := os.Stat(s.db.Path())
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
-
-// FreeBytes is the part of the file in free pages: pages of deleted
-// records, which later writes reuse but which stay in the file until
-// Compact.
-func (s *Store) FreeBytes() int64 { return int64(s.db.Stats().FreeAlloc) }
-
-func counter(meta *bolt.Bucket, name string) int64 {
-	return int64(getU64(meta.Get([]byte("c/" + name))))
-}
-
-func addCounter(meta *bolt.Bucket, name string, delta int64) error {
-	if delta == 0 {
-		return nil
-	}
-	// A counter at zero is deleted, as the day counters and popularity
-	// are, so the file's content depends on the counts alone, not on the
-	// order of the writes that made them (the bulk loader writes only
-	// counters above zero).
-	v := counter(meta, name) + delta
-	if v <= 0 {
-		return meta.Delete([]byte("c/" + name))
-	}
-	return meta.Put([]byte("c/"+name), u64(uint64(v)))
 }
 
 // view runs fn in a read transaction unless ctx is already done.

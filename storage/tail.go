@@ -6,6 +6,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"recsys/storage/record"
 )
 
 // The unapplied tail of the event log lives in memory as generations of
@@ -63,7 +65,7 @@ type tailUser struct {
 }
 
 type tailPair struct {
-	rec       pairRecord // the whole pair record after the generation
+	rec       record.Pair // the whole pair record after the generation
 	laterDays map[string]int64
 }
 
@@ -92,20 +94,20 @@ func (m *dayMemo) holds(day string, ts int64) bool {
 	if m.name == day {
 		return ts >= m.lo && ts < m.hi
 	}
-	return dayOf(ts) == day
+	return record.DayOf(ts) == day
 }
 
 func (m *dayMemo) day(ts int64) string {
 	if ts >= m.lo && ts < m.hi && m.name != "" {
 		return m.name
 	}
-	name := dayOf(ts)
-	t := fromNano(ts)
+	name := record.DayOf(ts)
+	t := record.FromNano(ts)
 	y, mo, d := t.Date()
 	lo := time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
 	hi := lo.AddDate(0, 0, 1)
 	// Only a day whose bounds are representable is kept.
-	if ts != 0 && lo.UnixNano() <= ts && ts < hi.UnixNano() && dayOf(lo.UnixNano()) == name {
+	if ts != 0 && lo.UnixNano() <= ts && ts < hi.UnixNano() && record.DayOf(lo.UnixNano()) == name {
 		m.lo, m.hi, m.name = lo.UnixNano(), hi.UnixNano(), name
 	} else {
 		m.name = ""
@@ -238,13 +240,13 @@ func foldGen(tx *bolt.Tx, f *pairFilter, layers []*tailGen, g *tailGen, raw []lo
 			if err != nil {
 				return err
 			}
-			d := fold(&tu.rec, &tp.rec, fresh, pairEvent{ts: e.ts, typ: e.typ, value: e.value,
-				hasValue: e.bits&evHasValue != 0, positive: e.bits&evPositive != 0, negative: e.bits&evNegative != 0})
+			d := record.Fold(&tu.rec.User, &tp.rec, fresh, record.Event{TS: e.ts, Type: e.typ, Value: e.value,
+				HasValue: e.bits&evHasValue != 0, Positive: e.bits&evPositive != 0, Negative: e.bits&evNegative != 0})
 			if d != 0 {
 				g.popDelta[e.itemIdx] += d
 				g.fcounts[counterPositives] += d
 			}
-			if day := dm.day(e.ts); !dm.holds(day, tp.rec.first) {
+			if day := dm.day(e.ts); !dm.holds(day, tp.rec.First) {
 				if tp.laterDays == nil {
 					tp.laterDays = map[string]int64{}
 				}
@@ -302,7 +304,7 @@ func (g *tailGen) user(layers []*tailGen, users *bolt.Bucket, id string, ts int6
 		}
 	}
 	if !found {
-		tu.rec = userRecord{created: ts}
+		tu.rec = userRecord{User: record.User{Created: ts}}
 		g.fcounts[counterUsers]++
 	}
 	g.users[id] = tu

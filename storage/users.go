@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
+	"recsys/storage/record"
 )
 
 // User reads a user's summary.
@@ -17,7 +18,7 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 	err := s.viewTail(ctx, func(tx *bolt.Tx, tail []*tailGen) error {
 		if tu, ok, err := tailUserFold(tx, tail, id); err != nil || ok {
 			if ok {
-				u = tu.rec.toAPI(id)
+				u = tu.rec.API(id)
 			}
 			return err
 		}
@@ -25,16 +26,16 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 		if err != nil {
 			return err
 		}
-		u = r.toAPI(id)
+		u = r.API(id)
 		return nil
 	})
 	return u, err
 }
 
-// Users returns one page of the users in natural order (natural.go); the
-// cursor is the last id of the previous page. Users the event log's tail
-// created are listed once applied, so the tail is applied first when it
-// holds events.
+// Users returns one page of the users in natural order
+// (record.NaturalKey); the cursor is the last id of the previous page.
+// Users the event log's tail created are listed once applied, so the tail
+// is applied first when it holds events.
 func (s *Store) Users(ctx context.Context, pg api.Page) ([]api.User, string, error) {
 	after, err := afterCursor(pg.Cursor)
 	if err != nil {
@@ -53,7 +54,7 @@ func (s *Store) Users(ctx context.Context, pg api.Page) ([]api.User, string, err
 		more, err = pageOrder(tx, bucketUserOrder, bucketUsers, after, pg.Limit, func(id string) error {
 			if tu, ok, err := tailUserFold(tx, tail, id); err != nil || ok {
 				if ok {
-					out = append(out, tu.rec.toAPI(id))
+					out = append(out, tu.rec.API(id))
 				}
 				return err
 			}
@@ -61,7 +62,7 @@ func (s *Store) Users(ctx context.Context, pg api.Page) ([]api.User, string, err
 			if err != nil {
 				return fmt.Errorf("storage: user %q of user_order: %w", id, err)
 			}
-			out = append(out, r.toAPI(id))
+			out = append(out, r.API(id))
 			return nil
 		})
 		return err
@@ -102,7 +103,7 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 		if err := w.userIDs.Delete(u64(u.idx)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketUserOrder).Delete(OrderKey(id)); err != nil {
+		if err := tx.Bucket(bucketUserOrder).Delete(record.OrderKey(id)); err != nil {
 			return err
 		}
 		w.counters[counterUsers]--

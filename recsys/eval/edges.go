@@ -36,15 +36,16 @@ func dimensions(cands []recsys.Params, mainName string, search bool) []dimension
 	if search {
 		all = append(all, dimension{name: "lambda",
 			get: func(p recsys.Params) (float64, bool) {
-				if p.FEBR == nil {
+				o := febrOptions(p)
+				if o == nil {
 					return 0, false
 				}
-				return p.FEBR.Lambda, true
+				return o.Lambda, true
 			},
 			set: func(p recsys.Params, v float64) recsys.Params {
-				f := *p.FEBR
+				f := *febrOptions(p)
 				f.Lambda = v
-				p.FEBR = &f
+				p.Options = &f
 				return p
 			}})
 	} else {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"recsys/recsys"
+	"recsys/recsys/febr"
 )
 
 // extendEdges on a known objective of k alone, the validation ADG −|k −
@@ -177,7 +178,7 @@ func TestTune_febrExtendsGridEdge(t *testing.T) {
 	}
 	cache := recsys.NewNeighbourCache(s.Train, 20)
 	tuned, err := Tune(context.Background(), "febr-i-kunn", s, cache, Tuning{Grid: recsys.Grid{K: []int{10, 20}, Lambda: []float64{1e-3, 1e-2}},
-		ValidationUsers: -1, FEBR: recsys.FEBROptions{EvalEvery: 1000, Patience: 2, Seed: 1}})
+		ValidationUsers: -1, FEBR: febr.Options{EvalEvery: 1000, Patience: 2, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestTune_febrExtendsGridEdge(t *testing.T) {
 	if !k || !lambda {
 		t.Errorf("extended %v: want k and λ", tuned.Extended)
 	}
-	if tuned.ValidationADG <= 0 || tuned.Params.FEBR == nil {
+	if tuned.ValidationADG <= 0 || febrOptions(tuned.Params) == nil {
 		t.Errorf("choice %+v", tuned.Choice)
 	}
 }
@@ -214,19 +215,19 @@ func TestTune_blendBasesExtendGridEdge(t *testing.T) {
 	if alone.Params.K != 8 {
 		t.Fatalf("itemknn alone chose k = %d, want 8 (the fixture of TestTune_extendsGridEdge)", alone.Params.K)
 	}
-	tuned, err := Tune(context.Background(), recsys.BlendModel, s, cache, Tuning{Grid: grid, ValidationUsers: -1,
-		FEBR: recsys.FEBROptions{Seed: 1, Blend: &recsys.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
+	tuned, err := Tune(context.Background(), febr.BlendName, s, cache, Tuning{Grid: grid, ValidationUsers: -1,
+		FEBR: febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blend, ok := tuned.Model.(*recsys.Blend)
+	blend, ok := tuned.Model.(*febr.Blend)
 	if !ok {
 		t.Fatalf("model %T", tuned.Model)
 	}
 	if _, p := blend.Base(1); p.K != alone.Params.K {
 		t.Errorf("the blend's itemknn base has k = %d, itemknn alone %d", p.K, alone.Params.K)
 	}
-	if got := tuned.Params.FEBR.Blend.Params[1].K; got != 8 {
+	if got := febrOptions(tuned.Params).Blend.Params[1].K; got != 8 {
 		t.Errorf("the refit's itemknn base has k = %d, want 8", got)
 	}
 	// The measures come from the search's own ranks of the choice: those
@@ -238,19 +239,19 @@ func TestTune_blendBasesExtendGridEdge(t *testing.T) {
 		t.Errorf("extended %v, at edge %v; want itemknn.k=4 itemknn.k=8, itemknn.k=8", tuned.Extended, tuned.AtEdge)
 	}
 	// Told not to extend, the base stays on the grid, at its edge.
-	none, err := Tune(context.Background(), recsys.BlendModel, s, cache, Tuning{Grid: grid, ValidationUsers: -1, Extend: -1,
-		FEBR: recsys.FEBROptions{Seed: 1, Blend: &recsys.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
+	none, err := Tune(context.Background(), febr.BlendName, s, cache, Tuning{Grid: grid, ValidationUsers: -1, Extend: -1,
+		FEBR: febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"popular", "itemknn"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, p := none.Model.(*recsys.Blend).Base(1); p.K != 2 || !slices.Equal(none.AtEdge, []string{"itemknn.k=2"}) {
+	if _, p := none.Model.(*febr.Blend).Base(1); p.K != 2 || !slices.Equal(none.AtEdge, []string{"itemknn.k=2"}) {
 		t.Errorf("without extension: k = %d, at edge %v; want 2, itemknn.k=2", p.K, none.AtEdge)
 	}
 	// A model with its own search is no base, as in recsys's base search:
 	// refused before its search fits anything.
 	fits := 0
-	if _, err := Tune(context.Background(), recsys.BlendModel, s, cache, Tuning{Grid: grid, ValidationUsers: -1, OnFit: func() { fits++ },
-		FEBR: recsys.FEBROptions{Seed: 1, Blend: &recsys.BlendOptions{Bases: []string{"febr-i-kunn", "itemknn"}}}}); err == nil || !strings.Contains(err.Error(), "febr-i-kunn cannot be a base") || fits != 0 {
+	if _, err := Tune(context.Background(), febr.BlendName, s, cache, Tuning{Grid: grid, ValidationUsers: -1, OnFit: func() { fits++ },
+		FEBR: febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"febr-i-kunn", "itemknn"}}}}); err == nil || !strings.Contains(err.Error(), "febr-i-kunn cannot be a base") || fits != 0 {
 		t.Errorf("febr-i-kunn as a base: error %v after %d fits", err, fits)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"recsys/api"
 	"recsys/recsys"
+	"recsys/recsys/febr"
 )
 
 // FEBRAll is the model name that stands for the seven FEBR variants of
@@ -23,7 +24,7 @@ func expandModels(names []string) []string {
 		vs := []string{name}
 		if name == FEBRAll {
 			vs = nil
-			for _, v := range recsys.Variants(recsys.FEBRModel) {
+			for _, v := range febr.Variants(febr.Name) {
 				vs = append(vs, v.Name)
 			}
 		}
@@ -55,10 +56,16 @@ func CheckModels(names []string) error {
 // variant is model "febr" with its label ("FEBRi-slim"), any other model
 // its own name.
 func rowName(name string) (model, variant string) {
-	if v, ok := recsys.FEBRVariantOf(name); ok {
-		return recsys.FEBRModel, v.Label
+	if v, ok := febr.VariantOf(name); ok {
+		return febr.Name, v.Label
 	}
 	return name, ""
+}
+
+// febrOptions is the FEBR options of p, nil when it has none.
+func febrOptions(p recsys.Params) *febr.Options {
+	o, _ := p.Options.(*febr.Options)
+	return o
 }
 
 // labelRow sets the model and variant of a report row fitted as name.

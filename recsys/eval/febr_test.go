@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/recsys"
+	"recsys/recsys/febr"
 )
 
 // `febr` stands for its seven variants, one report row each under model
@@ -22,7 +22,7 @@ func TestRun_febrVariantRows(t *testing.T) {
 		Folds: 1, Seed: 1, DumpDir: dir,
 		Models: []string{"slim", FEBRAll, "febr-i-slim"},
 		Grid:   Grid{K: []int{10, 20}, L1: []float64{1, 0.1}, L2: []float64{1}, Lambda: []float64{1e-3, 1e-2}},
-		FEBR:   recsys.FEBROptions{EvalEvery: 1000, Patience: 2},
+		FEBR:   febr.Options{EvalEvery: 1000, Patience: 2},
 	}
 	rep, err := Run(context.Background(), d, opt)
 	if err != nil {

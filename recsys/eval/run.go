@@ -12,6 +12,7 @@ import (
 	"recsys/api"
 	"recsys/recsys"
 	"recsys/recsys/eval/table"
+	"recsys/recsys/febr"
 )
 
 // Options configure Run. Zero values take the defaults of docs/design.md#evaluation.
@@ -40,7 +41,7 @@ type Options struct {
 	// FEBR is the template of the FEBR fits (early stopping, learning
 	// rate, memory budget); the search sets λ, the validation items and
 	// the seed (FEBRSeed unless set).
-	FEBR recsys.FEBROptions
+	FEBR febr.Options
 	// Extend is Tuning.Extend: the steps past each end of a grid
 	// dimension the choice sits at (0: DefaultExtend, negative: none).
 	Extend int

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"recsys/recsys"
+	"recsys/recsys/febr"
 	"recsys/recsys/metrics"
 )
 
@@ -37,7 +38,7 @@ func DefaultGrid() Grid {
 		Factors: []int{5, 10, 20, 50, 100, 200},
 		Extra:   mfExtra(),
 		// §4.7.3: λ ∈ {10⁻⁴, …, 10⁻¹} for FEBR.
-		Lambda: slices.Clone(recsys.DefaultFEBRLambdas),
+		Lambda: slices.Clone(febr.DefaultLambdas),
 	}
 }
 
@@ -86,7 +87,7 @@ func configs(name string, g Grid, itemCap, userCap int) []recsys.Params {
 // describeGrid renders the searched configurations as "k∈{10,20} ×
 // l1∈{1,0.1} × l2∈{1}" for the report.
 func describeGrid(cfgs []recsys.Params) string {
-	if slices.ContainsFunc(cfgs, func(p recsys.Params) bool { return p.FEBR != nil }) {
+	if slices.ContainsFunc(cfgs, func(p recsys.Params) bool { return febrOptions(p) != nil }) {
 		return describeFEBRGrid(cfgs)
 	}
 	var ks, l1s, l2s []string
@@ -121,8 +122,8 @@ func describeFEBRGrid(cfgs []recsys.Params) string {
 	var ks, lambdas, l1s, l2s []string
 	for _, p := range cfgs {
 		ks = appendNew(ks, strconv.Itoa(p.K))
-		if p.FEBR != nil {
-			lambdas = appendNew(lambdas, formatFloat(p.FEBR.Lambda))
+		if o := febrOptions(p); o != nil {
+			lambdas = appendNew(lambdas, formatFloat(o.Lambda))
 			continue
 		}
 		l1s, l2s = appendNew(l1s, formatFloat(p.L1)), appendNew(l2s, formatFloat(p.L2))

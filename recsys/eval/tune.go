@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"recsys/recsys"
+	"recsys/recsys/febr"
 	"recsys/recsys/metrics"
 )
 
@@ -28,7 +29,7 @@ type Tuning struct {
 	// FEBR is the template of every FEBR fit (seed, early stopping,
 	// learning rate, memory budget); the search sets λ and the validation
 	// items.
-	FEBR recsys.FEBROptions
+	FEBR febr.Options
 	// OnFit, when not nil, is called after every fit.
 	OnFit func()
 	// Extend is how many times each end of a grid dimension is extended
@@ -198,12 +199,12 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 			return nil, err
 		}
 	}
-	febr := t.FEBR
+	fo := t.FEBR
 	var bases *baseEdges
-	if name == recsys.BlendModel {
-		febr.Blend, bases = blendBaseSearch(febr.Blend, t)
+	if name == febr.BlendName {
+		fo.Blend, bases = blendBaseSearch(fo.Blend, t)
 	}
-	p := recsys.Params{Cache: cache, FEBR: &febr}
+	p := recsys.Params{Cache: cache, Options: &fo}
 	c, err := kind.Search(ctx, x, val, t.Grid, caps, p, t.OnFit)
 	if err != nil {
 		return nil, fmt.Errorf("eval: search %s: %w", name, err)
@@ -222,8 +223,8 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 		g.K = []int{cs[0].K}
 		g.Lambda = nil
 		for _, p := range cs {
-			if p.FEBR != nil {
-				g.Lambda = append(g.Lambda, p.FEBR.Lambda)
+			if o := febrOptions(p); o != nil {
+				g.Lambda = append(g.Lambda, o.Lambda)
 			}
 		}
 		cands = append(cands, cs...)
@@ -278,8 +279,8 @@ func (b *baseEdges) add(name string, extended, edges []string) {
 // its bases on the grid as given before, so its ials base had at most 64
 // factors where ials alone took 128: README, issue 17). The extensions
 // are collected in the returned baseEdges for the blend's report.
-func blendBaseSearch(o *recsys.BlendOptions, t Tuning) (*recsys.BlendOptions, *baseEdges) {
-	var bo recsys.BlendOptions
+func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseEdges) {
+	var bo febr.BlendOptions
 	if o != nil {
 		bo = *o
 	}
@@ -292,7 +293,7 @@ func blendBaseSearch(o *recsys.BlendOptions, t Tuning) (*recsys.BlendOptions, *b
 		if kind, err := recsys.KindOf(name); err != nil || kind.Search != nil {
 			// As recsys's own base search: a model with its own search
 			// (FEBR, the blend) is no base.
-			return nil, recsys.Params{}, fmt.Errorf("eval: %s cannot be a base of %s", name, recsys.BlendModel)
+			return nil, recsys.Params{}, fmt.Errorf("eval: %s cannot be a base of %s", name, febr.BlendName)
 		}
 		tb := t
 		// val is the blend's validation sample already; x's rows are the
@@ -311,7 +312,7 @@ func blendBaseSearch(o *recsys.BlendOptions, t Tuning) (*recsys.BlendOptions, *b
 // withLiveRows is train with the live histories of the users with
 // validation items as their rows. A kind with its own search (FEBR)
 // validates, and stops early, on the validation items of users of the
-// matrix it fits (recsys.FEBROptions.Validation), so under the users
+// matrix it fits (febr.Options.Validation), so under the users
 // protocol it fits on the training users and the validation users' live
 // histories; the test users stay out of training.
 func withLiveRows(train *recsys.Matrix, live, val [][]uint32) (*recsys.Matrix, error) {

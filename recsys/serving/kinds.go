@@ -5,5 +5,6 @@ package serving
 // imports make sure a persisted model of any of them can be read back.
 import (
 	_ "recsys/recsys/content" // the content metric
+	_ "recsys/recsys/febr"    // febr, its variants and febr-blend
 	_ "recsys/recsys/mf"      // bpr, wrmf, ials and mfauc
 )

@@ -10,13 +10,14 @@ import (
 
 	"recsys/api"
 	"recsys/recsys"
+	"recsys/recsys/febr"
 	"recsys/storage"
 )
 
 // shapesModels are fitted on one store for the request-shape tests: the
 // neighbourhood models (TopRanker and full scorers), FEBR, EASE, RP3β and
 // matrix factorisation (fold-in of the live history).
-var shapesModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta", "bpr", "wrmf", "mfauc", recsys.FEBRModel}
+var shapesModels = []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta", "bpr", "wrmf", "mfauc", febr.Name}
 
 // shapesStore holds 120 users with skewed, ties-rich histories over 80
 // items, every event positive, items in categories c0–c2 (i0–i79, category

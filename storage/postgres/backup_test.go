@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/storage"
+	"recsys/storage/dump"
 	"recsys/storage/postgres"
 	"recsys/storage/postgres/pgtest"
 	"recsys/storage/storagetest"
@@ -70,9 +70,9 @@ func TestPgDump_restore(t *testing.T) {
 	storagetest.MustAdd(t, restored, storagetest.Ev("after-restore", "i01", "view"))
 }
 
-func dumpSum(tb testing.TB, s storage.Dumper) *storage.DumpSum {
+func dumpSum(tb testing.TB, s dump.Dumper) *dump.Sum {
 	tb.Helper()
-	sum := storage.NewDumpSum(nil)
+	sum := dump.NewSum(nil)
 	if err := s.Dump(context.Background(), sum); err != nil {
 		tb.Fatal(err)
 	}

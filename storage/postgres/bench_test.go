@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/backend"
 	"recsys/storage/storagetest"
 )
 
@@ -36,7 +36,7 @@ func benchEvents(rng *rand.Rand, n int) []api.Interaction {
 
 // filled opens a store holding n events (added 10,000 at a time) and
 // returns it with 64 batches of 1,000 more.
-func filled(b *testing.B, open storagetest.Opener, seed uint64, n int) (storage.Backend, [][]api.Interaction) {
+func filled(b *testing.B, open storagetest.Opener, seed uint64, n int) (backend.Store, [][]api.Interaction) {
 	s := open(b, storagetest.Options{})
 	rng := rand.New(rand.NewPCG(seed, 1000))
 	for k := 0; k < n; k += 10000 {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/storage"
+	"recsys/storage/backend"
 	"recsys/storage/postgres"
 	"recsys/storage/postgres/pgtest"
 	"recsys/storage/storagetest"
@@ -16,7 +16,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // open opens a store on a fresh schema of the test server.
-func open(tb testing.TB, o storagetest.Options) storage.Backend {
+func open(tb testing.TB, o storagetest.Options) backend.Store {
 	tb.Helper()
 	s, err := postgres.Open(context.Background(), pgtest.Schema(tb), postgres.Options{Policy: o.Policy, Now: o.Now})
 	if err != nil {

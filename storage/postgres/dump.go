@@ -8,21 +8,22 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/dump"
+	"recsys/storage/record"
 )
 
-var _ storage.Dumper = (*Store)(nil)
+var _ dump.Dumper = (*Store)(nil)
 
 // Dump writes the whole store to sink from one REPEATABLE READ
-// transaction, in the order storage.DumpSink describes.
-func (s *Store) Dump(ctx context.Context, sink storage.DumpSink) error {
+// transaction, in the order dump.Sink describes.
+func (s *Store) Dump(ctx context.Context, sink dump.Sink) error {
 	return s.read(ctx, func(tx pgx.Tx) error {
 		m, err := counters(ctx, tx)
 		if err != nil {
 			return err
 		}
-		head := storage.DumpHead{Counters: map[string]int64{}}
-		for _, n := range append(append([]string(nil), storage.CounterNames...), storage.SeqNames...) {
+		head := dump.Head{Counters: map[string]int64{}}
+		for _, n := range append(append([]string(nil), dump.CounterNames...), dump.SeqNames...) {
 			head.Counters[n] = m[n]
 		}
 		if head.Active, err = setting(ctx, tx, "active_model"); err != nil {
@@ -31,7 +32,7 @@ func (s *Store) Dump(ctx context.Context, sink storage.DumpSink) error {
 		if err := sink.Head(head); err != nil {
 			return err
 		}
-		var u storage.DumpUser
+		var u dump.User
 		rows, _ := tx.Query(ctx, `SELECT idx, id, created, last_seen, items, positives, events FROM users ORDER BY idx`)
 		if _, err := pgx.ForEachRow(rows, []any{&u.Idx, &u.ID, &u.T.Created, &u.T.LastSeen, &u.T.Items, &u.T.Positives, &u.T.Events},
 			func() error { return sink.User(u) }); err != nil {
@@ -44,24 +45,24 @@ func (s *Store) Dump(ctx context.Context, sink storage.DumpSink) error {
 			if err != nil {
 				return err
 			}
-			return sink.Item(storage.DumpItem{Idx: uint64(r.idx), ID: it.ID, Features: it.Features, Categories: it.Categories,
+			return sink.Item(dump.Item{Idx: uint64(r.idx), ID: it.ID, Features: it.Features, Categories: it.Categories,
 				Labels: it.Labels, Hidden: it.Hidden, Created: r.created, Updated: r.updated, Positive: r.posit})
 		}); err != nil {
 			return err
 		}
-		var p storage.DumpPair
+		var p dump.Pair
 		var flags int16
 		rows, _ = tx.Query(ctx, `SELECT user_idx, item_idx, count, first_ts, last_ts, value, flags, last_type FROM pairs ORDER BY user_idx, item_idx`)
 		if _, err := pgx.ForEachRow(rows, []any{&p.User, &p.Item, &p.P.Count, &p.P.First, &p.P.Last, &p.P.Value, &flags, &p.P.LastType},
 			func() error { p.P.Flags = byte(flags); return sink.Pair(p) }); err != nil {
 			return err
 		}
-		var pd storage.DumpPairDay
+		var pd dump.PairDay
 		rows, _ = tx.Query(ctx, `SELECT user_idx, item_idx, day, events FROM pair_days ORDER BY user_idx, item_idx, day`)
 		if _, err := pgx.ForEachRow(rows, []any{&pd.User, &pd.Item, &pd.Day, &pd.Events}, func() error { return sink.PairDay(pd) }); err != nil {
 			return err
 		}
-		var d storage.DumpDay
+		var d dump.Day
 		rows, _ = tx.Query(ctx, `SELECT day, events FROM days WHERE events > 0 ORDER BY day`)
 		if _, err := pgx.ForEachRow(rows, []any{&d.Day, &d.Events}, func() error { return sink.Day(d) }); err != nil {
 			return err
@@ -75,7 +76,7 @@ func (s *Store) Dump(ctx context.Context, sink storage.DumpSink) error {
 				return fmt.Errorf("model record: %w", err)
 			}
 			mi.Active = false
-			return sink.Model(storage.DumpModel{Info: mi, Sealed: append([]byte{}, sealed...)})
+			return sink.Model(dump.Model{Info: mi, Sealed: append([]byte{}, sealed...)})
 		}); err != nil {
 			return err
 		}
@@ -107,15 +108,15 @@ func (s *Store) Dump(ctx context.Context, sink storage.DumpSink) error {
 // dumpOnline writes the online tables to sink, in the order of the bbolt
 // store's keys: ids and names compare byte-wise (COLLATE "C"), and a
 // recommendation id starts with its time.
-func dumpOnline(ctx context.Context, tx pgx.Tx, sink storage.DumpSink) error {
+func dumpOnline(ctx context.Context, tx pgx.Tx, sink dump.Sink) error {
 	var imp api.Impression
 	var at int64
 	rows, _ := tx.Query(ctx, `SELECT `+impressionColumns+` FROM impressions ORDER BY id`)
 	if _, err := pgx.ForEachRow(rows, []any{&imp.ID, &imp.UserID, &at, &imp.Model, &imp.ModelVersion, &imp.Experiment, &imp.Arm, &imp.Items},
-		func() error { imp.At = storage.FromNano(at); return sink.Impression(imp) }); err != nil {
+		func() error { imp.At = record.FromNano(at); return sink.Impression(imp) }); err != nil {
 		return err
 	}
-	var a storage.DumpAttribution
+	var a dump.Attribution
 	var flags int16
 	rows, _ = tx.Query(ctx, `SELECT id, position, flags FROM attributions ORDER BY id, position`)
 	if _, err := pgx.ForEachRow(rows, []any{&a.RecommendationID, &a.Position, &flags},
@@ -134,18 +135,18 @@ func dumpOnline(ctx context.Context, tx pgx.Tx, sink storage.DumpSink) error {
 	var rec []byte
 	rows, _ = tx.Query(ctx, `SELECT id, running, record FROM experiments ORDER BY id`)
 	_, err := pgx.ForEachRow(rows, []any{&id, &running, &rec}, func() error {
-		e, err := storage.DecodeExperiment(id, rec)
+		e, err := record.DecodeExperiment(id, rec)
 		if err != nil {
 			return err
 		}
-		return sink.Experiment(storage.DumpExperiment{Experiment: e, Running: running})
+		return sink.Experiment(dump.Experiment{Experiment: e, Running: running})
 	})
 	return err
 }
 
 // Restore fills an empty store with a dump, in one transaction; rows go in
 // through COPY, copyBatch at a time.
-func (s *Store) Restore(ctx context.Context, fill func(storage.DumpSink) error) error {
+func (s *Store) Restore(ctx context.Context, fill func(dump.Sink) error) error {
 	err := s.writeCatalogue(ctx, func(tx pgx.Tx) error {
 		var used bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM counters WHERE name NOT IN ('writer', 'catalogue') AND value <> 0)
@@ -155,7 +156,7 @@ func (s *Store) Restore(ctx context.Context, fill func(storage.DumpSink) error) 
 			return err
 		}
 		if used {
-			return storage.ErrNotEmpty
+			return dump.ErrNotEmpty
 		}
 		sink := &pgSink{ctx: ctx, tx: tx, buf: map[string][][]any{}}
 		if err := fill(sink); err != nil {
@@ -226,7 +227,7 @@ func (p *pgSink) flushAll() error {
 	return nil
 }
 
-func (p *pgSink) Head(h storage.DumpHead) error {
+func (p *pgSink) Head(h dump.Head) error {
 	names, vals := []string{}, []int64{}
 	for n, v := range h.Counters {
 		names, vals = append(names, n), append(vals, v)
@@ -242,11 +243,11 @@ func (p *pgSink) Head(h storage.DumpHead) error {
 	return err
 }
 
-func (p *pgSink) User(u storage.DumpUser) error {
+func (p *pgSink) User(u dump.User) error {
 	return p.add("users", int64(u.Idx), u.ID, u.T.Created, u.T.LastSeen, u.T.Items, u.T.Positives, u.T.Events)
 }
 
-func (p *pgSink) Item(it storage.DumpItem) error {
+func (p *pgSink) Item(it dump.Item) error {
 	c, err := columnsOf(api.Item{Features: it.Features, Categories: it.Categories, Labels: it.Labels})
 	if err != nil {
 		return err
@@ -254,17 +255,17 @@ func (p *pgSink) Item(it storage.DumpItem) error {
 	return p.add("items", int64(it.Idx), it.ID, c.features, c.categories, c.labels, it.Hidden, it.Created, it.Updated, it.Positive)
 }
 
-func (p *pgSink) Pair(x storage.DumpPair) error {
+func (p *pgSink) Pair(x dump.Pair) error {
 	return p.add("pairs", int64(x.User), int64(x.Item), x.P.Count, x.P.First, x.P.Last, x.P.Value, int16(x.P.Flags), x.P.LastType)
 }
 
-func (p *pgSink) PairDay(x storage.DumpPairDay) error {
+func (p *pgSink) PairDay(x dump.PairDay) error {
 	return p.add("pair_days", int64(x.User), int64(x.Item), x.Day, x.Events)
 }
 
-func (p *pgSink) Day(d storage.DumpDay) error { return p.add("days", d.Day, d.Events) }
+func (p *pgSink) Day(d dump.Day) error { return p.add("days", d.Day, d.Events) }
 
-func (p *pgSink) Model(m storage.DumpModel) error {
+func (p *pgSink) Model(m dump.Model) error {
 	m.Info.Active = false
 	info, err := json.Marshal(m.Info)
 	if err != nil {
@@ -290,10 +291,10 @@ func (p *pgSink) Report(r api.Report) error {
 }
 
 func (p *pgSink) Impression(imp api.Impression) error {
-	return p.add("impressions", imp.ID, imp.UserID, storage.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
+	return p.add("impressions", imp.ID, imp.UserID, record.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
 }
 
-func (p *pgSink) Attribution(a storage.DumpAttribution) error {
+func (p *pgSink) Attribution(a dump.Attribution) error {
 	return p.add("attributions", a.RecommendationID, int32(a.Position), int16(a.Flags))
 }
 
@@ -301,8 +302,8 @@ func (p *pgSink) OnlineCount(c api.OnlineCount) error {
 	return p.add("online_counts", c.Day, c.Model, c.Experiment, c.Arm, c.Lists, c.Impressions, c.Clicks, c.Conversions)
 }
 
-func (p *pgSink) Experiment(e storage.DumpExperiment) error {
-	v, err := storage.EncodeExperiment(e.Experiment)
+func (p *pgSink) Experiment(e dump.Experiment) error {
+	v, err := record.EncodeExperiment(e.Experiment)
 	if err != nil {
 		return err
 	}

@@ -7,14 +7,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/record"
 )
 
 // userRow is a user record being written.
 type userRow struct {
 	idx   int64
 	fresh bool
-	t     storage.Tally
+	t     record.User
 }
 
 // pairRow is a pair record being written.
@@ -22,7 +22,7 @@ type pairRow struct {
 	user, item int64
 	fresh      bool // not stored yet
 	queued     bool // in the write order
-	p          storage.Pair
+	p          record.Pair
 }
 
 type pairKey struct{ user, item int64 }
@@ -31,7 +31,7 @@ type pairKey struct{ user, item int64 }
 // nothing. Unknown users and items are created. It returns the number of
 // events stored.
 func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int, error) {
-	verdicts, err := storage.Judge(s.policy, evs)
+	verdicts, err := record.Judge(s.policy, evs)
 	if err != nil {
 		return 0, err
 	}
@@ -53,7 +53,7 @@ func (s *Store) AddInteractions(ctx context.Context, evs []api.Interaction) (int
 // pairs the batch touches in three queries, folds in memory in batch
 // order, and writes new rows with COPY and changed ones with one UPDATE per
 // table.
-func ingest(ctx context.Context, tx pgx.Tx, evs []api.Interaction, verdicts []storage.Verdict, now int64) error {
+func ingest(ctx context.Context, tx pgx.Tx, evs []api.Interaction, verdicts []record.Verdict, now int64) error {
 	var userIDs, itemIDs []string
 	seenU, seenI := map[string]bool{}, map[string]bool{}
 	for _, ev := range evs {
@@ -148,7 +148,7 @@ func ingest(ctx context.Context, tx pgx.Tx, evs []api.Interaction, verdicts []st
 	pairDays := map[pairDay]int64{}
 	var order []*pairRow
 	for k, ev := range evs {
-		ts := storage.UnixNano(ev.Timestamp)
+		ts := record.UnixNano(ev.Timestamp)
 		if ts == 0 {
 			ts = now
 		}
@@ -169,16 +169,16 @@ func ingest(ctx context.Context, tx pgx.Tx, evs []api.Interaction, verdicts []st
 			p.queued = true
 			order = append(order, p)
 		}
-		d := storage.Fold(&u.t, &p.p, fresh, storage.Event{TS: ts, Type: ev.Type, Value: ev.Value,
+		d := record.Fold(&u.t, &p.p, fresh, record.Event{TS: ts, Type: ev.Type, Value: ev.Value,
 			HasValue: ev.HasValue, Positive: verdicts[k].Positive, Negative: verdicts[k].Negative})
 		if d != 0 {
 			pop[item] += d
 			counters["positives"] += d
 		}
 		counters["events"]++
-		day := storage.DayOf(ts)
+		day := record.DayOf(ts)
 		days[day]++
-		if day != storage.DayOf(p.p.First) {
+		if day != record.DayOf(p.p.First) {
 			pairDays[pairDay{key, day}]++
 		}
 	}
@@ -354,12 +354,12 @@ func forget(ctx context.Context, tx pgx.Tx, cond string, args ...any) error {
 		d.events -= p.count
 		counters["pairs"]--
 		counters["events"] -= p.count
-		if storage.Relevant(byte(p.flags)) {
+		if record.Relevant(byte(p.flags)) {
 			d.positives--
 			pop[p.item]--
 			counters["positives"]--
 		}
-		days[storage.DayOf(p.first)] -= max(p.count-later[pairKey{p.user, p.item}], 0)
+		days[record.DayOf(p.first)] -= max(p.count-later[pairKey{p.user, p.item}], 0)
 	}
 	b := &pgx.Batch{}
 	if len(ud) > 0 {
@@ -407,7 +407,7 @@ func (s *Store) DeleteInteraction(ctx context.Context, userID, itemID string) er
 
 // History returns one page of a user's pairs in item-index order.
 func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.HistoryEntry, string, error) {
-	after, err := storage.DecodeIndexCursor(pg.Cursor)
+	after, err := record.DecodeIndexCursor(pg.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
@@ -437,8 +437,8 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 		if item == nil {
 			return nil
 		}
-		p := storage.Pair{Count: *count, First: *first, Last: *lastTS, Value: *value, Flags: byte(*flags), LastType: *typ}
-		out = append(out, p.HistoryEntry(*id))
+		p := record.Pair{Count: *count, First: *first, Last: *lastTS, Value: *value, Flags: byte(*flags), LastType: *typ}
+		out = append(out, p.API(*id))
 		last = append(last, *item)
 		return nil
 	})
@@ -455,7 +455,7 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 		if pg.Limit > 0 {
 			lastIdx = uint64(last[pg.Limit-1])
 		}
-		next = storage.EncodeIndexCursor(lastIdx)
+		next = record.EncodeIndexCursor(lastIdx)
 	}
 	return out, next, nil
 }
@@ -478,9 +478,9 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 		i := uint32(*item)
 		pr.Consumed = append(pr.Consumed, i)
 		switch f := byte(*flags); {
-		case storage.Relevant(f):
+		case record.Relevant(f):
 			pr.Positive = append(pr.Positive, i)
-		case f&storage.FlagNegative != 0:
+		case f&record.FlagNegative != 0:
 			pr.Negative = append(pr.Negative, i)
 		}
 		return nil

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/record"
 )
 
 // itemColumns are the columns itemRow scans, in order.
@@ -29,8 +29,8 @@ func (r *itemRow) dest() []any {
 }
 
 func (r *itemRow) toAPI() (api.Item, error) {
-	it := api.Item{ID: r.id, Hidden: r.hidden, CreatedAt: storage.FromNano(r.created),
-		UpdatedAt: storage.FromNano(r.updated), Positives: r.posit}
+	it := api.Item{ID: r.id, Hidden: r.hidden, CreatedAt: record.FromNano(r.created),
+		UpdatedAt: record.FromNano(r.updated), Positives: r.posit}
 	if len(r.categories) > 0 {
 		it.Categories = r.categories
 	}
@@ -203,7 +203,7 @@ func (s *Store) Item(ctx context.Context, id string) (api.Item, error) {
 }
 
 // Items returns one page of the catalogue in natural order (see
-// storage.NaturalKey); the cursor is the last id of the previous page.
+// record.NaturalKey); the cursor is the last id of the previous page.
 func (s *Store) Items(ctx context.Context, pg api.Page) ([]api.Item, string, error) {
 	var out []api.Item
 	var r itemRow
@@ -226,7 +226,7 @@ func (s *Store) page(ctx context.Context, from string, pg api.Page, dest []any, 
 	q := from + ` ORDER BY recsys_natural_key(id), id LIMIT $1`
 	args := []any{pg.Limit + 1}
 	if pg.Cursor != "" {
-		after, err := storage.DecodeIDCursor(pg.Cursor)
+		after, err := record.DecodeIDCursor(pg.Cursor)
 		if err != nil {
 			return "", err
 		}
@@ -248,7 +248,7 @@ func (s *Store) page(ctx context.Context, from string, pg api.Page, dest []any, 
 	if n <= pg.Limit || pg.Limit == 0 {
 		return "", nil
 	}
-	return storage.EncodeIDCursor(last()), nil
+	return record.EncodeIDCursor(last()), nil
 }
 
 // DeleteItem deletes an item and every pair with it.

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/record"
 )
 
 // NotifyChannel is the channel PutModel and SetActiveModel notify (payload
@@ -41,7 +41,7 @@ func (s *Store) newName(ctx context.Context, seq, format string) (string, error)
 }
 
 // PutModel stores a model version, its blob sealed with a checksum and cut
-// into chunks, and drops all but the newest storage.KeepVersions of that
+// into chunks, and drops all but the newest record.KeepVersions of that
 // name.
 func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) error {
 	info.Bytes = len(blob)
@@ -67,11 +67,11 @@ func (s *Store) PutModel(ctx context.Context, info api.ModelInfo, blob []byte) e
 		if _, err := tx.Exec(ctx, `DELETE FROM models WHERE name = $1 AND version = $2`, info.Name, info.Version); err != nil {
 			return err
 		}
-		if err := insertModel(ctx, tx, info.Name, info.Version, meta, storage.SealBlob(blob)); err != nil {
+		if err := insertModel(ctx, tx, info.Name, info.Version, meta, record.Seal(blob)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM models WHERE name = $1 AND version NOT IN
-			(SELECT version FROM models WHERE name = $1 ORDER BY version DESC LIMIT $2)`, info.Name, storage.KeepVersions); err != nil {
+			(SELECT version FROM models WHERE name = $1 ORDER BY version DESC LIMIT $2)`, info.Name, record.KeepVersions); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, "model "+info.Name+" "+info.Version)
@@ -144,7 +144,7 @@ func (s *Store) ModelBlob(ctx context.Context, name, version string) ([]byte, er
 	if !found {
 		return nil, api.Errorf(api.CodeNotFound, "model %s version %s not found", name, version)
 	}
-	blob, err := storage.OpenBlob(sealed)
+	blob, err := record.Unseal(sealed)
 	if err != nil {
 		return nil, fmt.Errorf("model %s version %s: %w", name, version, err)
 	}

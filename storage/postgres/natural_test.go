@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"recsys/api"
-	"recsys/storage"
 	"recsys/storage/postgres"
+	"recsys/storage/record"
 	"recsys/storage/storagetest"
 )
 
 // TestNaturalKey_sameAsGo: the server's recsys_natural_key, which orders
-// the listings, gives storage.NaturalKey's bytes for every id: hand-picked
+// the listings, gives record.NaturalKey's bytes for every id: hand-picked
 // ones and random mixes of digits (leading zeros and runs up to the
 // longest id), letters, punctuation and multi-byte characters.
 func TestNaturalKey_sameAsGo(t *testing.T) {
@@ -44,7 +44,7 @@ func TestNaturalKey_sameAsGo(t *testing.T) {
 		if err := rows.Scan(&id, &key); err != nil {
 			t.Fatal(err)
 		}
-		if want := storage.NaturalKey(id); id != ids[k] || !bytes.Equal(key, want) {
+		if want := record.NaturalKey(id); id != ids[k] || !bytes.Equal(key, want) {
 			t.Fatalf("recsys_natural_key(%q) = %q, NaturalKey %q", id, key, want)
 		}
 	}

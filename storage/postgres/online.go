@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/record"
 )
 
 // Online measurement on PostgreSQL (docs/design.md#online): the same
@@ -29,7 +29,7 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 			}
 			b.Queue(`INSERT INTO impressions (id, user_id, at, model, model_version, experiment, arm, items)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-				imp.ID, imp.UserID, storage.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
+				imp.ID, imp.UserID, record.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
 		}
 		res := tx.SendBatch(ctx, &b)
 		var added []api.Impression
@@ -46,7 +46,7 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 		if err := res.Close(); err != nil {
 			return err
 		}
-		for _, c := range storage.TallyShown(added) {
+		for _, c := range record.TallyShown(added) {
 			if err := addOnline(ctx, tx, c.Day, c.Model, c.Experiment, c.Arm, [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ func scanImpression(row pgx.Row) (api.Impression, error) {
 	var imp api.Impression
 	var at int64
 	err := row.Scan(&imp.ID, &imp.UserID, &at, &imp.Model, &imp.ModelVersion, &imp.Experiment, &imp.Arm, &imp.Items)
-	imp.At = storage.FromNano(at)
+	imp.At = record.FromNano(at)
 	return imp, err
 }
 
@@ -85,7 +85,7 @@ func findImpression(ctx context.Context, tx pgx.Tx, t api.Touch, window time.Dur
 	} else {
 		row = tx.QueryRow(ctx, `SELECT `+impressionColumns+` FROM impressions
 			WHERE user_id = $1 AND at BETWEEN $2 AND $3 AND $4 = ANY (items) ORDER BY at DESC, id DESC LIMIT 1`,
-			t.UserID, storage.UnixNano(t.At.Add(-window)), storage.UnixNano(t.At), t.ItemID)
+			t.UserID, record.UnixNano(t.At.Add(-window)), record.UnixNano(t.At), t.ItemID)
 	}
 	imp, err := scanImpression(row)
 	if err == pgx.ErrNoRows {
@@ -94,7 +94,7 @@ func findImpression(ctx context.Context, tx pgx.Tx, t api.Touch, window time.Dur
 	if err != nil {
 		return imp, 0, false, err
 	}
-	pos := storage.Matches(imp, t, window)
+	pos := record.Matches(imp, t, window)
 	return imp, pos, pos >= 0, nil
 }
 
@@ -113,7 +113,7 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 			ids = append(ids, t.RecommendationID)
 		} else {
 			users = append(users, t.UserID)
-			since = min(since, storage.UnixNano(t.At.Add(-window)))
+			since = min(since, record.UnixNano(t.At.Add(-window)))
 		}
 	}
 	var found bool
@@ -141,7 +141,7 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 			if err != nil && err != pgx.ErrNoRows {
 				return err
 			}
-			flags, d, a, ok := storage.Credited(imp, pos, byte(old), t.Conversion)
+			flags, d, a, ok := record.Credited(imp, pos, byte(old), t.Conversion)
 			if !ok {
 				continue
 			}
@@ -149,7 +149,7 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 				ON CONFLICT (id, position) DO UPDATE SET flags = $3`, imp.ID, pos, int16(flags)); err != nil {
 				return err
 			}
-			if err := addOnline(ctx, tx, storage.OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm, d); err != nil {
+			if err := addOnline(ctx, tx, record.OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm, d); err != nil {
 				return err
 			}
 			out = append(out, a)
@@ -209,7 +209,7 @@ func (s *Store) CreateExperiment(ctx context.Context, e api.Experiment) (api.Exp
 		var run string
 		err := tx.QueryRow(ctx, `SELECT id FROM experiments WHERE running`).Scan(&run)
 		if err == nil {
-			return storage.RunningConflict(run)
+			return record.RunningConflict(run)
 		}
 		if err != pgx.ErrNoRows {
 			return err
@@ -219,7 +219,7 @@ func (s *Store) CreateExperiment(ctx context.Context, e api.Experiment) (api.Exp
 			return err
 		}
 		e.ID, e.StoppedAt = fmt.Sprintf("x%06d", n), time.Time{}
-		v, err := storage.EncodeExperiment(e)
+		v, err := record.EncodeExperiment(e)
 		if err != nil {
 			return err
 		}
@@ -242,7 +242,7 @@ func (s *Store) Experiment(ctx context.Context, id string) (api.Experiment, erro
 	if err != nil {
 		return api.Experiment{}, s.errOf(err)
 	}
-	return storage.DecodeExperiment(id, v)
+	return record.DecodeExperiment(id, v)
 }
 
 // Experiments lists every experiment, newest first.
@@ -254,7 +254,7 @@ func (s *Store) Experiments(ctx context.Context) ([]api.Experiment, error) {
 		if err := row.Scan(&id, &v); err != nil {
 			return api.Experiment{}, err
 		}
-		return storage.DecodeExperiment(id, v)
+		return record.DecodeExperiment(id, v)
 	})
 	return out, s.errOf(err)
 }
@@ -271,11 +271,11 @@ func (s *Store) StopExperiment(ctx context.Context, id string, at time.Time) (ap
 		if err != nil {
 			return err
 		}
-		if e, err = storage.DecodeExperiment(id, v); err != nil || !e.Running() {
+		if e, err = record.DecodeExperiment(id, v); err != nil || !e.Running() {
 			return err
 		}
 		e.StoppedAt = at.UTC()
-		if v, err = storage.EncodeExperiment(e); err != nil {
+		if v, err = record.EncodeExperiment(e); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE experiments SET running = false, record = $2 WHERE id = $1`, id, v)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/backend"
 	"recsys/storage/postgres"
 	"recsys/storage/postgres/pgtest"
 	"recsys/storage/storagetest"
@@ -75,7 +75,7 @@ func TestSchema_earlierVersionsMigrate(t *testing.T) {
 				}
 			}
 			storagetest.CompareMigratedThenOnline(t, st, ref, fx.online)
-			for _, s := range []storage.Backend{st, ref} {
+			for _, s := range []backend.Store{st, ref} {
 				storagetest.MustAdd(t, s, api.Interaction{UserID: "frank", ItemID: "m3", Type: "view", Timestamp: storagetest.SchemaFillNow()})
 				if err := s.DeleteItem(ctx, "m1"); err != nil {
 					t.Fatal(err)

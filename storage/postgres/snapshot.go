@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/record"
 )
 
 // Snapshot reads the training data in one REPEATABLE READ transaction, so
@@ -42,15 +42,15 @@ func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 			return err
 		}
 		snap.ItemIDs, snap.Hidden, snap.Categories = cat.ItemIDs, cat.Hidden, cat.Categories
-		snap.FeatureNames, snap.Features = storage.DenseFeatures(feats)
+		snap.FeatureNames, snap.Features = record.DenseFeatures(feats)
 		// The pairs come in table order and are sorted here into (user,
 		// item) order, as the bbolt store gives them: a sort in the server
 		// spills to disk at the default work_mem and takes longer than the
 		// scan.
 		pairs := make([]uint64, 0, max(m["positives"], 0))
-		// Relevant: reached and not negative (storage.Relevant).
+		// Relevant: reached and not negative (record.Relevant).
 		err = copyOut(ctx, tx, fmt.Sprintf(`COPY (SELECT user_idx, item_idx FROM pairs WHERE flags & %d = %d)
-			TO STDOUT (FORMAT binary)`, storage.FlagReached|storage.FlagNegative, storage.FlagReached),
+			TO STDOUT (FORMAT binary)`, record.FlagReached|record.FlagNegative, record.FlagReached),
 			func(f [][]byte) error {
 				pairs = append(pairs, binary.BigEndian.Uint64(f[0])<<32|binary.BigEndian.Uint64(f[1])&math.MaxUint32)
 				return nil
@@ -98,7 +98,7 @@ func (s *Store) ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
 			return err
 		}
 		_, feats, err := readCatalogue(ctx, tx, seq, true)
-		names, out = storage.DenseFeatures(feats)
+		names, out = record.DenseFeatures(feats)
 		return err
 	})
 	return names, out, err

@@ -3,7 +3,7 @@
 //
 // Every read gives the answer the bbolt store gives (storage/storagetest
 // runs one contract suite over both): events fold into pair records through
-// storage.Fold, dense indices come from gap-free counters, timestamps are
+// record.Fold, dense indices come from gap-free counters, timestamps are
 // Unix nanoseconds and ids compare byte-wise. The schema is in
 // migrations/*.sql, applied in order at Open in one transaction.
 //
@@ -40,7 +40,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/backend"
 )
 
 // Options configure a Store.
@@ -414,4 +414,4 @@ func notFound(kind, id string) error {
 	return api.Errorf(api.CodeNotFound, "%s %q not found", kind, id)
 }
 
-var _ storage.Backend = (*Store)(nil)
+var _ backend.Store = (*Store)(nil)

@@ -6,12 +6,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/record"
 )
 
 // User reads a user's summary.
 func (s *Store) User(ctx context.Context, id string) (api.User, error) {
-	var t storage.Tally
+	var t record.User
 	err := s.pool.QueryRow(ctx, `SELECT created, last_seen, items, positives, events FROM users WHERE id = $1`, id).
 		Scan(&t.Created, &t.LastSeen, &t.Items, &t.Positives, &t.Events)
 	if err == pgx.ErrNoRows {
@@ -20,18 +20,18 @@ func (s *Store) User(ctx context.Context, id string) (api.User, error) {
 	if err != nil {
 		return api.User{}, s.errOf(err)
 	}
-	return storage.UserOf(id, t), nil
+	return t.API(id), nil
 }
 
 // Users returns one page of the users in natural order (see
-// storage.NaturalKey); the cursor is the last id of the previous page.
+// record.NaturalKey); the cursor is the last id of the previous page.
 func (s *Store) Users(ctx context.Context, pg api.Page) ([]api.User, string, error) {
 	var out []api.User
 	var id string
-	var t storage.Tally
+	var t record.User
 	next, err := s.page(ctx, `SELECT id, created, last_seen, items, positives, events FROM users`, pg,
 		[]any{&id, &t.Created, &t.LastSeen, &t.Items, &t.Positives, &t.Events}, func() error {
-			out = append(out, storage.UserOf(id, t))
+			out = append(out, t.API(id))
 			return nil
 		}, func() string { return out[len(out)-1].ID })
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/backend"
 )
 
 // Compare fails the test unless a and b give the same answer to every
@@ -15,7 +15,7 @@ import (
 // and profile, the users paged, the catalogue (paged and whole), the
 // snapshot, the features, the index lookups, the online counters and the
 // experiments.
-func Compare(tb testing.TB, a, b storage.Backend) {
+func Compare(tb testing.TB, a, b backend.Store) {
 	tb.Helper()
 	same := func(what string, x, y any) {
 		tb.Helper()
@@ -23,7 +23,7 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 			tb.Fatalf("%s differ:\n%+v\n%+v", what, reflect.Indirect(reflect.ValueOf(x)), reflect.Indirect(reflect.ValueOf(y)))
 		}
 	}
-	both := func(what string, read func(s storage.Backend) (any, error)) any {
+	both := func(what string, read func(s backend.Store) (any, error)) any {
 		tb.Helper()
 		x, errX := read(a)
 		y, errY := read(b)
@@ -31,26 +31,26 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 		same(what, x, y)
 		return x
 	}
-	both("counts", func(s storage.Backend) (any, error) { return s.Counts(bg) })
+	both("counts", func(s backend.Store) (any, error) { return s.Counts(bg) })
 	// None is none, whether a store says nil or an empty list.
-	both("online counters", func(s storage.Backend) (any, error) {
+	both("online counters", func(s backend.Store) (any, error) {
 		c, err := s.OnlineCounts(bg, "0001-01-01", "9999-12-31")
 		return slices.Clip(append([]api.OnlineCount{}, c...)), err
 	})
-	both("experiments", func(s storage.Backend) (any, error) {
+	both("experiments", func(s backend.Store) (any, error) {
 		e, err := s.Experiments(bg)
 		return slices.Clip(append([]api.Experiment{}, e...)), err
 	})
-	both("activity", func(s storage.Backend) (any, error) { return s.Activity(bg, 3650) })
-	snap := both("snapshot", func(s storage.Backend) (any, error) {
+	both("activity", func(s backend.Store) (any, error) { return s.Activity(bg, 3650) })
+	snap := both("snapshot", func(s backend.Store) (any, error) {
 		snap, err := s.Snapshot(bg)
 		if snap != nil {
 			snap.TakenAt = time.Time{} // the reading's time, not data
 		}
 		return snap, err
 	}).(*api.Snapshot)
-	both("catalogue", func(s storage.Backend) (any, error) { return s.Catalogue(bg) })
-	both("features", func(s storage.Backend) (any, error) {
+	both("catalogue", func(s backend.Store) (any, error) { return s.Catalogue(bg) })
+	both("features", func(s backend.Store) (any, error) {
 		n, f, err := s.ItemFeatures(bg)
 		return []any{n, f}, err
 	})
@@ -62,27 +62,27 @@ func Compare(tb testing.TB, a, b storage.Backend) {
 		items = append(items, uint32(k))
 	}
 	items = append(items, uint32(len(items)+5))
-	both("user ids", func(s storage.Backend) (any, error) { return s.UserIDs(bg, users) })
-	both("items interacted", func(s storage.Backend) (any, error) { return s.ItemsInteracted(bg, items) })
+	both("user ids", func(s backend.Store) (any, error) { return s.UserIDs(bg, users) })
+	both("items interacted", func(s backend.Store) (any, error) { return s.ItemsInteracted(bg, items) })
 	for _, id := range append(snap.UserIDs, "nobody") {
 		if id == "" {
 			continue
 		}
-		both("user "+id, func(s storage.Backend) (any, error) { return s.User(bg, id) })
-		both("profile "+id, func(s storage.Backend) (any, error) { return s.Profile(bg, id) })
-		both("history "+id, func(s storage.Backend) (any, error) {
+		both("user "+id, func(s backend.Store) (any, error) { return s.User(bg, id) })
+		both("profile "+id, func(s backend.Store) (any, error) { return s.Profile(bg, id) })
+		both("history "+id, func(s backend.Store) (any, error) {
 			return allPages(3, func(pg api.Page) (any, string, error) { return s.History(bg, id, pg) })
 		})
 	}
-	both("users", func(s storage.Backend) (any, error) {
+	both("users", func(s backend.Store) (any, error) {
 		return allPages(3, func(pg api.Page) (any, string, error) { return s.Users(bg, pg) })
 	})
-	both("items", func(s storage.Backend) (any, error) {
+	both("items", func(s backend.Store) (any, error) {
 		return allPages(4, func(pg api.Page) (any, string, error) { return s.Items(bg, pg) })
 	})
 	for _, id := range snap.ItemIDs {
 		if id != "" {
-			both("item "+id, func(s storage.Backend) (any, error) { return s.Item(bg, id) })
+			both("item "+id, func(s backend.Store) (any, error) { return s.Item(bg, id) })
 		}
 	}
 }

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/backend"
+	"recsys/storage/dump"
 )
 
 // Fill writes a workload (Workload), two model versions of one name and
 // one of another, the active model, jobs, reports and online data
 // (FillOnline).
-func Fill(tb testing.TB, s storage.Backend, seed int) {
+func Fill(tb testing.TB, s backend.Store, seed int) {
 	tb.Helper()
 	Workload(tb, s, seed)
 	for k, name := range []string{"knn", "knn", "als"} {
@@ -54,7 +55,7 @@ func Fill(tb testing.TB, s storage.Backend, seed int) {
 // and stopped, a second one left running, lists shown over two days
 // inside and outside them (one without a user), and touches credited to
 // some by id and by window, clicks and a conversion.
-func FillOnline(tb testing.TB, s storage.Backend, seed int) {
+func FillOnline(tb testing.TB, s backend.Store, seed int) {
 	tb.Helper()
 	t0 := time.Date(2026, 3, 8, 23, 40, 0, 0, time.UTC)
 	arms := []api.Arm{{Model: "popular", Share: 50}, {Model: "knn", Share: 50}}
@@ -115,16 +116,16 @@ func FillOnline(tb testing.TB, s storage.Backend, seed int) {
 // Migrate copies src into dst as `recsys migrate` does and returns the
 // checksum of what went in, failing the test unless a dump of dst has the
 // same records and checksum.
-func Migrate(tb testing.TB, src, dst storage.Backend) string {
+func Migrate(tb testing.TB, src, dst backend.Store) string {
 	tb.Helper()
-	in := storage.NewDumpSum(nil)
-	if err := dst.Restore(bg, func(sink storage.DumpSink) error {
-		in = storage.NewDumpSum(sink)
+	in := dump.NewSum(nil)
+	if err := dst.Restore(bg, func(sink dump.Sink) error {
+		in = dump.NewSum(sink)
 		return src.Dump(bg, in)
 	}); err != nil {
 		tb.Fatal(err)
 	}
-	out := storage.NewDumpSum(nil)
+	out := dump.NewSum(nil)
 	if err := dst.Dump(bg, out); err != nil {
 		tb.Fatal(err)
 	}
@@ -136,9 +137,9 @@ func Migrate(tb testing.TB, src, dst storage.Backend) string {
 
 // SameServices fails the test unless the stores hold the same models, jobs
 // and reports, and give out the same next ids (which it takes).
-func SameServices(tb testing.TB, a storage.Backend, others ...storage.Backend) {
+func SameServices(tb testing.TB, a backend.Store, others ...backend.Store) {
 	tb.Helper()
-	same := func(what string, read func(s storage.Backend) (any, error)) {
+	same := func(what string, read func(s backend.Store) (any, error)) {
 		tb.Helper()
 		x, errX := read(a)
 		for _, b := range others {
@@ -148,17 +149,17 @@ func SameServices(tb testing.TB, a storage.Backend, others ...storage.Backend) {
 			}
 		}
 	}
-	same("models", func(s storage.Backend) (any, error) { return s.Models(bg) })
-	same("active model", func(s storage.Backend) (any, error) { return s.ActiveModel(bg) })
+	same("models", func(s backend.Store) (any, error) { return s.Models(bg) })
+	same("active model", func(s backend.Store) (any, error) { return s.ActiveModel(bg) })
 	ms, _ := a.Models(bg)
 	for _, m := range ms {
-		same("blob "+m.Name+" "+m.Version, func(s storage.Backend) (any, error) { return s.ModelBlob(bg, m.Name, m.Version) })
+		same("blob "+m.Name+" "+m.Version, func(s backend.Store) (any, error) { return s.ModelBlob(bg, m.Name, m.Version) })
 	}
-	same("jobs", func(s storage.Backend) (any, error) { return s.Jobs(bg, 100) })
-	same("reports", func(s storage.Backend) (any, error) { return s.Reports(bg) })
-	same("next job id", func(s storage.Backend) (any, error) { return s.NewJobID(bg) })
-	same("next model version", func(s storage.Backend) (any, error) { return s.NewModelVersion(bg) })
-	same("next user index", func(s storage.Backend) (any, error) {
+	same("jobs", func(s backend.Store) (any, error) { return s.Jobs(bg, 100) })
+	same("reports", func(s backend.Store) (any, error) { return s.Reports(bg) })
+	same("next job id", func(s backend.Store) (any, error) { return s.NewJobID(bg) })
+	same("next model version", func(s backend.Store) (any, error) { return s.NewModelVersion(bg) })
+	same("next user index", func(s backend.Store) (any, error) {
 		if _, err := s.AddInteractions(bg, []api.Interaction{Ev("brand-new", "brand-new-item", "view")}); err != nil {
 			return nil, err
 		}
@@ -179,19 +180,19 @@ func testDumpRestore(t *testing.T, open Opener) {
 	Compare(t, src, dst)
 	SameServices(t, src, dst)
 
-	if err := dst.Restore(bg, func(sink storage.DumpSink) error { return src.Dump(bg, sink) }); !errors.Is(err, storage.ErrNotEmpty) {
+	if err := dst.Restore(bg, func(sink dump.Sink) error { return src.Dump(bg, sink) }); !errors.Is(err, dump.ErrNotEmpty) {
 		t.Fatalf("restore into a store with data: err = %v, want ErrNotEmpty", err)
 	}
 	half := open(t, o)
 	stop := errors.New("the source failed")
 	n := 0
-	err := half.Restore(bg, func(sink storage.DumpSink) error {
-		return src.Dump(bg, failAfter{DumpSink: sink, n: &n, err: stop})
+	err := half.Restore(bg, func(sink dump.Sink) error {
+		return src.Dump(bg, failAfter{Sink: sink, n: &n, err: stop})
 	})
 	if !errors.Is(err, stop) {
 		t.Fatalf("a restore whose source fails: err = %v", err)
 	}
-	sum := storage.NewDumpSum(nil)
+	sum := dump.NewSum(nil)
 	if err := half.Dump(bg, sum); err != nil {
 		t.Fatal(err)
 	}
@@ -203,14 +204,14 @@ func testDumpRestore(t *testing.T, open Opener) {
 
 // failAfter fails the 50th pair.
 type failAfter struct {
-	storage.DumpSink
+	dump.Sink
 	n   *int
 	err error
 }
 
-func (f failAfter) Pair(p storage.DumpPair) error {
+func (f failAfter) Pair(p dump.Pair) error {
 	if *f.n++; *f.n == 50 {
 		return f.err
 	}
-	return f.DumpSink.Pair(p)
+	return f.Sink.Pair(p)
 }

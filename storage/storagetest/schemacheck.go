@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"recsys/api"
-	"recsys/storage"
+	"recsys/storage/backend"
+	"recsys/storage/dump"
+	"recsys/storage/record"
 )
 
 // SchemaFillCounts are the counters SchemaFill leaves, worked out by hand
@@ -29,7 +31,7 @@ var SchemaFillDays = []api.DayCount{{Day: "2026-11-01", Events: 2}, {Day: "2026-
 // and their blobs, the active model, the jobs, the reports and, with
 // online, SchemaFillOnline's lists, counters and experiments. Where both
 // are dumpable their whole dumps must match too.
-func CompareMigrated(tb testing.TB, got, want storage.Backend, online bool) {
+func CompareMigrated(tb testing.TB, got, want backend.Store, online bool) {
 	tb.Helper()
 	Compare(tb, got, want)
 	if c := MustCounts(tb, got); c != SchemaFillCounts {
@@ -38,7 +40,7 @@ func CompareMigrated(tb testing.TB, got, want storage.Backend, online bool) {
 	if days, err := got.Activity(bg, 3650); err != nil || !reflect.DeepEqual(days, SchemaFillDays) {
 		tb.Fatalf("activity %+v (%v), want %+v", days, err, SchemaFillDays)
 	}
-	same := func(what string, read func(s storage.Backend) (any, error)) {
+	same := func(what string, read func(s backend.Store) (any, error)) {
 		tb.Helper()
 		x, errX := read(got)
 		y, errY := read(want)
@@ -46,10 +48,10 @@ func CompareMigrated(tb testing.TB, got, want storage.Backend, online bool) {
 			tb.Fatalf("%s differ:\n%+v (%v)\n%+v (%v)", what, x, errX, y, errY)
 		}
 	}
-	same("models", func(s storage.Backend) (any, error) { return s.Models(bg) })
-	same("active model", func(s storage.Backend) (any, error) { return s.ActiveModel(bg) })
-	same("jobs", func(s storage.Backend) (any, error) { return s.Jobs(bg, 100) })
-	same("reports", func(s storage.Backend) (any, error) { return s.Reports(bg) })
+	same("models", func(s backend.Store) (any, error) { return s.Models(bg) })
+	same("active model", func(s backend.Store) (any, error) { return s.ActiveModel(bg) })
+	same("jobs", func(s backend.Store) (any, error) { return s.Jobs(bg, 100) })
+	same("reports", func(s backend.Store) (any, error) { return s.Reports(bg) })
 	models, err := got.Models(bg)
 	if err != nil || len(models) != 1 || models[0].Name != "popular" || !models[0].Active {
 		tb.Fatalf("models %+v (%v), want the one active popular model", models, err)
@@ -59,14 +61,14 @@ func CompareMigrated(tb testing.TB, got, want storage.Backend, online bool) {
 		tb.Fatalf("model blob %q (%v), want %q", blob, err, SchemaFillBlob)
 	}
 	if online {
-		same("online counts", func(s storage.Backend) (any, error) { return s.OnlineCounts(bg, "2026-11-01", "2026-11-30") })
-		same("experiments", func(s storage.Backend) (any, error) { return s.Experiments(bg) })
+		same("online counts", func(s backend.Store) (any, error) { return s.OnlineCounts(bg, "2026-11-01", "2026-11-30") })
+		same("experiments", func(s backend.Store) (any, error) { return s.Experiments(bg) })
 		imps := SchemaFillImpressions()
 		touch := []api.Touch{{RecommendationID: imps[1].ID, UserID: "bob", ItemID: "m2", At: imps[1].At.Add(time.Minute)}}
-		same("attribution to a migrated list", func(s storage.Backend) (any, error) { return s.Attribute(bg, touch, time.Hour) })
+		same("attribution to a migrated list", func(s backend.Store) (any, error) { return s.Attribute(bg, touch, time.Hour) })
 	}
-	sum := func(s storage.Backend) *storage.DumpSum {
-		d := storage.NewDumpSum(nil)
+	sum := func(s backend.Store) *dump.Sum {
+		d := dump.NewSum(nil)
 		if err := s.Dump(bg, resealed{d}); err != nil {
 			tb.Fatal(err)
 		}
@@ -80,28 +82,28 @@ func CompareMigrated(tb testing.TB, got, want storage.Backend, online bool) {
 // resealed passes a dump on with every model blob sealed: a blob written
 // before blobs were sealed (schema 1 and early 2) is stored as it came,
 // and read as it is.
-type resealed struct{ storage.DumpSink }
+type resealed struct{ dump.Sink }
 
-func (r resealed) Model(m storage.DumpModel) error {
-	blob, err := storage.OpenBlob(m.Sealed)
+func (r resealed) Model(m dump.Model) error {
+	blob, err := record.Unseal(m.Sealed)
 	if err != nil {
 		return err
 	}
-	m.Sealed = storage.SealBlob(blob)
-	return r.DumpSink.Model(m)
+	m.Sealed = record.Seal(blob)
+	return r.Sink.Model(m)
 }
 
 // CompareMigratedThenOnline is CompareMigrated for a store migrated from a
 // version with online data (online) or without it; without, it then fills
 // both stores' online buckets or tables, which the migration added, and
 // compares again, so that they are shown to take data.
-func CompareMigratedThenOnline(tb testing.TB, got, want storage.Backend, online bool) {
+func CompareMigratedThenOnline(tb testing.TB, got, want backend.Store, online bool) {
 	tb.Helper()
 	CompareMigrated(tb, got, want, online)
 	if online {
 		return
 	}
-	for _, s := range []storage.Backend{got, want} {
+	for _, s := range []backend.Store{got, want} {
 		if err := SchemaFillOnline(context.Background(), s); err != nil {
 			tb.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"recsys/storage"
+	"recsys/storage/backend"
 )
 
 // Open opens a store in a temporary directory of tb, closed when the test
@@ -21,7 +22,7 @@ func Open(tb testing.TB) *storage.Store {
 }
 
 // OpenBolt is the Opener of the bbolt store.
-func OpenBolt(tb testing.TB, o Options) storage.Backend {
+func OpenBolt(tb testing.TB, o Options) backend.Store {
 	tb.Helper()
 	st, err := storage.Open(filepath.Join(tb.TempDir(), "c.db"), storage.Options{Policy: o.Policy, Now: o.Now})
 	if err != nil {

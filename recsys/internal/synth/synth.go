@@ -25,3 +25,23 @@ func Clustered(seed uint64, m, n, perUser int, add func(user, item uint32)) {
 		}
 	}
 }
+
+// Zipf draws perUser distinct items for each of m users from a Zipf law
+// (exponent 1.1) over n items in shuffled order: popularity, no taste. It
+// calls add for each pair, users in order; the same seed gives the same
+// pairs.
+func Zipf(seed uint64, m, n, perUser int, add func(user, item uint32)) {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	z := rand.NewZipf(rng, 1.1, 1, uint64(n-1))
+	perm := rng.Perm(n)
+	seen := map[int]bool{}
+	for u := range m {
+		clear(seen)
+		for len(seen) < perUser {
+			if i := perm[z.Uint64()]; !seen[i] {
+				seen[i] = true
+				add(uint32(u), uint32(i))
+			}
+		}
+	}
+}

@@ -1,5 +1,5 @@
 -- recsys schema version 4: users and items are listed in natural order
--- (storage/natural.go). recsys_natural_key is storage.NaturalKey in SQL: a
+-- (storage/record/natural.go). recsys_natural_key is record.NaturalKey in SQL: a
 -- run of ASCII digits becomes '0', the number of its digits without the
 -- leading zeros as two big-endian bytes, and those digits; every other
 -- character is its UTF-8 bytes. The listings page over (key, id), the

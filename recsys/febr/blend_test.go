@@ -1,4 +1,4 @@
-package recsys
+package febr
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"recsys/recsys"
 )
 
 // noiseModel scores every item with uniform noise drawn from a hash of the
@@ -17,10 +19,10 @@ type noiseModel struct {
 	stream uint64 // another stream: another noise
 }
 
-func (m *noiseModel) Name() string                               { return "noise" }
-func (m *noiseModel) Fit(context.Context, *Matrix, Params) error { return nil }
-func (m *noiseModel) MarshalBinary() ([]byte, error)             { return nil, errors.New("noise") }
-func (m *noiseModel) UnmarshalBinary([]byte) error               { return errors.New("noise") }
+func (m *noiseModel) Name() string                                             { return "noise" }
+func (m *noiseModel) Fit(context.Context, *recsys.Matrix, recsys.Params) error { return nil }
+func (m *noiseModel) MarshalBinary() ([]byte, error)                           { return nil, errors.New("noise") }
+func (m *noiseModel) UnmarshalBinary([]byte) error                             { return errors.New("noise") }
 func (m *noiseModel) Score(history []uint32, scores []float64) {
 	h := fnv.New64a()
 	for _, i := range history {
@@ -41,12 +43,12 @@ func (m *noiseModel) Score(history []uint32, scores []float64) {
 func TestBlend_noiseBaseGetsNoWeight(t *testing.T) {
 	x := generated(t, 21, 300, 150, 15)
 	ctx := context.Background()
-	ho, err := newFEBRHoldout(x, 0.2, 3, nil, nil)
+	ho, err := newHoldout(x, 0.2, 3, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := fitted(t, "itemknn", ho.x, Params{K: 20})
-	st, err := blendStackOf(ctx, ho, []Model{&noiseModel{n: x.Items()}, good}, 100, 1)
+	good := fitted(t, "itemknn", ho.x, recsys.Params{K: 20})
+	st, err := blendStackOf(ctx, ho, []recsys.Model{&noiseModel{n: x.Items()}, good}, 100, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +64,7 @@ func TestBlend_noiseBaseGetsNoWeight(t *testing.T) {
 	if goodADG < noiseADG+0.05 {
 		t.Fatalf("itemknn held-out ADG %.4f, noise %.4f: the data carry no signal", goodADG, noiseADG)
 	}
-	res, err := st.learn(ctx, Params{FEBR: &FEBROptions{Iterations: 20000, Seed: 1}}.febrOptions())
+	res, err := st.learn(ctx, (&Options{Iterations: 20000, Seed: 1}).withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,27 +94,27 @@ func TestBlend_noiseBaseGetsNoWeight(t *testing.T) {
 func TestBlend_identityAndHandComputedScore(t *testing.T) {
 	x := generated(t, 5, 120, 90, 10)
 	pop := x.Popularity()
-	a, b := fitted(t, "itemknn", x, Params{K: 10}), fitted(t, "kunn", x, Params{K: 10})
+	a, b := fitted(t, "itemknn", x, recsys.Params{K: 10}), fitted(t, "kunn", x, recsys.Params{K: 10})
 	one := &Blend{}
-	one.set([]string{"itemknn", "kunn"}, []Model{a, b}, make([]Params, 2), []float64{0, 2.5}, x.Items())
+	one.set([]string{"itemknn", "kunn"}, []recsys.Model{a, b}, make([]recsys.Params, 2), []float64{0, 2.5}, x.Items())
 	mix := &Blend{}
 	theta := []float64{0.7, -0.3}
-	mix.set([]string{"itemknn", "kunn"}, []Model{a, b}, make([]Params, 2), theta, x.Items())
+	mix.set([]string{"itemknn", "kunn"}, []recsys.Model{a, b}, make([]recsys.Params, 2), theta, x.Items())
 	sa, sb, got := make([]float64, x.Items()), make([]float64, x.Items()), make([]float64, x.Items())
 	for u := range x.Users() {
 		hist := x.Row(u)
-		ScoreUser(b, u, hist, sb)
-		ScoreUser(one, u, hist, got)
+		recsys.ScoreUser(b, u, hist, sb)
+		recsys.ScoreUser(one, u, hist, got)
 		// The same order, up to scores equal within rounding, which the
 		// affine map may make exactly equal (then popularity decides).
-		g := TopN(got, pop, hist, x.Items())
+		g := recsys.TopN(got, pop, hist, x.Items())
 		for q := 1; q < len(g); q++ {
 			if hi, lo := sb[g[q-1]], sb[g[q]]; hi < lo-1e-12*max(1, math.Abs(lo)) {
 				t.Fatalf("user %d: the blend of kunn alone ranks %d (kunn %v) before %d (kunn %v)", u, g[q-1], hi, g[q], lo)
 			}
 		}
-		ScoreUser(a, u, hist, sa)
-		ScoreUser(mix, u, hist, got)
+		recsys.ScoreUser(a, u, hist, sa)
+		recsys.ScoreUser(mix, u, hist, got)
 		za, zb := handZ(sa, hist), handZ(sb, hist)
 		for i := range got {
 			if want := theta[0]*za[i] + theta[1]*zb[i]; !closeTo(got[i], want, 1e-9) {
@@ -155,10 +157,10 @@ func handZ(s []float64, hist []uint32) []float64 {
 func TestBlend_persistenceAndFit(t *testing.T) {
 	x := generated(t, 8, 150, 100, 12)
 	ctx := context.Background()
-	bo := &BlendOptions{Bases: []string{"itemknn", "userknn"}, Params: []Params{{K: 10}, {K: 20}}}
+	bo := &BlendOptions{Bases: []string{"itemknn", "userknn"}, Params: []recsys.Params{{K: 10}, {K: 20}}}
 	learnt := func() *Blend {
 		m := &Blend{}
-		if err := m.Fit(ctx, x, Params{FEBR: &FEBROptions{Blend: bo, Iterations: 5000, Seed: 4}}); err != nil {
+		if err := m.Fit(ctx, x, recsys.Params{Options: &Options{Blend: bo, Iterations: 5000, Seed: 4}}); err != nil {
 			t.Fatal(err)
 		}
 		return m
@@ -170,7 +172,7 @@ func TestBlend_persistenceAndFit(t *testing.T) {
 	fixed := *bo
 	fixed.Theta = []float64{0.25, 1.5}
 	g := &Blend{}
-	if err := g.Fit(ctx, x, Params{FEBR: &FEBROptions{Blend: &fixed}}); err != nil {
+	if err := g.Fit(ctx, x, recsys.Params{Options: &Options{Blend: &fixed}}); err != nil {
 		t.Fatal(err)
 	}
 	if g.Info().Learnt || !slices.Equal(g.Theta(), fixed.Theta) {
@@ -180,7 +182,7 @@ func TestBlend_persistenceAndFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Load(data)
+	back, err := recsys.Load(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,19 +190,19 @@ func TestBlend_persistenceAndFit(t *testing.T) {
 	if !slices.Equal(bb.Bases(), []string{"itemknn", "userknn"}) || !slices.Equal(bb.Theta(), fixed.Theta) {
 		t.Fatalf("loaded bases %v θ %v", bb.Bases(), bb.Theta())
 	}
-	if pg, pb := ParamsOf(g), ParamsOf(back); len(pg) != len(pb) || pb["itemknn.k"] != 10 || pb["userknn.k"] != 20 || pb["w.userknn"] != 1.5 {
+	if pg, pb := recsys.ParamsOf(g), recsys.ParamsOf(back); len(pg) != len(pb) || pb["itemknn.k"] != 10 || pb["userknn.k"] != 20 || pb["w.userknn"] != 1.5 {
 		t.Fatalf("loaded params %v, fitted %v", pb, pg)
 	}
 	s1, s2 := make([]float64, x.Items()+3), make([]float64, x.Items()+3)
 	for u := range x.Users() {
-		ScoreUser(g, u, x.Row(u), s1)
-		ScoreUser(back, u, x.Row(u), s2)
+		recsys.ScoreUser(g, u, x.Row(u), s1)
+		recsys.ScoreUser(back, u, x.Row(u), s2)
 		if !slices.Equal(s1, s2) {
 			t.Fatalf("user %d: loaded scores differ", u)
 		}
 	}
 	for _, cut := range []int{len(data) - 1, len(data) / 2, 12} {
-		if _, err := Load(data[:cut]); err == nil {
+		if _, err := recsys.Load(data[:cut]); err == nil {
 			t.Fatalf("a blob cut at %d of %d loaded", cut, len(data))
 		}
 	}
@@ -216,9 +218,9 @@ func TestSearchBlend_choiceByPooledADG(t *testing.T) {
 	all := generated(t, 30, 200, 120, 14)
 	x, val := holdOut(t, all, 0.2, 9)
 	ctx := context.Background()
-	g := Grid{K: []int{10, 40}, Lambda: []float64{1e-3}}
-	c := Caps{Items: x.Items(), Users: x.Users() - 1}
-	p := Params{FEBR: &FEBROptions{Blend: &BlendOptions{Bases: []string{"itemknn", "userknn"}}, Iterations: 5000, Seed: 2}}
+	g := recsys.Grid{K: []int{10, 40}, Lambda: []float64{1e-3}}
+	c := recsys.Caps{Items: x.Items(), Users: x.Users() - 1}
+	p := recsys.Params{Options: &Options{Blend: &BlendOptions{Bases: []string{"itemknn", "userknn"}}, Iterations: 5000, Seed: 2}}
 	fits := 0
 	ch, err := searchBlend(ctx, x, val, g, c, p, func() { fits++ })
 	if err != nil {
@@ -235,7 +237,7 @@ func TestSearchBlend_choiceByPooledADG(t *testing.T) {
 	for _, name := range []string{"itemknn", "userknn"} {
 		top := -1.0
 		for _, k := range g.K {
-			adg, err := modelValidationADG(ctx, fitted(t, name, x, Params{K: k}), x, val)
+			adg, err := modelValidationADG(ctx, fitted(t, name, x, recsys.Params{K: k}), x, val)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,7 +278,7 @@ func TestSearchBlend_choiceByPooledADG(t *testing.T) {
 		t.Errorf("choice validation ADG %.6f, its trial's %.6f", ch.ValidationADG, chosen.ValidationADG)
 	}
 	// The choice carries its validation ranks: RankHeldOut's of the model.
-	rk, _, err := RankHeldOut(ctx, ch.Model, x, x.Popularity(), [][][]uint32{val}, 0)
+	rk, _, err := recsys.RankHeldOut(ctx, ch.Model, x, x.Popularity(), [][][]uint32{val}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,8 +296,8 @@ func TestSearchBlend_choiceByPooledADG(t *testing.T) {
 	}
 	a, b := make([]float64, x.Items()), make([]float64, x.Items())
 	for u := range x.Users() {
-		ScoreUser(ch.Model, u, x.Row(u), a)
-		ScoreUser(m, u, x.Row(u), b)
+		recsys.ScoreUser(ch.Model, u, x.Row(u), a)
+		recsys.ScoreUser(m, u, x.Row(u), b)
 		if !slices.Equal(a, b) {
 			t.Fatalf("user %d: the refit scores differently from the chosen model", u)
 		}
@@ -331,18 +333,18 @@ func TestPooledADG_byHand(t *testing.T) {
 func TestBlendStack_crossFitRemovesOptimism(t *testing.T) {
 	x := generated(t, 21, 300, 150, 15)
 	ctx := context.Background()
-	ho, err := newFEBRHoldout(x, 0.2, 3, nil, nil)
+	ho, err := newHoldout(x, 0.2, 3, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const draws = 5
 	var alone, inSample, cross float64
 	for d := range uint64(draws) {
-		st, err := blendStackOf(ctx, ho, []Model{&noiseModel{n: x.Items(), stream: 2 * d}, &noiseModel{n: x.Items(), stream: 2*d + 1}}, 100, 1)
+		st, err := blendStackOf(ctx, ho, []recsys.Model{&noiseModel{n: x.Items(), stream: 2 * d}, &noiseModel{n: x.Items(), stream: 2*d + 1}}, 100, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := Params{FEBR: &FEBROptions{Iterations: 2000, Seed: 1}}.febrOptions()
+		o := (&Options{Iterations: 2000, Seed: 1}).withDefaults()
 		learnt, _, err := st.learnDirect(ctx, o, []float64{1e-2}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -376,7 +378,7 @@ func TestBlendStack_sampledUsers(t *testing.T) {
 	x := generated(t, 23, 120, 60, 8)
 	defer func(n int) { blendStackUsers = n }(blendStackUsers)
 	blendStackUsers = 30
-	bo := BlendOptions{Bases: []string{"popular", "itemknn"}, Params: []Params{{}, {K: 10}}}
+	bo := BlendOptions{Bases: []string{"popular", "itemknn"}, Params: []recsys.Params{{}, {K: 10}}}
 	st, err := newBlendStack(context.Background(), x, bo.Bases, bo.Params, bo, 5)
 	if err != nil {
 		t.Fatal(err)
@@ -413,12 +415,12 @@ func TestBlendStack_sampledUsers(t *testing.T) {
 func TestBlendStack_adgSumMatchesPairwise(t *testing.T) {
 	x := generated(t, 29, 200, 120, 12)
 	ctx := context.Background()
-	ho, err := newFEBRHoldout(x, 0.3, 4, nil, nil)
+	ho, err := newHoldout(x, 0.3, 4, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pop := fitted(t, "popular", ho.x, Params{})
-	st, err := blendStackOf(ctx, ho, []Model{pop, &noiseModel{n: x.Items()}}, 40, 2)
+	pop := fitted(t, "popular", ho.x, recsys.Params{})
+	st, err := blendStackOf(ctx, ho, []recsys.Model{pop, &noiseModel{n: x.Items()}}, 40, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,8 +480,8 @@ func TestBlendValidationADGs_matchEachBlendAlone(t *testing.T) {
 	x, val := holdOut(t, all, 0.25, 4)
 	val[3] = nil
 	names := []string{"itemknn", "userknn", "popular"}
-	bases := []Model{fitted(t, "itemknn", x, Params{K: 20}), fitted(t, "userknn", x, Params{K: 15}), fitted(t, "popular", x, Params{})}
-	params := make([]Params, len(names))
+	bases := []recsys.Model{fitted(t, "itemknn", x, recsys.Params{K: 20}), fitted(t, "userknn", x, recsys.Params{K: 15}), fitted(t, "popular", x, recsys.Params{})}
+	params := make([]recsys.Params, len(names))
 	thetas := [][]float64{{1, 0, 0}, {0, 1, 0}, {0.7, 0.4, 0}, {0.5, -0.25, 0}, {1, 1, 0}}
 	ctx := context.Background()
 	got, ranks, err := blendValidationADGs(ctx, bases, thetas, x, val)
@@ -499,7 +501,7 @@ func TestBlendValidationADGs_matchEachBlendAlone(t *testing.T) {
 		}
 		set := make([][]uint32, x.Users())
 		copy(set, val)
-		alone, _, err := RankHeldOut(ctx, m, x, x.Popularity(), [][][]uint32{set}, 0)
+		alone, _, err := recsys.RankHeldOut(ctx, m, x, x.Popularity(), [][][]uint32{set}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -531,17 +533,17 @@ func TestSearchBlend_heldOutTakesTheFittedBases(t *testing.T) {
 	}
 	ctx := context.Background()
 	names := []string{"itemknn", "noise"}
-	fits := []Model{fitted(t, "itemknn", x, Params{K: 20}), &noiseModel{n: x.Items()}}
-	bo := BlendOptions{Bases: names, Params: []Params{{K: 20}, {}}, Fitted: fits, FittedOn: x, HeldOut: held}
-	p := Params{FEBR: &FEBROptions{Blend: &bo, Iterations: 2000, Seed: 3}}
-	g := Grid{K: []int{20}, Lambda: []float64{1e-3}}
-	c := Caps{Items: x.Items(), Users: x.Users() - 1}
+	fits := []recsys.Model{fitted(t, "itemknn", x, recsys.Params{K: 20}), &noiseModel{n: x.Items()}}
+	bo := BlendOptions{Bases: names, Params: []recsys.Params{{K: 20}, {}}, Fitted: fits, FittedOn: x, HeldOut: held}
+	p := recsys.Params{Options: &Options{Blend: &bo, Iterations: 2000, Seed: 3}}
+	g := recsys.Grid{K: []int{20}, Lambda: []float64{1e-3}}
+	c := recsys.Caps{Items: x.Items(), Users: x.Users() - 1}
 	if _, err := searchBlend(ctx, x, val, g, c, p, nil); err != nil {
 		t.Fatalf("with HeldOut: %v", err)
 	}
 	own := bo
 	own.HeldOut = nil
-	if _, err := searchBlend(ctx, x, val, g, c, Params{FEBR: &FEBROptions{Blend: &own, Iterations: 2000, Seed: 3}}, nil); err == nil {
+	if _, err := searchBlend(ctx, x, val, g, c, recsys.Params{Options: &Options{Blend: &own, Iterations: 2000, Seed: 3}}, nil); err == nil {
 		t.Fatal("without HeldOut the search refitted a base no registry has")
 	}
 
@@ -586,7 +588,7 @@ func TestSearchBlend_heldOutTakesTheFittedBases(t *testing.T) {
 	}
 	// A base not fitted on the matrix searched: the search holds out its own.
 	part := bo
-	part.Fitted = []Model{fits[0], nil}
+	part.Fitted = []recsys.Model{fits[0], nil}
 	if part.heldOut(x, len(names), val) != nil {
 		t.Fatal("a holdout of the given positives with a base to fit")
 	}

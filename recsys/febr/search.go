@@ -1,4 +1,4 @@
-package recsys
+package febr
 
 import (
 	"context"
@@ -10,15 +10,15 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"recsys/recsys/metrics"
+	"recsys/recsys"
 )
 
-// FEBRGrid is the search space of dissertation §4.7.3 for a FEBR variant:
+// Grid is the search space of dissertation §4.7.3 for a FEBR variant:
 // the main parameter k and, for every k, the secondary λ; for the SLIM
 // affinity also the fsSLIM (ℓ1, ℓ2) pairs, chosen per k by the validation
 // ADG of SLIM itself before λ is tuned (a fitted SLIM is the affinity
 // matrix FEBRi-SLIM starts from, §4.7.3).
-type FEBRGrid struct {
+type Grid struct {
 	K      []int
 	Lambda []float64
 	SLIM   [][2]float64
@@ -29,14 +29,14 @@ type FEBRGrid struct {
 	// OnTrial, when not nil, is called after every fit of the search
 	// (fsSLIM fits and, with KByBaseline, the baseline of every k
 	// included, with Lambda 0), for progress reports.
-	OnTrial func(FEBRTrial)
+	OnTrial func(Trial)
 }
 
-// DefaultFEBRLambdas is the λ grid of §4.7.3.
-var DefaultFEBRLambdas = []float64{1e-4, 1e-3, 1e-2, 1e-1}
+// DefaultLambdas is the λ grid of §4.7.3.
+var DefaultLambdas = []float64{1e-4, 1e-3, 1e-2, 1e-1}
 
-// FEBRTrial is one configuration a search tried.
-type FEBRTrial struct {
+// Trial is one configuration a search tried.
+type Trial struct {
 	K                     int
 	Lambda, L1, L2        float64
 	ValidationADG         float64
@@ -46,40 +46,43 @@ type FEBRTrial struct {
 	Candidates, MemoBytes int64
 }
 
-// SearchFEBR runs the two-level search of §4.7.3 for one FEBR variant
+// Search runs the two-level search of §4.7.3 for one FEBR variant
 // (a registry name) on x: for every k of the grid it builds the features
 // once (with, for the SLIM affinity, the fsSLIM pair that ranks best on
 // the validation items) and trains one θ per λ from them by OPT-ADG with
-// early stopping on p.FEBR.Validation, which is required. It returns the
-// model with the highest validation ADG (the first on a tie) and every
-// trial. p.Cache, p.Progress and the other FEBR options apply to every
-// fit; p.K, p.L1, p.L2 and p.FEBR.Lambda are ignored.
-func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Params) (*FEBR, []FEBRTrial, error) {
-	v, ok := febrVariantOf(name)
+// early stopping on the Validation items of p.Options (*Options), which
+// are required. It returns the model with the highest validation ADG (the
+// first on a tie) and every trial. p.Cache, p.Progress and the other
+// options apply to every fit; p.K, p.L1, p.L2 and the options' Lambda are
+// ignored.
+func Search(ctx context.Context, name string, x *recsys.Matrix, g Grid, p recsys.Params) (*Model, []Trial, error) {
+	v, ok := variantOf(name)
 	if !ok {
-		return nil, nil, fmt.Errorf("recsys: %q is not a FEBR model", name)
+		return nil, nil, fmt.Errorf("febr: %q is not a FEBR model", name)
 	}
-	o := p.febrOptions()
+	o, err := optionsOf(p)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(o.Validation) == 0 {
-		return nil, nil, fmt.Errorf("recsys: a FEBR search needs validation items")
+		return nil, nil, fmt.Errorf("febr: a FEBR search needs validation items")
 	}
 	lambdas := g.Lambda
 	if len(lambdas) == 0 {
-		lambdas = DefaultFEBRLambdas
+		lambdas = DefaultLambdas
 	}
 	slimPairs := g.SLIM
 	if v.affinity == affSLIM && len(slimPairs) == 0 {
-		slimPairs = [][2]float64{{DefaultL1, DefaultL2}}
+		slimPairs = [][2]float64{{recsys.DefaultL1, recsys.DefaultL2}}
 	}
 	var (
-		best    *FEBR
+		best    *Model
 		bestADG = -1.0
-		trials  []FEBRTrial
+		trials  []Trial
 	)
-	var ho *febrHoldout
+	var ho *holdout
 	if o.Holdout > 0 {
-		var err error
-		if ho, err = newFEBRHoldout(x, o.Holdout, o.Seed, g.K, nil); err != nil {
+		if ho, err = newHoldout(x, o.Holdout, o.Seed, g.K, nil); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -88,14 +91,14 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 		k       int
 		l1, l2  float64
 		slimADG float64
-		data    *febrData
+		data    *fitData
 	}
 	// A slim search already made on x with the same grid and validation
 	// items chose k and the fsSLIM pair by the same ADG that KByBaseline
 	// compares (the aggsum predictor of FEBRi-SLIM is SLIM itself): take
 	// its choice and weights instead of fitting the grid again.
-	searched := searchedSLIM(o, x, g, v)
-	if searched != nil {
+	searched, fromSearch := searchedSLIM(o, x, g, v)
+	if fromSearch {
 		g.K = []int{searched.k}
 	}
 	if ks, ok := baselineKs(o, g, v); ok {
@@ -103,30 +106,30 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 	}
 	// choose picks the fsSLIM pair of one k (SLIM affinity); build makes
 	// the features.
-	choose := func(k int) (*prepared, *Neighbours, error) {
+	choose := func(k int) (*prepared, *recsys.Neighbours, error) {
 		pr := &prepared{k: k}
 		if v.affinity != affSLIM {
 			return pr, nil, nil
 		}
-		if searched != nil {
+		if fromSearch {
 			pr.l1, pr.l2 = searched.l1, searched.l2
-			return pr, searched.side.fwd, nil
+			return pr, searched.w, nil
 		}
 		slim, adg, err := bestSLIM(ctx, x, kParams(p, k, 0, 0), slimPairs, o.Validation, g.OnTrial)
 		if err != nil {
 			return nil, nil, err
 		}
 		pr.l1, pr.l2, pr.slimADG = slim.l1, slim.l2, adg
-		return pr, slim.side.fwd, nil
+		return pr, slim.w, nil
 	}
-	build := func(pr *prepared, slimW *Neighbours) error {
+	build := func(pr *prepared, slimW *recsys.Neighbours) error {
 		var err error
-		pr.data, err = prepareFEBR(ctx, x, v, kParams(p, pr.k, pr.l1, pr.l2), o, slimW, ho)
+		pr.data, err = prepare(ctx, x, v, kParams(p, pr.k, pr.l1, pr.l2), o, slimW, ho)
 		return err
 	}
 	trainLambdas := func(pr *prepared) error {
-		models, err := trainEach(ctx, pr.data, lambdas, o, p.Progress, func(ol FEBROptions, progress ProgressFunc) (*FEBR, error) {
-			m := &FEBR{v: v}
+		models, err := trainEach(ctx, pr.data, lambdas, o, p.Progress, func(ol Options, progress recsys.ProgressFunc) (*Model, error) {
+			m := &Model{v: v}
 			return m, m.train(ctx, pr.data, pr.k, pr.l1, pr.l2, ol, progress)
 		})
 		if err != nil {
@@ -134,7 +137,7 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 		}
 		for c, lambda := range lambdas {
 			m := models[c]
-			tr := FEBRTrial{
+			tr := Trial{
 				K: pr.k, Lambda: lambda, L1: m.l1, L2: m.l2,
 				ValidationADG: m.info.ValidationADG, Iterations: m.info.Iterations,
 				Seconds: m.info.FeatureSeconds + m.info.OptSeconds, SLIMValidationADG: pr.slimADG,
@@ -152,7 +155,7 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 	}
 	var (
 		bestK    *prepared
-		bestKW   *Neighbours
+		bestKW   *recsys.Neighbours
 		bestKADG = -1.0
 	)
 	for _, k := range g.K {
@@ -183,7 +186,7 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 				return nil, nil, err
 			}
 			if g.OnTrial != nil {
-				g.OnTrial(FEBRTrial{K: k, ValidationADG: adg})
+				g.OnTrial(Trial{K: k, ValidationADG: adg})
 			}
 		}
 		if adg > bestKADG {
@@ -203,7 +206,7 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 		}
 	}
 	if best == nil {
-		return nil, nil, fmt.Errorf("recsys: empty FEBR grid")
+		return nil, nil, fmt.Errorf("febr: empty FEBR grid")
 	}
 	return best, trials, nil
 }
@@ -214,7 +217,7 @@ func SearchFEBR(ctx context.Context, name string, x *Matrix, g FEBRGrid, p Param
 // o.Seed), so the models are those of one run after another; the runs
 // share data's validation memo, which is filled first (by the ranking of
 // θ0 that every run starts with), and progress reports are serialised.
-func trainEach(ctx context.Context, data *febrData, lambdas []float64, o FEBROptions, progress ProgressFunc, train func(FEBROptions, ProgressFunc) (*FEBR, error)) ([]*FEBR, error) {
+func trainEach(ctx context.Context, data *fitData, lambdas []float64, o Options, progress recsys.ProgressFunc, train func(Options, recsys.ProgressFunc) (*Model, error)) ([]*Model, error) {
 	workers := min(runtime.GOMAXPROCS(0), len(lambdas))
 	if workers > 1 {
 		if val := data.full; val.blocks == nil && !val.valFilled && len(o.Validation) > 0 {
@@ -232,7 +235,7 @@ func trainEach(ctx context.Context, data *febrData, lambdas []float64, o FEBROpt
 			}
 		}
 	}
-	models := make([]*FEBR, len(lambdas))
+	models := make([]*Model, len(lambdas))
 	errs := make([]error, len(lambdas))
 	next := atomic.Int32{}
 	var wg sync.WaitGroup
@@ -250,24 +253,24 @@ func trainEach(ctx context.Context, data *febrData, lambdas []float64, o FEBROpt
 }
 
 // searchedSLIM is o.SLIM when it can stand for the fsSLIM part of a
-// KByBaseline search of a SLIM-affinity variant on x (FEBROptions.SLIM):
+// KByBaseline search of a SLIM-affinity variant on x (Options.SLIM):
 // a slim model fitted on x with a k of the grid and one of its pairs.
-func searchedSLIM(o FEBROptions, x *Matrix, g FEBRGrid, v febrVariant) *ItemP {
-	s, ok := o.SLIM.(*ItemP)
-	if !ok || !g.KByBaseline || v.affinity != affSLIM || s.name != "slim" || s.side == nil || s.side.nItems != x.Items() ||
+func searchedSLIM(o Options, x *recsys.Matrix, g Grid, v variant) (slimFit, bool) {
+	s, ok := slimFitOf(o.SLIM)
+	if !ok || !g.KByBaseline || v.affinity != affSLIM || s.w.Rows() != x.Items() ||
 		!slices.Contains(g.K, s.k) || !slices.Contains(g.SLIM, [2]float64{s.l1, s.l2}) {
-		return nil
+		return slimFit{}, false
 	}
-	return s
+	return s, true
 }
 
 // baselineKs are the k's a KByBaseline search of variant v on grid g takes
-// from o.Baselines (FEBROptions.Baselines), in grid order, or false when a
+// from o.Baselines (Options.Baselines), in grid order, or false when a
 // baseline of v is not there: each baseline's k when it is in the grid;
 // when the baseline's search went past an end of the grid (eval's grid
 // extension), the grid's best was that end, the value of the grid nearest
 // to it, and the extension is the caller's to repeat.
-func baselineKs(o FEBROptions, g FEBRGrid, v febrVariant) ([]int, bool) {
+func baselineKs(o Options, g Grid, v variant) ([]int, bool) {
 	names := v.baselines()
 	if !g.KByBaseline || len(g.K) == 0 || len(names) == 0 {
 		return nil, false
@@ -296,10 +299,10 @@ func baselineKs(o FEBROptions, g FEBRGrid, v febrVariant) ([]int, bool) {
 }
 
 // baselineK is the k of the model named name among ms.
-func baselineK(ms []Model, name string) (float64, bool) {
+func baselineK(ms []recsys.Model, name string) (float64, bool) {
 	for _, m := range ms {
 		if m != nil && m.Name() == name {
-			k, ok := ParamsOf(m)["k"]
+			k, ok := recsys.ParamsOf(m)["k"]
 			return k, ok
 		}
 	}
@@ -308,7 +311,7 @@ func baselineK(ms []Model, name string) (float64, bool) {
 
 // capK is the grid of k of a variant, capped like the models whose sides
 // it uses.
-func (v febrVariant) capK(g Grid, c Caps) []int {
+func (v variant) capK(g recsys.Grid, c recsys.Caps) []int {
 	limit := 0
 	if v.item {
 		limit = max(limit, c.Items)
@@ -316,50 +319,55 @@ func (v febrVariant) capK(g Grid, c Caps) []int {
 	if v.user {
 		limit = max(limit, c.Users)
 	}
-	return CapK(g.K, limit)
+	return recsys.CapK(g.K, limit)
 }
 
 // candidates lists the fits of a variant's search (dissertation §4.7.3):
 // per k, the fsSLIM (ℓ1, ℓ2) pairs (SLIM affinity only), then every λ.
 // With g.KByBaseline the search fits fewer (search).
-func (v febrVariant) candidates(g Grid, c Caps) []Params {
+func (v variant) candidates(g recsys.Grid, c recsys.Caps) []recsys.Params {
 	lambdas := g.Lambda
 	if len(lambdas) == 0 {
-		lambdas = DefaultFEBRLambdas
+		lambdas = DefaultLambdas
 	}
-	var out []Params
+	var out []recsys.Params
 	for _, k := range v.capK(g, c) {
 		if v.affinity == affSLIM {
 			for _, l := range g.SLIM {
-				out = append(out, Params{K: k, L1: l[0], L2: l[1]})
+				out = append(out, recsys.Params{K: k, L1: l[0], L2: l[1]})
 			}
 		}
 		for _, l := range lambdas {
-			out = append(out, Params{K: k, FEBR: &FEBROptions{Lambda: l}})
+			out = append(out, recsys.Params{K: k, Options: &Options{Lambda: l}})
 		}
 	}
 	return out
 }
 
-// search is a variant's SearchFunc: SearchFEBR over its capped grid, with
-// early stopping on val and p.FEBR (if any) as the template of every fit.
+// search is a variant's SearchFunc: Search over its capped grid, with
+// early stopping on val and p.Options (if any) as the template of every
+// fit.
 // The chosen model refits on the same matrix with the same options and
 // λ; on all the data with the iteration count that reached the chosen θ,
 // as there are no validation items left to stop on.
-func (v febrVariant) search(ctx context.Context, x *Matrix, val [][]uint32, g Grid, c Caps, p Params, onFit func()) (Choice, error) {
-	fg := FEBRGrid{K: v.capK(g, c), Lambda: g.Lambda, SLIM: g.SLIM, KByBaseline: g.KByBaseline}
+func (v variant) search(ctx context.Context, x *recsys.Matrix, val [][]uint32, g recsys.Grid, c recsys.Caps, p recsys.Params, onFit func()) (recsys.Choice, error) {
+	fg := Grid{K: v.capK(g, c), Lambda: g.Lambda, SLIM: g.SLIM, KByBaseline: g.KByBaseline}
 	if onFit != nil {
-		fg.OnTrial = func(FEBRTrial) { onFit() }
+		fg.OnTrial = func(Trial) { onFit() }
 	}
-	var o FEBROptions
-	if p.FEBR != nil {
-		o = *p.FEBR
+	given, err := optionsIn(p)
+	if err != nil {
+		return recsys.Choice{}, err
+	}
+	var o Options
+	if given != nil {
+		o = *given
 	}
 	o.Validation = val
-	p.FEBR = &o
-	best, _, err := SearchFEBR(ctx, v.name, x, fg, p)
+	p.Options = &o
+	best, _, err := Search(ctx, v.name, x, fg, p)
 	if err != nil {
-		return Choice{}, err
+		return recsys.Choice{}, err
 	}
 	chosen := best.Params()
 	same := o
@@ -370,80 +378,61 @@ func (v febrVariant) search(ctx context.Context, x *Matrix, val [][]uint32, g Gr
 		all.Iterations = -1 // the initial θ was best: run no iteration
 	}
 	k, l1, l2 := int(chosen["k"]), chosen["l1"], chosen["l2"]
-	return Choice{
+	return recsys.Choice{
 		Model:         best,
-		Params:        Params{K: k, L1: l1, L2: l2, FEBR: &same},
-		Refit:         Params{K: k, L1: l1, L2: l2, FEBR: &all},
+		Params:        recsys.Params{K: k, L1: l1, L2: l2, Options: &same},
+		Refit:         recsys.Params{K: k, L1: l1, L2: l2, Options: &all},
 		ValidationADG: best.info.ValidationADG,
 		// OPT-ADG's early stopping ranked the chosen θ's validation
-		// items already (Tune's measures of the choice need no pass of
-		// their own: 145 of 6,396 CPU s of the 20M auto run).
+		// items already, so Tune's measures of the choice need no
+		// validation pass of their own.
 		ValidationRanks: best.valRanks,
 	}, nil
 }
 
 // kParams is p for one k and fsSLIM pair, without the options of a
 // single fit.
-func kParams(p Params, k int, l1, l2 float64) Params {
-	p.K, p.L1, p.L2, p.Init, p.FEBR = k, l1, l2, nil, nil
-	return p.withDefaults()
+func kParams(p recsys.Params, k int, l1, l2 float64) recsys.Params {
+	p.K, p.L1, p.L2, p.Init, p.Options = k, l1, l2, nil, nil
+	return p.WithDefaults()
 }
 
 // bestSLIM fits fsSLIM with every (ℓ1, ℓ2) pair at k = p.K, warm-starting
 // along ℓ1 for a fixed ℓ2, and returns the one with the highest validation
 // ADG with that ADG.
-func bestSLIM(ctx context.Context, x *Matrix, p Params, pairs [][2]float64, val [][]uint32, onTrial func(FEBRTrial)) (*ItemP, float64, error) {
+func bestSLIM(ctx context.Context, x *recsys.Matrix, p recsys.Params, pairs [][2]float64, val [][]uint32, onTrial func(Trial)) (slimFit, float64, error) {
 	var (
-		best    *ItemP
+		best    slimFit
 		bestADG = -1.0
-		prev    *ItemP
+		prev    recsys.Model
+		prevL2  float64
 	)
 	for _, lp := range pairs {
 		ps := p
 		ps.L1, ps.L2 = lp[0], lp[1]
 		ps.Init = nil
-		if prev != nil && prev.l2 == lp[1] {
+		if prev != nil && prevL2 == lp[1] {
 			ps.Init = prev
 		}
-		m := &ItemP{name: "slim"}
+		m, err := recsys.New("slim")
+		if err != nil {
+			return slimFit{}, 0, err
+		}
 		if err := m.Fit(ctx, x, ps); err != nil {
-			return nil, 0, err
+			return slimFit{}, 0, err
 		}
 		adg, err := modelValidationADG(ctx, m, x, val)
 		if err != nil {
-			return nil, 0, err
+			return slimFit{}, 0, err
 		}
+		fit, _ := slimFitOf(m)
 		if adg > bestADG {
-			best, bestADG = m, adg
+			best, bestADG = fit, adg
 		}
 		if onTrial != nil {
-			onTrial(FEBRTrial{K: p.K, L1: lp[0], L2: lp[1], SLIMValidationADG: adg})
+			onTrial(Trial{K: p.K, L1: lp[0], L2: lp[1], SLIMValidationADG: adg})
 		}
-		prev = m
+		prev, prevL2 = m, fit.l2
 	}
 	return best, bestADG, nil
-}
-
-// modelValidationADG is the mean ADG of a fitted model over the users with
-// validation items, ranked as the offline evaluation ranks them
-// (RankHeldOut: the items not in the user's training row, ties broken by
-// training popularity).
-func modelValidationADG(ctx context.Context, m Model, x *Matrix, val [][]uint32) (float64, error) {
-	set := make([][]uint32, x.Users())
-	copy(set, val)
-	ranks, _, err := RankHeldOut(ctx, m, x, x.Popularity(), [][][]uint32{set}, 0)
-	if err != nil {
-		return 0, err
-	}
-	sum, users := 0.0, 0
-	for _, r := range ranks[0] {
-		if len(r) > 0 {
-			sum += metrics.ADG(r)
-			users++
-		}
-	}
-	if users == 0 {
-		return 0, ctx.Err()
-	}
-	return sum / float64(users), nil
 }

@@ -1,9 +1,36 @@
-package recsys
+package febr
 
 import (
 	"context"
+	"math"
+	"slices"
 	"testing"
+
+	"recsys/recsys"
+	"recsys/recsys/internal/synth"
 )
+
+// benchMatrix is a generated MovieLens-100K-sized matrix: 1,000 users,
+// 1,700 items, about 60 positives per user.
+func benchMatrix(b *testing.B) *recsys.Matrix {
+	b.Helper()
+	return generated(b, 42, 1000, 1700, 60)
+}
+
+// scoreUsers measures scoring one user's history and taking the top 10,
+// as a recommendation request does, cycling through the users of x.
+func scoreUsers(b *testing.B, m recsys.Model, x *recsys.Matrix) {
+	scores := make([]float64, x.Items())
+	pop := x.Popularity()
+	b.ResetTimer()
+	u := 0
+	for b.Loop() {
+		h := x.Row(u % x.Users())
+		m.Score(h, scores)
+		recsys.TopN(scores, pop, h, 10)
+		u++
+	}
+}
 
 // BenchmarkFEBRFit fits FEBR on a generated MovieLens-100K-sized matrix
 // (benchMatrix) with k = 50 and early stopping on a 10% validation
@@ -22,18 +49,18 @@ func BenchmarkFEBRFit(b *testing.B) {
 			label += "/streaming" // no memo: the path of 10⁶ events and more
 		}
 		b.Run(label, func(b *testing.B) {
-			cache := NewNeighbourCache(train, 50)
+			cache := recsys.NewNeighbourCache(train, 50)
 			if _, err := cache.MaxRow(context.Background(), nil); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				m, _ := New(name)
-				p := Params{K: 50, L1: 1, L2: 10, Cache: cache, FEBR: &FEBROptions{Validation: val, Lambda: 1e-2, MemoryBudget: c.budget}}
+				m, _ := recsys.New(name)
+				p := recsys.Params{K: 50, L1: 1, L2: 10, Cache: cache, Options: &Options{Validation: val, Lambda: 1e-2, MemoryBudget: c.budget}}
 				if err := m.Fit(context.Background(), train, p); err != nil {
 					b.Fatal(err)
 				}
-				info := m.(*FEBR).Info()
+				info := m.(*Model).Info()
 				b.ReportMetric(float64(info.Iterations), "iters")
 				b.ReportMetric(float64(info.MemoBytes)/(1<<20), "memo-MiB")
 				b.ReportMetric(float64(info.Candidates), "pairs")
@@ -56,8 +83,8 @@ func BenchmarkFEBRScore(b *testing.B) {
 			label += "/streaming" // no memo: the path of 10⁶ events and more
 		}
 		b.Run(label, func(b *testing.B) {
-			m, _ := New(name)
-			if err := m.Fit(context.Background(), x, Params{K: 50, L1: 1, L2: 10, FEBR: &FEBROptions{Iterations: 20_000}}); err != nil {
+			m, _ := recsys.New(name)
+			if err := m.Fit(context.Background(), x, recsys.Params{K: 50, L1: 1, L2: 10, Options: &Options{Iterations: 20_000}}); err != nil {
 				b.Fatal(err)
 			}
 			scoreUsers(b, m, x)
@@ -76,15 +103,15 @@ func BenchmarkFEBRValidation(b *testing.B) {
 	x := generated(b, 7, 4000, 27000, 140)
 	train, val := holdOut(b, x, 0.1, 1)
 	for _, name := range []string{"febr-i-cosine", "febr-iu-cosine"} {
-		v, _ := febrVariantOf(name)
-		p := Params{K: 200, Cache: NewNeighbourCache(train, 200)}.withDefaults()
+		v, _ := variantOf(name)
+		p := recsys.Params{K: 200, Cache: recsys.NewNeighbourCache(train, 200)}.WithDefaults()
 		for _, memo := range []bool{false, true} {
 			label := name + "/extract"
 			if memo {
 				label = name + "/memo"
 			}
 			b.Run(label, func(b *testing.B) {
-				data, err := prepareFEBR(context.Background(), train, v, p, FEBROptions{MemoryBudget: -1}, nil, nil)
+				data, err := prepare(context.Background(), train, v, p, Options{MemoryBudget: -1}, nil, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -117,11 +144,11 @@ func BenchmarkFEBRValidation(b *testing.B) {
 func BenchmarkBlendStackADG(b *testing.B) {
 	x := generated(b, 31, 2000, 3000, 60)
 	ctx := context.Background()
-	ho, err := newFEBRHoldout(x, 0.5, 1, nil, nil)
+	ho, err := newHoldout(x, 0.5, 1, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	bases := make([]Model, 7)
+	bases := make([]recsys.Model, 7)
 	for k := range bases {
 		bases[k] = &noiseModel{n: x.Items(), stream: uint64(k)}
 	}
@@ -146,10 +173,13 @@ func BenchmarkBlendStackADG(b *testing.B) {
 // MovieLens-20M's catalogue and history lengths.
 func BenchmarkOptADGStreaming(b *testing.B) {
 	x := generated(b, 7, 4000, 27000, 140)
-	v, _ := febrVariantOf("febr-u-cosine")
-	p := Params{K: 200, Cache: NewNeighbourCache(x, 200), FEBR: &FEBROptions{MemoryBudget: -1, Iterations: 20_000, Seed: 3}}.withDefaults()
-	o := p.febrOptions()
-	data, err := prepareFEBR(context.Background(), x, v, p, o, nil, nil)
+	v, _ := variantOf("febr-u-cosine")
+	p := recsys.Params{K: 200, Cache: recsys.NewNeighbourCache(x, 200), Options: &Options{MemoryBudget: -1, Iterations: 20_000, Seed: 3}}.WithDefaults()
+	o, err := optionsOf(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := prepare(context.Background(), x, v, p, o, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -163,4 +193,51 @@ func BenchmarkOptADGStreaming(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkDenseTopN20M answers top-10 requests as the server does for a
+// model without RankTop (recommendFrom): score every item, set the user's
+// own to −Inf, select with TopN, at the item count of `recsys scale`'s 20M
+// database (20,000 Zipf users × 143 items over 27,000 items). "blend" is
+// febr-blend with rp3beta alone (what auto mode learnt on that data),
+// "blend2" with itemknn added; "select" is TopN alone on blend scores.
+func BenchmarkDenseTopN20M(b *testing.B) {
+	x := drawn(b, 20000, 27000, func(add func(u, i uint32)) { synth.Zipf(48, 20000, 27000, 143, add) })
+	pop := x.Popularity()
+	rp, knn := fitted(b, "rp3beta", x, recsys.Params{K: 100}), fitted(b, "itemknn", x, recsys.Params{K: 200})
+	one, two := &Blend{}, &Blend{}
+	one.set([]string{"rp3beta"}, []recsys.Model{rp}, make([]recsys.Params, 1), []float64{1}, x.Items())
+	two.set([]string{"rp3beta", "itemknn"}, []recsys.Model{rp, knn}, make([]recsys.Params, 2), []float64{1, 0.5}, x.Items())
+	scores := make([]float64, x.Items())
+	answer := func(m recsys.Model, h []uint32) []uint32 {
+		m.Score(h, scores)
+		for _, i := range h {
+			scores[i] = math.Inf(-1)
+		}
+		return recsys.TopN(scores, pop, nil, 10)
+	}
+	for _, c := range []struct {
+		name string
+		m    recsys.Model
+	}{{"rp3beta", rp}, {"blend", one}, {"blend2", two}} {
+		b.Run(c.name, func(b *testing.B) {
+			u := 0
+			for b.Loop() {
+				answer(c.m, x.Row(u%x.Users()))
+				u++
+			}
+		})
+	}
+	all := make([][]float64, 200)
+	for u := range all {
+		answer(one, x.Row(u))
+		all[u] = slices.Clone(scores)
+	}
+	b.Run("select", func(b *testing.B) {
+		u := 0
+		for b.Loop() {
+			recsys.TopN(all[u%len(all)], pop, nil, 10)
+			u++
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package recsys
+package febr
 
 import (
 	"context"
@@ -8,16 +8,18 @@ import (
 	"slices"
 	"testing"
 
+	"recsys/recsys"
+	"recsys/recsys/internal/brute"
 	"recsys/recsys/metrics"
 )
 
 // holdOut moves a uniform share of every user's items of x to a
 // validation list, returning the rest as a matrix.
-func holdOut(tb testing.TB, x *Matrix, share float64, seed uint64) (*Matrix, [][]uint32) {
+func holdOut(tb testing.TB, x *recsys.Matrix, share float64, seed uint64) (*recsys.Matrix, [][]uint32) {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 3))
 	val := make([][]uint32, x.Users())
-	var rest []Pair
+	var rest []recsys.Pair
 	for u := range x.Users() {
 		row := slices.Clone(x.Row(u))
 		rng.Shuffle(len(row), func(a, b int) { row[a], row[b] = row[b], row[a] })
@@ -27,10 +29,10 @@ func holdOut(tb testing.TB, x *Matrix, share float64, seed uint64) (*Matrix, [][
 		}
 		val[u] = slices.Sorted(slices.Values(row[:h]))
 		for _, i := range row[h:] {
-			rest = append(rest, Pair{User: uint32(u), Item: i})
+			rest = append(rest, recsys.Pair{User: uint32(u), Item: i})
 		}
 	}
-	train, err := NewMatrix(x.Users(), x.Items(), rest)
+	train, err := recsys.NewMatrix(x.Users(), x.Items(), rest)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -46,10 +48,10 @@ func TestFEBR_validationADG_matchesDenseRanking(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(4, 4))
 	for _, name := range []string{"febr-i-cosine", "febr-u-kunn", "febr-iu-cosine", "febr-i-slim"} {
-		v, _ := febrVariantOf(name)
-		p := Params{K: 4}.withDefaults()
+		v, _ := variantOf(name)
+		p := recsys.Params{K: 4}.WithDefaults()
 		for _, budget := range []int64{1 << 30, -1} {
-			data, err := prepareFEBR(ctx, train, v, p, FEBROptions{MemoryBudget: budget}, nil, nil)
+			data, err := prepare(ctx, train, v, p, Options{MemoryBudget: budget}, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +68,7 @@ func TestFEBR_validationADG_matchesDenseRanking(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := &FEBR{v: v}
+				m := &Model{v: v}
 				m.set(data.full.ext, train, p.K, 0, 0, 0, th)
 				want, err := modelValidationADG(ctx, m, train, val)
 				if err != nil {
@@ -89,10 +91,10 @@ func TestFEBR_validationMemo_bounded(t *testing.T) {
 	x := generated(t, 9, 120, 90, 10)
 	train, val := holdOut(t, x, 0.25, 1)
 	ctx := context.Background()
-	v, _ := febrVariantOf("febr-iu-cosine")
-	p := Params{K: 4}.withDefaults()
-	fresh := func() *febrTrainSet {
-		data, err := prepareFEBR(ctx, train, v, p, FEBROptions{MemoryBudget: -1}, nil, nil)
+	v, _ := variantOf("febr-iu-cosine")
+	p := recsys.Params{K: 4}.WithDefaults()
+	fresh := func() *trainSet {
+		data, err := prepare(ctx, train, v, p, Options{MemoryBudget: -1}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,9 +109,9 @@ func TestFEBR_validationMemo_bounded(t *testing.T) {
 	if !whole.valMemoAll(val) {
 		t.Fatal("an unbounded memo keeps every validation user")
 	}
-	old := febrValidationMemo
-	t.Cleanup(func() { febrValidationMemo = old })
-	febrValidationMemo = whole.valBytes / 2
+	old := validationMemo
+	t.Cleanup(func() { validationMemo = old })
+	validationMemo = whole.valBytes / 2
 	ts := fresh()
 	all, kept, err := ts.validationPass(ctx, theta, val, true, false, nil)
 	if err != nil {
@@ -129,8 +131,8 @@ func TestFEBR_validationMemo_bounded(t *testing.T) {
 			}
 		}
 	}
-	if ts.valBytes > febrValidationMemo || n == 0 || n == users {
-		t.Fatalf("memo holds %d bytes (bound %d) for %d of %d users; want within the bound, some users but not all", ts.valBytes, febrValidationMemo, n, users)
+	if ts.valBytes > validationMemo || n == 0 || n == users {
+		t.Fatalf("memo holds %d bytes (bound %d) for %d of %d users; want within the bound, some users but not all", ts.valBytes, validationMemo, n, users)
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
 	for pass := range 4 {
@@ -161,12 +163,13 @@ func TestFEBR_validationMemo_bounded(t *testing.T) {
 // trainingADG is the mean over the users OPT-ADG samples of the ADG of
 // their positives, each ranked among the user's negatives only (the
 // quantity Eq. 4.10 bounds), by brute force over dense scores.
-func trainingADG(ts *febrTrainSet, theta []float64) float64 {
+func trainingADG(ts *trainSet, theta []float64) float64 {
 	n := ts.x.Items()
 	scores := make([]float64, n)
 	isPos := make([]bool, n)
 	sMiss := dot(theta, ts.zMiss)
-	var b febrBlock
+	prank := ts.ranker.Positions()
+	var b block
 	total := 0.0
 	for _, u32 := range ts.eligible {
 		u := int(u32)
@@ -189,7 +192,7 @@ func trainingADG(ts *febrTrainSet, theta []float64) float64 {
 		for _, p := range pos {
 			rank := 0
 			for j := range n {
-				if !isPos[j] && (scores[j] > scores[p] || (scores[j] == scores[p] && ts.ranker.prank[j] < ts.ranker.prank[p])) {
+				if !isPos[j] && (scores[j] > scores[p] || (scores[j] == scores[p] && prank[j] < prank[p])) {
 					rank++
 				}
 			}
@@ -213,16 +216,16 @@ func lossGain(rank int) float64 { return 1 - lossC(rank) }
 //	u3 [  0  0  0  1  1  0 ]
 //	u4 [  0  1  0  0  0  1 ]
 //	u5 [  1  1  1  0  0  0 ]
-func toyFigure42(t *testing.T) *Matrix {
+func toyFigure42(t *testing.T) *recsys.Matrix {
 	t.Helper()
 	rows := [][]uint32{{1, 3, 4, 5}, {2, 3, 4, 5}, {3, 4}, {1, 5}, {0, 1, 2}}
-	var pairs []Pair
+	var pairs []recsys.Pair
 	for u, r := range rows {
 		for _, i := range r {
-			pairs = append(pairs, Pair{User: uint32(u), Item: i})
+			pairs = append(pairs, recsys.Pair{User: uint32(u), Item: i})
 		}
 	}
-	x, err := NewMatrix(5, 6, pairs)
+	x, err := recsys.NewMatrix(5, 6, pairs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +234,7 @@ func toyFigure42(t *testing.T) *Matrix {
 
 // rawFeatures returns the raw feature vectors the extractor visits for a
 // training user, by item.
-func rawFeatures(e *febrExtractor, x *Matrix, u int) map[uint32][]float64 {
+func rawFeatures(e *extractor, x *recsys.Matrix, u int) map[uint32][]float64 {
 	out := map[uint32][]float64{}
 	e.extract(u, x.Row(u), func(i uint32, raw []float64) { out[i] = slices.Clone(raw) })
 	return out
@@ -260,8 +263,8 @@ func rawFeatures(e *febrExtractor, x *Matrix, u int) map[uint32][]float64 {
 func TestFEBR_features_figure42(t *testing.T) {
 	x := toyFigure42(t)
 	ctx := context.Background()
-	v, _ := febrVariantOf("febr-iu-cosine")
-	e, err := febrExtractorFor(ctx, x, v, Params{K: 3}.withDefaults(), nil)
+	v, _ := variantOf("febr-iu-cosine")
+	e, err := extractorFor(ctx, x, v, recsys.Params{K: 3}.WithDefaults(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +289,7 @@ func TestFEBR_features_figure42(t *testing.T) {
 	if _, ok := rawFeatures(e, x, 2)[0]; ok {
 		t.Fatal("(u3, i1) has features, want missing")
 	}
-	m := &FEBR{v: v}
+	m := &Model{v: v}
 	mean, std := make([]float64, e.dim), make([]float64, e.dim)
 	for f := range std {
 		mean[f], std[f] = 0.1*float64(f), 1+float64(f)
@@ -316,23 +319,23 @@ func TestFEBR_aggsum_theorem43(t *testing.T) {
 		seed uint64
 		k    int
 		aff  string
-	}{{1, 3, simCosine}, {2, 7, simCosine}, {3, 4, simKUNN}, {4, 50, simKUNN}, {5, 1, simCosine}} {
+	}{{1, 3, recsys.SimCosine}, {2, 7, recsys.SimCosine}, {3, 4, recsys.SimKUNN}, {4, 50, recsys.SimKUNN}, {5, 1, recsys.SimCosine}} {
 		x, d := randomMatrix(t, tc.seed, 30, 25, 0.2)
-		v, _ := febrVariantOf("febr-iu-" + tc.aff)
-		e, err := febrExtractorFor(ctx, x, v, Params{K: tc.k}.withDefaults(), nil)
+		v, _ := variantOf("febr-iu-" + tc.aff)
+		e, err := extractorFor(ctx, x, v, recsys.Params{K: tc.k}.WithDefaults(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m, n := len(d), len(d[0])
-		c := colCounts(d)
+		c := brute.ColCounts(d)
 		// [ktrunc(A_item)]_i,* by brute force, once per item.
-		knnOf := make([][]Neighbour, n)
+		knnOf := make([][]recsys.Neighbour, n)
 		for i := range n {
 			sim := make([]float64, n)
 			for j := range sim {
 				switch {
-				case tc.aff == simKUNN:
-					sim[j] = kunnItemSim(d, i, j)
+				case tc.aff == recsys.SimKUNN:
+					sim[j] = brute.KUNNItemSim(d, i, j)
 				case c[i] > 0 && c[j] > 0:
 					co := 0
 					for w := range d {
@@ -348,7 +351,7 @@ func TestFEBR_aggsum_theorem43(t *testing.T) {
 		for u := range m {
 			feats := rawFeatures(e, x, u)
 			// [ktrunc(A_user)]_u,* over U \ u, by brute force (models_test.go).
-			userSum := bruteUserP(d, d[u], u, tc.k, tc.aff == simKUNN)
+			userSum := brute.UserP(d, d[u], u, tc.k, tc.aff == recsys.SimKUNN)
 			for i := range n {
 				itemSum := 0.0
 				for _, nb := range knnOf[i] {
@@ -385,7 +388,7 @@ func TestFEBR_aggsum_theorem43(t *testing.T) {
 func TestFEBR_linearPredictor_reproducesKUNNAndItemP(t *testing.T) {
 	ctx := context.Background()
 	x, _ := randomMatrix(t, 31, 40, 30, 0.15)
-	p := Params{K: 5, L1: 0.5, L2: 1}.withDefaults()
+	p := recsys.Params{K: 5, L1: 0.5, L2: 1}.WithDefaults()
 	cases := []struct {
 		variant, model string
 		score          func(f []float64, cu, ci int) float64
@@ -403,19 +406,19 @@ func TestFEBR_linearPredictor_reproducesKUNNAndItemP(t *testing.T) {
 		{"febr-i-slim", "slim", func(f []float64, _, _ int) float64 { return f[aggSum] }},
 	}
 	for _, tc := range cases {
-		v, _ := febrVariantOf(tc.variant)
+		v, _ := variantOf(tc.variant)
 		base := fitted(t, tc.model, x, p)
-		var slimW *Neighbours
-		if s, ok := base.(*ItemP); ok && tc.model == "slim" {
-			slimW = s.side.fwd
+		var slimW *recsys.Neighbours
+		if s, ok := base.(*recsys.ItemP); ok && tc.model == "slim" {
+			slimW = s.Affinities()
 		}
-		e, err := febrExtractorFor(ctx, x, v, p, slimW)
+		e, err := extractorFor(ctx, x, v, p, slimW)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := make([]float64, x.Items())
 		for u := range x.Users() {
-			ScoreUser(base, u, x.Row(u), want)
+			recsys.ScoreUser(base, u, x.Row(u), want)
 			feats := rawFeatures(e, x, u)
 			for i := range want {
 				got := 0.0
@@ -437,25 +440,25 @@ func TestFEBR_initialTheta_ranksAsBaseline(t *testing.T) {
 	x := generated(t, 12, 150, 120, 12)
 	pop := x.Popularity()
 	ctx := context.Background()
-	p := Params{K: 8, L1: 0.5, L2: 1}.withDefaults()
+	p := recsys.Params{K: 8, L1: 0.5, L2: 1}.WithDefaults()
 	for variant, model := range map[string]string{"febr-i-cosine": "itemknn", "febr-u-kunn": "kunn-u", "febr-i-slim": "slim"} {
-		v, _ := febrVariantOf(variant)
+		v, _ := variantOf(variant)
 		base := fitted(t, model, x, p)
-		var slimW *Neighbours
+		var slimW *recsys.Neighbours
 		if model == "slim" {
-			slimW = base.(*ItemP).side.fwd
+			slimW = base.(*recsys.ItemP).Affinities()
 		}
-		data, err := prepareFEBR(ctx, x, v, p, FEBROptions{MemoryBudget: -1}, slimW, nil)
+		data, err := prepare(ctx, x, v, p, Options{MemoryBudget: -1}, slimW, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := &FEBR{v: v}
+		m := &Model{v: v}
 		m.set(data.full.ext, x, p.K, 0, 0, 0, data.full.ext.initialTheta())
 		a, b := make([]float64, x.Items()), make([]float64, x.Items())
 		for u := range x.Users() {
-			ScoreUser(base, u, x.Row(u), a)
-			ScoreUser(m, u, x.Row(u), b)
-			if got, want := TopN(b, pop, x.Row(u), x.Items()), TopN(a, pop, x.Row(u), x.Items()); !slices.Equal(got, want) {
+			recsys.ScoreUser(base, u, x.Row(u), a)
+			recsys.ScoreUser(m, u, x.Row(u), b)
+			if got, want := recsys.TopN(b, pop, x.Row(u), x.Items()), recsys.TopN(a, pop, x.Row(u), x.Items()); !slices.Equal(got, want) {
 				t.Fatalf("%s: user %d ranks %v, %s ranks %v", variant, u, got[:10], model, want[:10])
 			}
 		}
@@ -470,8 +473,8 @@ func TestFEBR_initialTheta_ranksAsBaseline(t *testing.T) {
 func TestOptADG_lowersTrainingLoss(t *testing.T) {
 	x := generated(t, 13, 200, 150, 15)
 	ctx := context.Background()
-	v, _ := febrVariantOf("febr-i-cosine")
-	data, err := prepareFEBR(ctx, x, v, Params{K: 10}.withDefaults(), FEBROptions{MemoryBudget: 1 << 30}, nil, nil)
+	v, _ := variantOf("febr-i-cosine")
+	data, err := prepare(ctx, x, v, recsys.Params{K: 10}.WithDefaults(), Options{MemoryBudget: 1 << 30}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +502,7 @@ func TestOptADG_lowersTrainingLoss(t *testing.T) {
 		t.Fatal("the same seed gave a different θ")
 	}
 	// Without the memo (blocks recomputed per visit) the result is as good.
-	stream, err := newFEBRTrainSet(ctx, x, ts.ext, nil, -1, nil)
+	stream, err := newTrainSet(ctx, x, ts.ext, nil, -1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,8 +534,8 @@ func TestOptADG_lowersTrainingLoss(t *testing.T) {
 
 func febrModels() []string {
 	var out []string
-	for _, name := range Names() {
-		if IsFEBR(name) {
+	for _, name := range recsys.Names() {
+		if IsVariant(name) {
 			out = append(out, name)
 		}
 	}
@@ -543,16 +546,16 @@ func TestFEBR_MarshalBinary_roundTrip(t *testing.T) {
 	x, _ := randomMatrix(t, 41, 50, 40, 0.15)
 	for _, name := range febrModels() {
 		t.Run(name, func(t *testing.T) {
-			m := fitted(t, name, x, Params{K: 6, L1: 0.5, L2: 1, FEBR: &FEBROptions{Iterations: 3000}})
+			m := fitted(t, name, x, recsys.Params{K: 6, L1: 0.5, L2: 1, Options: &Options{Iterations: 3000}})
 			data, back := roundTrip(t, name, m, x)
-			pm, pb := ParamsOf(m), ParamsOf(back)
+			pm, pb := recsys.ParamsOf(m), recsys.ParamsOf(back)
 			for k, v := range pm {
 				if pb[k] != v {
 					t.Fatalf("parameter %s: %v, loaded %v", k, v, pb[k])
 				}
 			}
 			for _, bad := range [][]byte{data[:len(data)-1], append(slices.Clone(data), 0)} {
-				if _, err := Load(bad); err == nil {
+				if _, err := recsys.Load(bad); err == nil {
 					t.Fatalf("Load accepted %d corrupt bytes", len(bad))
 				}
 			}
@@ -563,7 +566,7 @@ func TestFEBR_MarshalBinary_roundTrip(t *testing.T) {
 func TestFEBR_Score_unknownItemsAndConcurrency(t *testing.T) {
 	x := generated(t, 42, 120, 80, 10)
 	for _, name := range []string{"febr-iu-kunn", "febr"} {
-		m := fitted(t, name, x, Params{K: 6, FEBR: &FEBROptions{Iterations: 2000}})
+		m := fitted(t, name, x, recsys.Params{K: 6, Options: &Options{Iterations: 2000}})
 		h := x.Row(3)
 		want := make([]float64, 80)
 		m.Score(h, want)
@@ -576,7 +579,7 @@ func TestFEBR_Score_unknownItemsAndConcurrency(t *testing.T) {
 		wantAll := make([][]float64, x.Users())
 		for u := range wantAll {
 			wantAll[u] = make([]float64, 80)
-			ScoreUser(m, u, x.Row(u), wantAll[u])
+			recsys.ScoreUser(m, u, x.Row(u), wantAll[u])
 		}
 		done := make(chan bool, 4)
 		for w := range 4 {
@@ -584,7 +587,7 @@ func TestFEBR_Score_unknownItemsAndConcurrency(t *testing.T) {
 				ok := true
 				s := make([]float64, 80)
 				for u := w; u < x.Users(); u += 4 {
-					ScoreUser(m, u, x.Row(u), s)
+					recsys.ScoreUser(m, u, x.Row(u), s)
 					ok = ok && slices.Equal(s, wantAll[u])
 				}
 				done <- ok
@@ -601,7 +604,7 @@ func TestFEBR_Score_unknownItemsAndConcurrency(t *testing.T) {
 func TestFEBR_Fit_deterministicAndCancelled(t *testing.T) {
 	x := generated(t, 43, 150, 100, 12)
 	train, val := holdOut(t, x, 0.2, 2)
-	p := Params{K: 8, FEBR: &FEBROptions{Validation: val, EvalEvery: 2000, Seed: 5}}
+	p := recsys.Params{K: 8, Options: &Options{Validation: val, EvalEvery: 2000, Seed: 5}}
 	a, _ := fitted(t, "febr-iu-cosine", train, p).MarshalBinary()
 	b, _ := fitted(t, "febr-iu-cosine", train, p).MarshalBinary()
 	if !slices.Equal(a, b) {
@@ -609,13 +612,13 @@ func TestFEBR_Fit_deterministicAndCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	m, _ := New("febr")
+	m, _ := recsys.New("febr")
 	if err := m.Fit(ctx, train, p); err == nil {
 		t.Fatal("no error from a cancelled context")
 	}
 }
 
-// SearchFEBR returns the trial with the best validation ADG, whose θ is
+// Search returns the trial with the best validation ADG, whose θ is
 // never worse on validation than the aggsum predictor it starts from
 // (early stopping keeps the best θ, evaluated from iteration 0), and its
 // validation ADG is the one the model's own scores give.
@@ -623,13 +626,13 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 	x := generated(t, 44, 200, 120, 12)
 	train, val := holdOut(t, x, 0.2, 3)
 	ctx := context.Background()
-	cache := NewNeighbourCache(train, 20)
+	cache := recsys.NewNeighbourCache(train, 20)
 	for _, name := range []string{"febr-i-slim", "febr-u-kunn"} {
-		g := FEBRGrid{K: []int{5, 20}, Lambda: []float64{1e-3, 1e-1}, SLIM: [][2]float64{{1, 1}, {0.1, 1}}}
+		g := Grid{K: []int{5, 20}, Lambda: []float64{1e-3, 1e-1}, SLIM: [][2]float64{{1, 1}, {0.1, 1}}}
 		steps := 0
-		g.OnTrial = func(FEBRTrial) { steps++ }
-		opts := &FEBROptions{Validation: val, EvalEvery: 2000, Patience: 2}
-		best, trials, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: opts})
+		g.OnTrial = func(Trial) { steps++ }
+		opts := &Options{Validation: val, EvalEvery: 2000, Patience: 2}
+		best, trials, err := Search(ctx, name, train, g, recsys.Params{Cache: cache, Options: opts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -645,7 +648,7 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 			top = max(top, tr.ValidationADG)
 			base := tr.SLIMValidationADG
 			if name != "febr-i-slim" {
-				m := fitted(t, "kunn-u", train, Params{K: tr.K})
+				m := fitted(t, "kunn-u", train, recsys.Params{K: tr.K})
 				base, _ = modelValidationADG(ctx, m, train, val)
 			}
 			if tr.ValidationADG < base-1e-12 {
@@ -659,12 +662,12 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 		// ranks best, and the result is no worse than it.
 		g.KByBaseline = true
 		base := map[int]float64{} // per k, the starting predictor's validation ADG
-		g.OnTrial = func(tr FEBRTrial) {
+		g.OnTrial = func(tr Trial) {
 			if tr.Lambda == 0 {
 				base[tr.K] = max(base[tr.K], tr.ValidationADG, tr.SLIMValidationADG)
 			}
 		}
-		quick, qtrials, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: opts})
+		quick, qtrials, err := Search(ctx, name, train, g, recsys.Params{Cache: cache, Options: opts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -675,31 +678,31 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 		if base[20] > base[5] {
 			kb = 20
 		}
-		if qk := ParamsOf(quick)["k"]; int(qk) != kb || quick.Info().ValidationADG < base[kb] {
+		if qk := recsys.ParamsOf(quick)["k"]; int(qk) != kb || quick.Info().ValidationADG < base[kb] {
 			t.Fatalf("%s KByBaseline: k=%v ADG %.5f, baselines %v", name, qk, quick.Info().ValidationADG, base)
 		}
 		if name == "febr-u-kunn" {
 			// Given kunn-u's choice by validation ADG over the same grid
 			// (its ranking is the aggsum predictor's), the search takes
 			// its k and compares no other baseline: the same model.
-			var chosen Model
+			var chosen recsys.Model
 			top := -1.0
 			for _, k := range g.K {
-				m := fitted(t, "kunn-u", train, Params{K: k})
+				m := fitted(t, "kunn-u", train, recsys.Params{K: k})
 				if adg, _ := modelValidationADG(ctx, m, train, val); adg > top {
 					chosen, top = m, adg
 				}
 			}
 			clear(base)
 			o := *opts
-			o.Baselines = []Model{chosen}
-			taken, _, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: &o})
+			o.Baselines = []recsys.Model{chosen}
+			taken, _, err := Search(ctx, name, train, g, recsys.Params{Cache: cache, Options: &o})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(base) != 0 || ParamsOf(taken)["k"] != ParamsOf(quick)["k"] || !slices.Equal(taken.theta, quick.theta) {
+			if len(base) != 0 || recsys.ParamsOf(taken)["k"] != recsys.ParamsOf(quick)["k"] || !slices.Equal(taken.theta, quick.theta) {
 				t.Fatalf("given kunn-u k=%v: %d baselines compared, k=%v θ %v; without it k=%v θ %v",
-					ParamsOf(chosen)["k"], len(base), ParamsOf(taken)["k"], taken.theta, ParamsOf(quick)["k"], quick.theta)
+					recsys.ParamsOf(chosen)["k"], len(base), recsys.ParamsOf(taken)["k"], taken.theta, recsys.ParamsOf(quick)["k"], quick.theta)
 			}
 		}
 		dense, err := modelValidationADG(ctx, best, train, val)
@@ -716,7 +719,7 @@ func TestSearchFEBR_bestOfTrials(t *testing.T) {
 // the missing score: they are the terms of the item aggsum.
 func TestFEBR_Explain_sumsToScore(t *testing.T) {
 	x := generated(t, 45, 100, 60, 10)
-	m := fitted(t, "febr-iu-cosine", x, Params{K: 6, FEBR: &FEBROptions{Iterations: -1}}).(*FEBR)
+	m := fitted(t, "febr-iu-cosine", x, recsys.Params{K: 6, Options: &Options{Iterations: -1}}).(*Model)
 	for f := range m.theta {
 		m.theta[f] = 0
 	}
@@ -741,9 +744,9 @@ func TestFEBR_Explain_sumsToScore(t *testing.T) {
 // fsSLIM weight, by weight.
 func TestFEBR_Similar_slimAsSLIM(t *testing.T) {
 	x := generated(t, 46, 120, 80, 10)
-	p := Params{K: 8, L1: 0.5, L2: 1, FEBR: &FEBROptions{Iterations: -1}}
-	f := fitted(t, "febr", x, p).(*FEBR)
-	s := fitted(t, "slim", x, p).(*ItemP)
+	p := recsys.Params{K: 8, L1: 0.5, L2: 1, Options: &Options{Iterations: -1}}
+	f := fitted(t, "febr", x, p).(*Model)
+	s := fitted(t, "slim", x, p).(*recsys.ItemP)
 	for i := range uint32(80) {
 		if got, want := f.Similar(i), s.Similar(i); !slices.Equal(got, want) {
 			t.Fatalf("item %d: %v, slim %v", i, got, want)
@@ -756,7 +759,7 @@ func TestFEBR_Similar_slimAsSLIM(t *testing.T) {
 // it is, like any, no worse on validation than its starting predictor.
 func TestFEBR_Fit_holdout(t *testing.T) {
 	x := generated(t, 47, 150, 100, 12)
-	ho, err := newFEBRHoldout(x, 0.3, 1, nil, nil)
+	ho, err := newHoldout(x, 0.3, 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -771,8 +774,8 @@ func TestFEBR_Fit_holdout(t *testing.T) {
 		}
 	}
 	train, val := holdOut(t, x, 0.2, 4)
-	m := fitted(t, "febr-i-kunn", train, Params{K: 8, FEBR: &FEBROptions{Validation: val, Holdout: 0.2, EvalEvery: 2000, Patience: 2}}).(*FEBR)
-	base, _ := modelValidationADG(context.Background(), fitted(t, "kunn-i", train, Params{K: 8}), train, val)
+	m := fitted(t, "febr-i-kunn", train, recsys.Params{K: 8, Options: &Options{Validation: val, Holdout: 0.2, EvalEvery: 2000, Patience: 2}}).(*Model)
+	base, _ := modelValidationADG(context.Background(), fitted(t, "kunn-i", train, recsys.Params{K: 8}), train, val)
 	if m.Info().ValidationADG < base-1e-12 {
 		t.Fatalf("validation ADG %.5f below kunn-i's %.5f", m.Info().ValidationADG, base)
 	}
@@ -785,8 +788,8 @@ func TestFEBR_pair_matchesBlock(t *testing.T) {
 	x := generated(t, 21, 120, 90, 12)
 	ctx := context.Background()
 	for _, name := range febrModels() {
-		v, _ := febrVariantOf(name)
-		ext, err := febrExtractorFor(ctx, x, v, Params{K: 7}.withDefaults(), nil)
+		v, _ := variantOf(name)
+		ext, err := extractorFor(ctx, x, v, recsys.Params{K: 7}.WithDefaults(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -796,8 +799,8 @@ func TestFEBR_pair_matchesBlock(t *testing.T) {
 		}
 		ext.setStats(mean, std)
 		var (
-			b        febrBlock
-			view     febrView
+			b        block
+			view     view
 			raw, z   = make([]float64, ext.dim), make([]float64, ext.dim)
 			rows, on int
 			byIndex  = ext.pairRows()
@@ -846,15 +849,15 @@ func TestFEBR_pair_matchesBlock(t *testing.T) {
 func TestFEBR_statsFromSample(t *testing.T) {
 	x := generated(t, 33, 120, 90, 12)
 	ctx := context.Background()
-	v, _ := febrVariantOf("febr-iu-kunn")
-	defer func(n int) { febrStatsUsers = n }(febrStatsUsers)
-	febrStatsUsers = 25
+	v, _ := variantOf("febr-iu-kunn")
+	defer func(n int) { statsUsers = n }(statsUsers)
+	statsUsers = 25
 	sample := statsSample(x.Users())
 	if len(sample) != 25 || !slices.IsSorted(sample) || len(slices.Compact(slices.Clone(sample))) != 25 || sample[24] < 60 {
 		t.Fatalf("sample %v: want 25 distinct users ascending, spread over the 120", sample)
 	}
-	newExt := func() *febrExtractor {
-		ext, err := febrExtractorFor(ctx, x, v, Params{K: 7}.withDefaults(), nil)
+	newExt := func() *extractor {
+		ext, err := extractorFor(ctx, x, v, recsys.Params{K: 7}.WithDefaults(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -880,7 +883,7 @@ func TestFEBR_statsFromSample(t *testing.T) {
 		t.Fatal("the sample's statistics equal everyone's: the test does not bite")
 	}
 	for _, budget := range []int64{1 << 30, -1} {
-		ts, err := newFEBRTrainSet(ctx, x, newExt(), nil, budget, nil)
+		ts, err := newTrainSet(ctx, x, newExt(), nil, budget, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -901,43 +904,38 @@ func TestFEBR_Fit_userNeighboursMemo(t *testing.T) {
 	train, val := holdOut(t, x, 0.2, 2)
 	for _, name := range []string{"febr-u-cosine", "febr-iu-kunn"} {
 		for _, budget := range []int64{1 << 30, -1} {
-			p := Params{K: 6, FEBR: &FEBROptions{Validation: val, EvalEvery: 500, Patience: 2, MemoryBudget: budget}}
+			p := recsys.Params{K: 6, Options: &Options{Validation: val, EvalEvery: 500, Patience: 2, MemoryBudget: budget}}
 			want, _ := fitted(t, name, train, p).MarshalBinary()
-			cache := NewNeighbourCache(train, 20)
+			cache := recsys.NewNeighbourCache(train, 20)
 			p.Cache = cache
-			m := fitted(t, name, train, p).(*FEBR)
+			m := fitted(t, name, train, p).(*Model)
 			got, _ := m.MarshalBinary()
 			if string(got) != string(want) {
 				t.Fatalf("%s budget %d: the fit with the KNN(u) memo differs", name, budget)
 			}
-			v, _ := febrVariantOf(name)
-			kind := simCosine
-			if v.affinity == simKUNN {
-				kind = simKUNN
+			v, _ := variantOf(name)
+			kind := recsys.SimCosine
+			if v.affinity == recsys.SimKUNN {
+				kind = recsys.SimKUNN
 			}
-			filled := 0
-			for u := range cache.userLists(kind).rows {
-				if cache.userLists(kind).rows[u].Load() != nil {
-					filled++
-				}
-			}
-			if filled == 0 || m.ext.users.lists != nil {
-				t.Fatalf("%s budget %d: %d users memoised, model keeps the memo: %v", name, budget, filled, m.ext.users.lists != nil)
+			filled := cache.MemoisedUsers(kind)
+			if filled == 0 || m.ext.users.Memoising() {
+				t.Fatalf("%s budget %d: %d users memoised, model keeps the memo: %v", name, budget, filled, m.ext.users.Memoising())
 			}
 		}
 	}
 }
 
 // Without the memo, OPT-ADG draws its users from userSample(nu,
-// febrDrawUsers), a superset of the statistics' sample, and computes the
+// drawUsers), a superset of the statistics' sample, and computes the
 // pairs it looks at on demand (the user side from the view's dense
 // accumulation): the same steps as the memo restricted to those users.
 func TestFEBR_streamingDrawsFromSample(t *testing.T) {
 	x := generated(t, 41, 150, 80, 10)
 	ctx := context.Background()
-	defer func(d, s int) { febrDrawUsers, febrStatsUsers = d, s }(febrDrawUsers, febrStatsUsers)
-	febrDrawUsers, febrStatsUsers = 40, 15
-	draw := userSample(x.Users(), febrDrawUsers)
+	defer func(d, s int) { drawUsers, statsUsers = d, s }(drawUsers, statsUsers)
+	drawUsers, statsUsers = 40, 15
+	draw := userSample(x.Users(), drawUsers)
 	if len(draw) != 40 || !slices.IsSorted(draw) {
 		t.Fatalf("draw sample %v: want 40 users ascending", draw)
 	}
@@ -946,8 +944,8 @@ func TestFEBR_streamingDrawsFromSample(t *testing.T) {
 			t.Fatalf("statistics user %d is not in the draw sample %v", u, draw)
 		}
 	}
-	v, _ := febrVariantOf("febr-iu-kunn")
-	data, err := prepareFEBR(ctx, x, v, Params{K: 6}.withDefaults(), FEBROptions{MemoryBudget: 1 << 30}, nil, nil)
+	v, _ := variantOf("febr-iu-kunn")
+	data, err := prepare(ctx, x, v, recsys.Params{K: 6}.WithDefaults(), Options{MemoryBudget: 1 << 30}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -955,7 +953,7 @@ func TestFEBR_streamingDrawsFromSample(t *testing.T) {
 	if memo.blocks == nil || len(memo.eligible) != x.Users() {
 		t.Fatalf("memo: %d eligible of %d users (blocks %v): the memo draws from everyone", len(memo.eligible), x.Users(), memo.blocks != nil)
 	}
-	stream, err := newFEBRTrainSet(ctx, x, memo.ext, nil, -1, nil)
+	stream, err := newTrainSet(ctx, x, memo.ext, nil, -1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -993,16 +991,16 @@ func TestSearchFEBR_lambdasConcurrently(t *testing.T) {
 	x := generated(t, 45, 220, 100, 12)
 	train, val := holdOut(t, x, 0.2, 4)
 	ctx := context.Background()
-	defer func(n int64) { febrValidationMemo = n }(febrValidationMemo)
-	febrValidationMemo = 20_000 // bytes: a share of the validation users' blocks
+	defer func(n int64) { validationMemo = n }(validationMemo)
+	validationMemo = 20_000 // bytes: a share of the validation users' blocks
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	search := func(procs int) (*FEBR, []FEBRTrial, int) {
+	search := func(procs int) (*Model, []Trial, int) {
 		runtime.GOMAXPROCS(procs)
-		g := FEBRGrid{K: []int{8}, Lambda: []float64{1e-4, 1e-2, 1e-1}}
+		g := Grid{K: []int{8}, Lambda: []float64{1e-4, 1e-2, 1e-1}}
 		calls := 0
-		p := Params{Cache: NewNeighbourCache(train, 8), Progress: func(string, int, int) { calls++ },
-			FEBR: &FEBROptions{Validation: val, EvalEvery: 1000, Patience: 2, MemoryBudget: -1}}
-		best, trials, err := SearchFEBR(ctx, "febr-iu-cosine", train, g, p)
+		p := recsys.Params{Cache: recsys.NewNeighbourCache(train, 8), Progress: func(string, int, int) { calls++ },
+			Options: &Options{Validation: val, EvalEvery: 1000, Patience: 2, MemoryBudget: -1}}
+		best, trials, err := Search(ctx, "febr-iu-cosine", train, g, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1037,16 +1035,16 @@ func TestSearchFEBR_iuTakesItsSidesKs(t *testing.T) {
 	x := generated(t, 46, 150, 100, 12)
 	train, val := holdOut(t, x, 0.2, 4)
 	ctx := context.Background()
-	cache := NewNeighbourCache(train, 20)
-	search := func(name string, ks []int, baselines ...Model) (*FEBR, []int) {
+	cache := recsys.NewNeighbourCache(train, 20)
+	search := func(name string, ks []int, baselines ...recsys.Model) (*Model, []int) {
 		t.Helper()
 		var compared []int
-		g := FEBRGrid{K: ks, Lambda: []float64{1e-2}, KByBaseline: true, OnTrial: func(tr FEBRTrial) {
+		g := Grid{K: ks, Lambda: []float64{1e-2}, KByBaseline: true, OnTrial: func(tr Trial) {
 			if tr.Lambda == 0 {
 				compared = append(compared, tr.K)
 			}
 		}}
-		m, _, err := SearchFEBR(ctx, name, train, g, Params{Cache: cache, FEBR: &FEBROptions{Validation: val, EvalEvery: 2000, Patience: 2, Baselines: baselines}})
+		m, _, err := Search(ctx, name, train, g, recsys.Params{Cache: cache, Options: &Options{Validation: val, EvalEvery: 2000, Patience: 2, Baselines: baselines}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1054,7 +1052,7 @@ func TestSearchFEBR_iuTakesItsSidesKs(t *testing.T) {
 	}
 	grid := []int{5, 10, 20}
 	for _, c := range []struct{ name, item, user string }{{"febr-iu-cosine", "itemknn", "userknn"}, {"febr-iu-kunn", "kunn-i", "kunn-u"}} {
-		item5, user20 := fitted(t, c.item, train, Params{K: 5}), fitted(t, c.user, train, Params{K: 20})
+		item5, user20 := fitted(t, c.item, train, recsys.Params{K: 5}), fitted(t, c.user, train, recsys.Params{K: 20})
 		got, compared := search(c.name, grid, user20, item5)
 		want, wantCompared := search(c.name, []int{5, 20})
 		if !slices.Equal(compared, []int{5, 20}) || !slices.Equal(wantCompared, []int{5, 20}) {
@@ -1065,18 +1063,18 @@ func TestSearchFEBR_iuTakesItsSidesKs(t *testing.T) {
 		}
 		// A baseline past the grid's end counts as that end; both at 20:
 		// OPT-ADG runs at 20 with nothing to compare.
-		user30 := fitted(t, c.user, train, Params{K: 30})
-		one, compared := search(c.name, grid, fitted(t, c.item, train, Params{K: 20}), user30)
+		user30 := fitted(t, c.user, train, recsys.Params{K: 30})
+		one, compared := search(c.name, grid, fitted(t, c.item, train, recsys.Params{K: 20}), user30)
 		if len(compared) != 0 || one.k != 20 {
 			t.Fatalf("%s given k 20 and 30: compared k %v, chose k %d", c.name, compared, one.k)
 		}
 		// One side's baseline alone, or a baseline of the other affinity:
 		// every k is compared.
-		other := fitted(t, "userknn", train, Params{K: 20})
+		other := fitted(t, "userknn", train, recsys.Params{K: 20})
 		if c.user == "userknn" {
-			other = fitted(t, "kunn-u", train, Params{K: 20})
+			other = fitted(t, "kunn-u", train, recsys.Params{K: 20})
 		}
-		for _, bs := range [][]Model{{item5}, {item5, other}} {
+		for _, bs := range [][]recsys.Model{{item5}, {item5, other}} {
 			if _, compared := search(c.name, grid, bs...); !slices.Equal(compared, grid) {
 				t.Fatalf("%s given %d baselines, one of them its own: compared k %v, want the grid %v", c.name, len(bs), compared, grid)
 			}
@@ -1124,20 +1122,20 @@ func TestFEBRSearch_validationRanksAreTheModels(t *testing.T) {
 	x := generated(t, 47, 200, 90, 12)
 	train, val := holdOut(t, x, 0.2, 5)
 	ctx := context.Background()
-	defer func(n int64) { febrValidationMemo = n }(febrValidationMemo)
+	defer func(n int64) { validationMemo = n }(validationMemo)
 	for _, c := range []struct {
 		name    string
 		budget  int64
 		valMemo int64
 	}{{"febr-iu-kunn", 1 << 30, 1 << 30}, {"febr-u-cosine", -1, 1 << 30}, {"febr-iu-kunn", -1, 8_000}} {
-		febrValidationMemo = c.valMemo
-		v, _ := febrVariantOf(c.name)
-		p := Params{FEBR: &FEBROptions{EvalEvery: 300, Patience: 2, MaxIterations: 3000, MemoryBudget: c.budget}}
-		ch, err := v.search(ctx, train, val, Grid{K: []int{5, 10}, Lambda: []float64{1e-3, 1e-2}}, Caps{}, p, nil)
+		validationMemo = c.valMemo
+		v, _ := variantOf(c.name)
+		p := recsys.Params{Options: &Options{EvalEvery: 300, Patience: 2, MaxIterations: 3000, MemoryBudget: c.budget}}
+		ch, err := v.search(ctx, train, val, recsys.Grid{K: []int{5, 10}, Lambda: []float64{1e-3, 1e-2}}, recsys.Caps{}, p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rk, _, err := RankHeldOut(ctx, ch.Model, train, train.Popularity(), [][][]uint32{val}, 0)
+		rk, _, err := recsys.RankHeldOut(ctx, ch.Model, train, train.Popularity(), [][][]uint32{val}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

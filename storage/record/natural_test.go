@@ -1,14 +1,10 @@
-package storage
+package record
 
 import (
 	"bytes"
 	"cmp"
-	"context"
-	"path/filepath"
 	"slices"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 
 	"recsys/api"
 )
@@ -30,13 +26,13 @@ func TestNaturalKey(t *testing.T) {
 		if got := NaturalKey(c.id); !bytes.Equal(got, c.want) {
 			t.Errorf("NaturalKey(%q) = %q, want %q", c.id, got, c.want)
 		}
-		if got := idOfOrderKey(OrderKey(c.id)); got != c.id {
-			t.Errorf("idOfOrderKey(OrderKey(%q)) = %q", c.id, got)
+		if got := OrderKeyID(OrderKey(c.id)); got != c.id {
+			t.Errorf("OrderKeyID(OrderKey(%q)) = %q", c.id, got)
 		}
 	}
 	// A run of 256 digits (the longest id) has a length of two bytes.
 	long := string(bytes.Repeat([]byte("9"), api.MaxIDBytes))
-	if k := NaturalKey(long); len(k) != 3+api.MaxIDBytes || k[1] != 1 || k[2] != 0 || idOfOrderKey(OrderKey(long)) != long {
+	if k := NaturalKey(long); len(k) != 3+api.MaxIDBytes || k[1] != 1 || k[2] != 0 || OrderKeyID(OrderKey(long)) != long {
 		t.Fatalf("NaturalKey of 256 nines: % x…", k[:4])
 	}
 }
@@ -121,8 +117,8 @@ func FuzzOrderKey(f *testing.F) {
 			}
 		}
 		for _, id := range []string{a, b} {
-			if got := idOfOrderKey(OrderKey(id)); got != id {
-				t.Fatalf("idOfOrderKey(OrderKey(%q)) = %q", id, got)
+			if got := OrderKeyID(OrderKey(id)); got != id {
+				t.Fatalf("OrderKeyID(OrderKey(%q)) = %q", id, got)
 			}
 		}
 		got, want := bytes.Compare(OrderKey(a), OrderKey(b)), referenceNatural(a, b)
@@ -130,94 +126,4 @@ func FuzzOrderKey(f *testing.F) {
 			t.Fatalf("%q against %q: OrderKey %d, CompareNatural %d, want %d", a, b, got, CompareNatural(a, b), want)
 		}
 	})
-}
-
-// TestStore_Open_version5: a file of schema version 5 has no order buckets.
-// Opened read-only it is listed in natural order all the same (its ids
-// sorted in memory); its first writable open builds the buckets from its
-// users and items, and the listings read them.
-func TestStore_Open_version5(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v5.db")
-	s := mustOpen(t, path)
-	ctx := context.Background()
-	mustAdd(t, s, ev("u10", "i10", "view"), ev("u9", "i9", "view"), ev("u100", "i100", "view"), ev("u2", "i2", "view"))
-	if err := s.applyTail(); err != nil {
-		t.Fatal(err)
-	}
-	// What version 5 wrote: everything but the order buckets.
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketUserOrder, bucketItemOrder} {
-			if err := tx.DeleteBucket(b); err != nil {
-				return err
-			}
-		}
-		return tx.Bucket(bucketMeta).Put(keySchema, u64(5))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	wantUsers, wantItems := []string{"u2", "u9", "u10", "u100"}, []string{"i2", "i9", "i10", "i100"}
-	check := func(t *testing.T, s *Store, what string) {
-		t.Helper()
-		for _, limit := range []int{1, 3, 10} {
-			var users, items []string
-			for cursor, more := "", true; more; {
-				page, next, err := s.Users(ctx, api.Page{Cursor: cursor, Limit: limit})
-				if err != nil {
-					t.Fatalf("%s: Users: %v", what, err)
-				}
-				for _, u := range page {
-					users = append(users, u.ID)
-				}
-				cursor, more = next, next != ""
-			}
-			for cursor, more := "", true; more; {
-				page, next, err := s.Items(ctx, api.Page{Cursor: cursor, Limit: limit})
-				if err != nil {
-					t.Fatalf("%s: Items: %v", what, err)
-				}
-				for _, it := range page {
-					items = append(items, it.ID)
-				}
-				cursor, more = next, next != ""
-			}
-			if !slices.Equal(users, wantUsers) || !slices.Equal(items, wantItems) {
-				t.Fatalf("%s, limit %d: users %q, items %q; want %q, %q", what, limit, users, items, wantUsers, wantItems)
-			}
-		}
-	}
-	ro, err := Open(path, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatalf("read-only open of version 5: %v", err)
-	}
-	check(t, ro, "read-only version 5")
-	ro.Close()
-	s = mustOpen(t, path)
-	defer s.Close()
-	err = s.db.View(func(tx *bolt.Tx) error {
-		if v := getU64(tx.Bucket(bucketMeta).Get(keySchema)); v != SchemaVersion {
-			t.Errorf("schema %d after a writable open, want %d", v, SchemaVersion)
-		}
-		for _, b := range []struct {
-			name []byte
-			want []string
-		}{{bucketUserOrder, wantUsers}, {bucketItemOrder, wantItems}} {
-			var got []string
-			if err := tx.Bucket(b.name).ForEach(func(k, _ []byte) error {
-				got = append(got, idOfOrderKey(k))
-				return nil
-			}); err != nil {
-				return err
-			}
-			if !slices.Equal(got, b.want) {
-				t.Errorf("%s after the migration: %q, want %q", b.name, got, b.want)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	check(t, s, "migrated")
 }

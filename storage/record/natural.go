@@ -1,4 +1,4 @@
-package storage
+package record
 
 import (
 	"bytes"
@@ -10,9 +10,9 @@ import (
 // order: a run of ASCII digits compares as the number it spells, the rest
 // byte by byte, so 2 < 10 < 100 and a2 < a10 < b1. Both stores order by
 // NaturalKey, whose byte order is that order, and break ties (007 and 7)
-// by the id's bytes: bbolt keys its order buckets by OrderKey, PostgreSQL
-// indexes (recsys_natural_key(id), id) with the same key computed in SQL
-// (migrations/004_natural_order.sql).
+// by the id's bytes: the bbolt store keys its order buckets by OrderKey,
+// PostgreSQL indexes (recsys_natural_key(id), id) with the same key
+// computed in SQL (storage/postgres/migrations/004_natural_order.sql).
 
 // naturalDigit marks a run of digits in a NaturalKey. It is '0' itself:
 // outside runs a key holds the id's other bytes, never a digit, so a
@@ -62,9 +62,9 @@ func OrderKey(id string) []byte {
 	return append(append(k, 0), id...)
 }
 
-// idOfOrderKey is the id an OrderKey ends with: it walks the NaturalKey,
+// OrderKeyID is the id an OrderKey ends with: it walks the NaturalKey,
 // stepping over each digit run whole, to the zero byte.
-func idOfOrderKey(k []byte) string {
+func OrderKeyID(k []byte) string {
 	for at := 0; at < len(k); {
 		switch k[at] {
 		case 0:

@@ -1,0 +1,165 @@
+package febr
+
+import (
+	"recsys/recsys"
+)
+
+// affSLIM names the fsSLIM item affinity of a FEBR variant (the others are
+// recsys.SimCosine and recsys.SimKUNN).
+const affSLIM = "slim"
+
+// variant is one FEBR feature representation (dissertation §4.7.3):
+// which sides the features come from and which affinity matrices they
+// aggregate.
+type variant struct {
+	name     string // registry name
+	label    string // report name
+	item     bool   // FEBRi features: ActiveItems(u, i)
+	user     bool   // FEBRu features: ActiveUsers(u, i)
+	affinity string // recsys.SimCosine, recsys.SimKUNN or affSLIM
+}
+
+// variants are the variants of Table 4.3 in report order. SLIM learns
+// an item affinity only, so it has FEBRi alone (§4.7.3).
+var variants = []variant{
+	{"febr-i-cosine", "FEBRi-cosine", true, false, recsys.SimCosine},
+	{"febr-u-cosine", "FEBRu-cosine", false, true, recsys.SimCosine},
+	{"febr-iu-cosine", "FEBRiu-cosine", true, true, recsys.SimCosine},
+	{"febr-i-kunn", "FEBRi-kunn", true, false, recsys.SimKUNN},
+	{"febr-u-kunn", "FEBRu-kunn", false, true, recsys.SimKUNN},
+	{"febr-iu-kunn", "FEBRiu-kunn", true, true, recsys.SimKUNN},
+	{"febr-i-slim", "FEBRi-slim", true, false, affSLIM},
+}
+
+// init registers FEBR's models after the built-in ones, in report order:
+// febr, the seven variants, then febr-blend. The service trains febr by
+// default and compares every variant in auto mode but febr-i-slim, which
+// febr is. On large data their grids stay fixed: each step past an end is
+// a whole search.
+func init() {
+	v, _ := variantOf(Name)
+	recsys.Register(Name, v.kind(recsys.Service{Default: true, Auto: true, FixedGridAtScale: true}))
+	for _, v := range variants {
+		recsys.Register(v.name, v.kind(recsys.Service{Auto: v.affinity != affSLIM, FixedGridAtScale: true}))
+	}
+	recsys.Register(BlendName, recsys.Kind{New: func() recsys.Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend,
+		Reuses: DefaultBlendBases, Service: recsys.Service{Auto: true}})
+}
+
+// kind is the registration of a variant: its search (search.go) tunes λ
+// per k on features built once, and it reuses the job's fits of its
+// aggsum baselines and, for the SLIM affinity, of slim.
+func (v variant) kind(s recsys.Service) recsys.Kind {
+	reuses := v.baselines()
+	if v.affinity == affSLIM {
+		reuses = append(reuses, "slim")
+	}
+	return recsys.Kind{New: func() recsys.Model { return &Model{v: v} }, Candidates: v.candidates, Search: v.search, Reuses: reuses, Service: s}
+}
+
+// Name is the registry name of the service's FEBR model: the FEBRi
+// variant over the SLIM affinity, the best of Table 4.3.
+const Name = "febr"
+
+func variantOf(name string) (variant, bool) {
+	if name == Name {
+		v := variants[len(variants)-1]
+		v.name = Name
+		return v, true
+	}
+	for _, v := range variants {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return variant{}, false
+}
+
+// baseline is the registry name of the neighbourhood model that ranks as
+// the variant's aggsum predictor (initialTheta), or "" (the two-sided
+// variants z-score each side's aggsum apart; SLIM has Options.SLIM).
+func (v variant) baseline() string {
+	switch {
+	case v.item && v.user:
+		return ""
+	case v.affinity == recsys.SimCosine && v.item:
+		return "itemknn"
+	case v.affinity == recsys.SimCosine:
+		return "userknn"
+	case v.affinity == recsys.SimKUNN && v.item:
+		return "kunn-i"
+	case v.affinity == recsys.SimKUNN:
+		return "kunn-u"
+	}
+	return ""
+}
+
+// baselines are the neighbourhood models whose choices of k a KByBaseline
+// search of v takes (Options.Baselines): a one-sided variant's
+// baseline, or for FEBRiu the baselines of its two one-sided siblings
+// (febr-iu-cosine itemknn and userknn, febr-iu-kunn kunn-i and kunn-u);
+// none for FEBRi-slim, which takes slim's choice (Options.SLIM).
+func (v variant) baselines() []string {
+	if b := v.baseline(); b != "" {
+		return []string{b}
+	}
+	if !v.item || !v.user || v.affinity == affSLIM {
+		return nil
+	}
+	var out []string
+	for _, side := range []variant{{item: true, affinity: v.affinity}, {user: true, affinity: v.affinity}} {
+		out = append(out, side.baseline())
+	}
+	return out
+}
+
+// IsVariant reports whether a registry name is FEBR or one of its variants.
+func IsVariant(name string) bool {
+	_, ok := variantOf(name)
+	return ok
+}
+
+// VariantInfo describes the representation of a FEBR registry name.
+type VariantInfo struct {
+	// Label is the report name, e.g. "FEBRi-slim".
+	Label string
+	// Item and User say which sides the features come from.
+	Item, User bool
+	// Affinity is "cosine", "kunn" or "slim".
+	Affinity string
+	// Baselines are the neighbourhood models whose choices
+	// Options.Baselines may pass: for a one-sided variant the model
+	// that ranks as its aggsum predictor, for FEBRiu those of its two
+	// one-sided siblings, none for FEBRi-slim.
+	Baselines []string
+}
+
+// VariantOf describes a FEBR registry name; ok is false for the
+// other models.
+func VariantOf(name string) (info VariantInfo, ok bool) {
+	v, ok := variantOf(name)
+	return VariantInfo{Label: v.label, Item: v.item, User: v.user, Affinity: v.affinity, Baselines: v.baselines()}, ok
+}
+
+// Variant is one report row a model name stands for: the registry name to
+// fit and the label of the row.
+type Variant struct {
+	Name, Label string
+}
+
+// Variants returns the report rows of a model name: every FEBR variant for
+// "febr", the variant itself for a FEBR variant name, and nil for the other
+// models (one row under their own name).
+func Variants(name string) []Variant {
+	if name == Name {
+		out := make([]Variant, len(variants))
+		for k, v := range variants {
+			out[k] = Variant{Name: v.name, Label: v.label}
+		}
+		return out
+	}
+	if v, ok := variantOf(name); ok {
+		return []Variant{{Name: v.name, Label: v.label}}
+	}
+	return nil
+}
