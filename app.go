@@ -260,7 +260,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	deps := handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
 		Jobs: sched, JobRecords: st, Models: st, Reports: st, Backup: st,
-		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(),
+		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(), Docs: web.APIDocs(),
 		Keys:   handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
 		Hosts:  hostsOf(c),
 		Limits: c.Limits,

@@ -21,20 +21,22 @@ import (
 type routeAccess int
 
 const (
-	accessPublic routeAccess = iota // health, metrics, the spec, the dashboard
+	accessPublic routeAccess = iota // health, metrics, the spec and its reference page, the dashboard
 	accessApp                       // data routes and erasure (DELETE under /users/): app or admin key
 	accessAdmin                     // /admin/* and every other DELETE: admin key only
 )
 
 // publicPaths need no key (docs/design.md#keys: probes and metrics must be
-// scrapeable; the dashboard's static files hold no data).
-var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/version": true, "/metrics": true, "/openapi.yaml": true, "/": true}
+// scrapeable; the dashboard's static files and the API reference page hold
+// no data).
+var publicPaths = map[string]bool{"/healthz": true, "/readyz": true, "/version": true, "/metrics": true, "/openapi.yaml": true, "/": true,
+	"/docs": true}
 
 func accessOf(method, path string) routeAccess {
 	switch {
 	case strings.HasPrefix(path, "/admin/") || method == http.MethodDelete && !strings.HasPrefix(path, "/users/"):
 		return accessAdmin
-	case publicPaths[path] || isDashboardFile(path):
+	case publicPaths[path] || isDashboardFile(path) || strings.HasPrefix(path, "/docs/"):
 		return accessPublic
 	}
 	return accessApp

@@ -107,7 +107,7 @@ func testContractStoreClosed(t *testing.T) {
 	// state (testContractLifecycle provokes its 500).
 	// Query by example checks for a content metric first: 503 without one.
 	// The version answers the build without the store's schema.
-	want := map[string]int{"getDashboard": 200, "getHealthz": 200, "getMetrics": 200, "getOpenAPI": 200, "getReadyz": 503,
+	want := map[string]int{"getDashboard": 200, "getAPIDocs": 200, "getHealthz": 200, "getMetrics": 200, "getOpenAPI": 200, "getReadyz": 503,
 		"activateModel": 404, "searchSimilar": 503, "createExperiment": 400, "getVersion": 200}
 	checkEveryOperation(t, c, s, 500, want)
 }
@@ -122,7 +122,7 @@ func testContractTimeout(t *testing.T) {
 	// As with a closed store, activation answers 404 before it waits on
 	// anything when no model is trained (testContractLifecycle provokes its
 	// 503).
-	want := map[string]int{"getDashboard": 200, "getHealthz": 200, "getMetrics": 200, "getOpenAPI": 200,
+	want := map[string]int{"getDashboard": 200, "getAPIDocs": 200, "getHealthz": 200, "getMetrics": 200, "getOpenAPI": 200,
 		"activateModel": 404, "createExperiment": 400, "getVersion": 200}
 	checkEveryOperation(t, c, s, 503, want)
 }

@@ -17,6 +17,7 @@ func testContractService(t *testing.T) {
 		{name: "metrics protobuf", method: "GET", path: "/metrics", header: map[string]string{"Accept": protobuf}, want: 200},
 		{name: "openapi", method: "GET", path: "/openapi.yaml", want: 200},
 		{name: "dashboard", method: "GET", path: "/", want: 200},
+		{name: "API reference", method: "GET", path: "/docs", want: 200},
 		{name: "stats", method: "GET", path: "/stats", want: 200},
 		{name: "stats with X-API-Key", method: "GET", path: "/stats", header: map[string]string{"X-API-Key": "k"}, want: 200},
 		{name: "stats days 7", method: "GET", path: "/stats?days=7", want: 200},

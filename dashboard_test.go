@@ -128,8 +128,9 @@ type browserLog struct {
 	mu       sync.Mutex
 	problems []string
 	sent     map[network.RequestID]sentRequest
-	trained  bool // a model is trained: /readyz must answer 200
-	keyed    int  // requests seen with an Authorization header
+	urls     []string // the URL of every request, in the order sent
+	trained  bool     // a model is trained: /readyz must answer 200
+	keyed    int      // requests seen with an Authorization header
 }
 
 type sentRequest struct {
@@ -211,6 +212,7 @@ func (l *browserLog) listen(base string) func(ev any) {
 			_, keyed := ev.Request.Headers["Authorization"]
 			l.mu.Lock()
 			l.sent[ev.RequestID] = sentRequest{method: ev.Request.Method, keyed: keyed, trained: l.trained}
+			l.urls = append(l.urls, ev.Request.URL)
 			if keyed {
 				l.keyed++
 			}
@@ -446,19 +448,16 @@ func (d *dash) setViewport(width, height int64, mobile bool) {
 	d.do(fmt.Sprintf("viewport %dx%d", width, height), 10*time.Second, chromedp.EmulateViewport(width, height, opts...))
 }
 
-func TestDashboard_endToEnd(t *testing.T) {
-	chrome := findChromium(t)
-	start := time.Now()
-	a := startApp(t, func(c *Config) { c.AdminKey = dashAdminKey })
-	user, item := dashboardData(t, a)
-	counts := a.counts(t)
-	t.Logf("data loaded in %v: %d users, %d items, %d events", time.Since(start).Round(time.Millisecond), counts.Users, counts.Items, counts.Events)
-
+// startBrowser starts headless Chromium (chrome, as findChromium found it)
+// with a fresh profile and opens a tab whose events a new browserLog of the
+// server at base judges. The browser closes when the test ends.
+func startBrowser(t *testing.T, chrome, base string) (context.Context, *browserLog) {
+	t.Helper()
 	profile, err := os.MkdirTemp("", "recsys-chromium-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(profile)
+	t.Cleanup(func() { os.RemoveAll(profile) })
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chrome),
 		chromedp.Headless,
@@ -478,13 +477,25 @@ func TestDashboard_endToEnd(t *testing.T) {
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 900),
 	)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	blog := &browserLog{sent: map[network.RequestID]sentRequest{}}
-	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(blog.listen(a.URL)))
-	defer cancelTab()
+	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(blog.listen(base)))
+	t.Cleanup(cancelTab)
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting %s: %v", chrome, err)
 	}
+	return ctx, blog
+}
+
+func TestDashboard_endToEnd(t *testing.T) {
+	chrome := findChromium(t)
+	start := time.Now()
+	a := startApp(t, func(c *Config) { c.AdminKey = dashAdminKey })
+	user, item := dashboardData(t, a)
+	counts := a.counts(t)
+	t.Logf("data loaded in %v: %d users, %d items, %d events", time.Since(start).Round(time.Millisecond), counts.Users, counts.Items, counts.Events)
+
+	ctx, blog := startBrowser(t, chrome, a.URL)
 	// The README's screenshots are rewritten only when asked
 	// (RECSYS_SCREENSHOTS=1); otherwise they go to a temporary folder.
 	shots := t.TempDir()

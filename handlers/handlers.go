@@ -66,6 +66,7 @@ type Deps struct {
 	Ready    func(ctx context.Context) error
 	OpenAPI  []byte
 	Web      fs.FS // the dashboard; nil serves none
+	Docs     fs.FS // the API reference page, served at /docs; nil serves none
 	Keys     Keys
 	Hosts    Hosts // the Host names answered (see checkHost)
 	Limits   Limits
@@ -141,6 +142,7 @@ func (h *handler) routes() chi.Router {
 	h.registerAdminRoutes(r)
 	h.registerOnlineRoutes(r)
 	h.registerWebRoutes(r)
+	h.registerDocsRoutes(r)
 	h.routeTable = routeTable(r)
 	return r
 }

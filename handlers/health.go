@@ -83,3 +83,17 @@ func (h *handler) registerWebRoutes(r chi.Router) {
 		}
 	}
 }
+
+// registerDocsRoutes serves the API reference page (Deps.Docs) at /docs and
+// /docs/, and its files under /docs/. Like the dashboard it needs no key: it
+// holds no data, and it reads only /openapi.yaml, which is public too.
+func (h *handler) registerDocsRoutes(r chi.Router) {
+	if h.Docs == nil {
+		return
+	}
+	// With the prefix cut, /docs and /docs/ both name the root, whose
+	// index.html the file server answers.
+	files := h.envelopeErrors(http.StripPrefix("/docs", http.FileServer(http.FS(h.Docs))))
+	r.Get("/docs", files.ServeHTTP)
+	r.Get("/docs/*", files.ServeHTTP)
+}

@@ -143,7 +143,13 @@ func (e *envelopeWriter) WriteHeader(status int) {
 	e.replace = true
 	code := map[int]string{http.StatusNotFound: api.CodeNotFound, http.StatusForbidden: api.CodeForbidden,
 		http.StatusMethodNotAllowed: api.CodeMethodNotAllowed}[status]
-	msg := fmt.Sprintf("%s %s: %s", e.r.Method, e.r.URL.Path, http.StatusText(status))
+	// A HEAD names the GET it stands for: its headers, Content-Length
+	// included, must be the GET's, and it sends no body anyway.
+	method := e.r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	msg := fmt.Sprintf("%s %s: %s", method, e.r.URL.Path, http.StatusText(status))
 	switch {
 	case code != "":
 	case status >= 500:
