@@ -39,7 +39,7 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errors.New("backup needs --from http://HOST:PORT and --to FILE")
 	}
 	if postgres.IsDSN(*from) {
-		return errors.New("--from: backup copies a running server's bbolt database over HTTP; back up PostgreSQL with pg_dump -Fc (README, Backups)")
+		return errors.New("--from: backup copies a running server's bbolt database over HTTP; back up PostgreSQL with pg_dump -Fc (docs/operations.md, Back up and restore)")
 	}
 	if postgres.IsDSN(*to) {
 		return errors.New("--to: a backup is a bbolt file; to copy into PostgreSQL, use migrate")

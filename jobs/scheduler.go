@@ -75,7 +75,7 @@ type Options struct {
 	OnProgress func(api.Job)
 }
 
-// Defaults of Options (documented in the README).
+// Defaults of Options (documented in docs/configuration.md).
 const (
 	DefaultInterval   = 24 * time.Hour
 	DefaultNewEvents  = 10000

@@ -31,7 +31,7 @@
 // Index.Search scans all n items at O(m) each, with an early exit on partial
 // distances: about 1.1 ns per stored coordinate on one core of the 2-core
 // reference machine, so 100,000 items at m = 32 take a few milliseconds per
-// query (BenchmarkSimilar; numbers in the repository README, Performance).
+// query (BenchmarkSimilar; numbers in docs/performance.md).
 // That is DefaultApproxAbove = 100,000 items: above it NewSearcherWith (and
 // the service, flag --content-approx-above) also builds an HNSW graph
 // (Malkov and Yashunin 2018) over the same projected vectors and answers from

@@ -24,7 +24,7 @@ const (
 	// genEvents is the size at which an appender freezes the current
 	// generation and wakes the applier. A fold looks each user up in
 	// every older generation, so fewer, larger generations cost less
-	// (README "Scale": 2¹⁸ before, when a backlog spread over eight).
+	// (docs/performance.md "Scale": 2¹⁸ before, when a backlog spread over eight).
 	genEvents = 1 << 20
 )
 
@@ -33,7 +33,7 @@ const (
 // a transaction is writing do not count, so that appenders wait only when
 // a whole bound arrived during one transaction, not for the rest of every
 // transaction that began with the tail at the bound (at 10M scattered
-// events one can last over 10 s, the request timeout: README "Scale"). The
+// events one can last over 10 s, the request timeout: docs/performance.md "Scale"). The
 // tail then holds at most twice the bound.
 var maxTailEvents int64 = 1 << 20
 

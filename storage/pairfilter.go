@@ -13,7 +13,7 @@ import (
 // 64-bit word a pair so that a question costs one cache miss. A fold that
 // meets a pair the tail does not hold asks it before looking the pair up
 // in bbolt: a "no", the answer for most of the new pairs that scattered
-// events bring, spares a descent of the pairs B-tree (README "Scale").
+// events bring, spares a descent of the pairs B-tree (docs/performance.md "Scale").
 //
 // It answers "maybe" for every pair bbolt holds: a table is built, in the
 // background once the applier first applies events, from the pairs bbolt

@@ -14,7 +14,7 @@ import (
 // value whose pages are not in memory faults them in one 4 KiB page at a
 // time (no readahead), and a thread in a page fault keeps its processor:
 // a server starting on a cold file of 22 models (1.7 GB of blobs) took
-// 424,000 major faults and 25 s to be ready, 6 s warm (README "Scale").
+// 424,000 major faults and 25 s to be ready, 6 s warm (docs/performance.md "Start").
 // Marking the value's pages MADV_SEQUENTIAL for the copy, and MADV_RANDOM
 // again after it, reads them ahead in large requests.
 func readMapped(v []byte) []byte {

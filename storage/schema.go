@@ -70,7 +70,7 @@ package storage
 // version 3 refuses a version 4 file, which may have events in its log.
 // Version 5 replaced item_users, an index entry per pair that only item
 // deletes and the cold/unpopular test read, by item_pairs, a count per
-// item: one B-tree write per pair fewer (README "Scale"). A file of an
+// item: one B-tree write per pair fewer (docs/performance.md "Scale"). A file of an
 // older version gets the counts from its item_users, and loses that
 // bucket, at its first writable open (migrateItemPairs); opened read-only
 // it is read as it is.

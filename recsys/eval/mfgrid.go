@@ -24,13 +24,13 @@ var (
 	// confidence with a λ that matters against a row's weight n + α|Iᵤ|
 	// (0.015 is negligible there, which left WRMF nearly unregularised and
 	// behind on sparse data: Last.fm fold-1 ADG 0.1937 at α = 1 against
-	// 0.2098 at α = 10, λ = 30; README "Matrix factorisation").
+	// 0.2098 at α = 10, λ = 30; docs/evaluation.md "Matrix factorisation on sparse data").
 	WRMFAlpha  = []float64{1, 0.1, 0.01, 0.001}
 	WRMFStrong = []map[string]float64{{"alpha": 10, "lambda": 30}}
 	// IALSGrid is iALS's secondary grid, every combination of these values
 	// (Rendle et al. 2022: α₀ and λ on a log scale with ν = 1, 16
 	// epochs). (α₀, λ) = (0.1, 0.03) won on MovieLens 100K, (0.1, 0.01)
-	// on the sparser Last.fm, where (0.01, 0.03) came next (README
+	// on the sparser Last.fm, where (0.01, 0.03) came next (docs/evaluation.md
 	// "Matrix factorisation").
 	IALSGrid = map[string][]float64{"alpha0": {0.01, 0.1}, "lambda": {0.01, 0.03, 0.1}}
 	// MFAUCGrid is MFAUC's secondary grid: the plain AUC objective (φ the

@@ -46,7 +46,7 @@ func (t Tuning) extend() int { return zeroOr(t.Extend, DefaultExtend) }
 // per-user ADG's standard deviation of 0.1–0.15 on ml-100k and Last.fm, a
 // mean over 5,000 users has a standard error of about 0.002, and the
 // difference between two candidates, measured on the same users, far less
-// (README "Sampled validation").
+// (docs/evaluation.md "Sampled validation").
 const DefaultValidationUsers = 5000
 
 // Tuned is the outcome of Tune: the choice, with Params refitting the
@@ -278,7 +278,7 @@ func (b *baseEdges) add(name string, extended, edges []string) {
 // base searched by Tune on the blend's matrix and validation users, so
 // with t's grid extension, as each base alone is (the blend searched
 // its bases on the grid as given before, so its ials base had at most 64
-// factors where ials alone took 128: README, issue 17). The extensions
+// factors where ials alone took 128: docs/evaluation.md "febr-blend's search"). The extensions
 // are collected in the returned baseEdges for the blend's report.
 func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseEdges) {
 	var bo febr.BlendOptions

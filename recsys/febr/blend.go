@@ -19,7 +19,7 @@ const BlendName = "febr-blend"
 // DefaultBlendBases are the base models of febr-blend that are registered
 // (the matrix factorisation lives in recsys/mf and registers itself);
 // popular lets the blend correct the others' popularity bias. ials is the
-// best single model on Last.fm (README "febr-blend"), so it is a base;
+// best single model on Last.fm (docs/evaluation.md "febr-blend's search"), so it is a base;
 // wrmf stays, as a base the direct search can weigh 0 (issue 17).
 var DefaultBlendBases = []string{"popular", "kunn", "slim", "ease", "rp3beta", "wrmf", "ials"}
 

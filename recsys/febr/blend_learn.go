@@ -44,7 +44,7 @@ func (st *blendStack) bestSingle(ctx context.Context) ([]float64, error) {
 // move, until it is below minStep or rounds run out. The ADG is a step
 // function of θ, which a gradient cannot follow; with one weight per base
 // (a handful) the search is cheap. It is the listwise alternative to
-// OPT-ADG's surrogate (README, "FEBR over several affinities").
+// OPT-ADG's surrogate (docs/evaluation.md "febr-blend's search").
 func (st *blendStack) ascend(ctx context.Context, theta0 []float64) ([]float64, float64, error) {
 	theta := slices.Clone(theta0)
 	cur, err := st.adg(ctx, theta)
@@ -79,7 +79,7 @@ func (st *blendStack) ascend(ctx context.Context, theta0 []float64) ([]float64, 
 // learnDirect learns θ on the stack: OPT-ADG per λ of lambdas, then the
 // direct search (ascend) from each of its θ and from the best single base;
 // the learnt θ is the direct one with the highest held-out ADG (OPT-ADG's
-// own θ rank below it there and on test items: README "febr-blend"). It
+// own θ rank below it there and on test items: docs/evaluation.md "febr-blend's search"). It
 // returns it and the OPT-ADG trials.
 func (st *blendStack) learnDirect(ctx context.Context, o Options, lambdas []float64, onFit func()) (BlendTrial, []BlendTrial, error) {
 	start, err := st.bestSingle(ctx)

@@ -19,7 +19,7 @@ import (
 // Params: K factors (DefaultFactors); Extra keys "lambda" (all four
 // regularisers, 0.0025; "reg_user", "reg_pos", "reg_neg" and "reg_bias"
 // override one each), "lr" (0.05), "epochs" (100; an epoch is |X| steps;
-// 30 left BPR far behind on sparse data, README "Matrix factorisation")
+// 30 left BPR far behind on sparse data, docs/evaluation.md "Matrix factorisation on sparse data")
 // and "seed" (1).
 //
 // Fold-in: SGD on uᵤ alone with V and b fixed, the same step size and
