@@ -4,6 +4,13 @@
 // carrying its JSON error code. It uses only the standard library and
 // package api.
 //
+// Another module adds it with
+//
+//	go get recsys/api/client
+//
+// The examples run against a real server holding a small shop's
+// purchases.
+//
 // Works cited in the comments are listed in docs/references.md.
 package client
 
