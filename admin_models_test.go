@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/content"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/content"
 )
 
 // jobCount is how many job records the store holds.

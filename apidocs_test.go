@@ -14,7 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"recsys/web"
+	"github.com/recsys-engine/recsys/web"
 )
 
 // The API reference page (GET /docs, web/apidocs) renders openapi.yaml with

@@ -16,16 +16,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"recsys/api"
-	"recsys/handlers"
-	"recsys/jobs"
-	"recsys/recsys"
-	"recsys/recsys/online"
-	"recsys/recsys/serving"
-	"recsys/storage"
-	"recsys/storage/backend"
-	"recsys/storage/postgres"
-	"recsys/web"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/handlers"
+	"github.com/recsys-engine/recsys/jobs"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/online"
+	"github.com/recsys-engine/recsys/recsys/serving"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/web"
 )
 
 // Config is everything serve needs; flags and environment fill it.

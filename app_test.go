@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/handlers"
-	"recsys/storage"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/handlers"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // testApp is a running App on a loopback port with a temporary database.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"recsys/api"
-	"recsys/handlers"
-	"recsys/web"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/handlers"
+	"github.com/recsys-engine/recsys/web"
 )
 
 // routeAccess is what a route requires, decided by rule rather than by a

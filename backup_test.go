@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // runBackupCmd runs `recsys backup` in this process and returns its exit

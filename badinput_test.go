@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestAPI_badInput sends each kind of bad request to a live server and

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // guardRequest is one request of the browser-guard tests: Host replaces

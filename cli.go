@@ -13,9 +13,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/storage/postgres"
 )
 
 // parseFlags parses a command's flags. A bad flag is one error line that

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/storage"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // TestServe_demoBusyPort: serve --demo on a port another process holds

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"text/template"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // shopProgram is the program another module would write with the client:

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/api/client"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/api/client"
 )
 
 // waitClientJob polls a job through the client until it ends.

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/postgres"
 )
 
 // runBackup copies a running bbolt server's database into a file through

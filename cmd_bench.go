@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -8,8 +8,8 @@ import (
 	"io"
 	"time"
 
-	"recsys/storage"
-	"recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/postgres"
 )
 
 // runCompact rewrites a stopped server's bbolt file without the pages its

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/storage"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // TestCompact_command: `recsys compact` rewrites a filled file and prints

@@ -15,12 +15,12 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/dataset"
-	"recsys/recsys/eval"
-	"recsys/recsys/febr"
-	_ "recsys/recsys/mf" // registers bpr, wrmf and mfauc
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/dataset"
+	"github.com/recsys-engine/recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/recsys/febr"
+	_ "github.com/recsys-engine/recsys/recsys/mf" // registers bpr, wrmf and mfauc
 )
 
 // runEval implements `recsys eval` (docs/design.md#cli): it evaluates models on a

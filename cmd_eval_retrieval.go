@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"recsys/retrieval"
-	"recsys/retrieval/eval"
+	"github.com/recsys-engine/recsys/retrieval"
+	"github.com/recsys-engine/recsys/retrieval/eval"
 )
 
 // runEvalRetrieval implements `recsys eval-retrieval` (docs/design.md#cli): it

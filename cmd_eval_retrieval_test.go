@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 )
 
 // TestEvalRetrieval_coldstartCLI: `eval-retrieval --coldstart` rejects bad

@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys/dataset"
-	"recsys/storage"
-	"recsys/storage/backend"
-	"recsys/storage/dump"
-	"recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/dataset"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/dump"
+	"github.com/recsys-engine/recsys/storage/postgres"
 )
 
 // importBatch is the number of events per write transaction during import.

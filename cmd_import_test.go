@@ -17,9 +17,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/recsys/dataset/datasettest"
-	"recsys/storage"
-	"recsys/storage/bolttest"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/bolttest"
 )
 
 // withoutClock drops the creation and update times an item record takes

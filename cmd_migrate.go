@@ -10,11 +10,11 @@ import (
 	"reflect"
 	"time"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/backend"
-	"recsys/storage/dump"
-	"recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/dump"
+	"github.com/recsys-engine/recsys/storage/postgres"
 )
 
 // runMigrate copies a whole database into a new one, bbolt to PostgreSQL or

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/bolttest"
-	"recsys/storage/postgres"
-	"recsys/storage/postgres/pgtest"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/bolttest"
+	"github.com/recsys-engine/recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // TestMigrate_command runs `recsys migrate` from a bbolt file into

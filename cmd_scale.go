@@ -22,9 +22,9 @@ import (
 	"syscall"
 	"time"
 
-	"recsys/api"
-	"recsys/api/client"
-	"recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/api/client"
+	"github.com/recsys-engine/recsys/recsys/eval"
 )
 
 // scaleConfig is one run of `recsys scale`.

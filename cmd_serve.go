@@ -10,13 +10,13 @@ import (
 	"os"
 	"strings"
 
-	"recsys/api"
-	"recsys/handlers"
-	"recsys/jobs"
-	"recsys/recsys/eval"
-	"recsys/recsys/online"
-	"recsys/recsys/serving"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/handlers"
+	"github.com/recsys-engine/recsys/jobs"
+	"github.com/recsys-engine/recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/recsys/online"
+	"github.com/recsys-engine/recsys/recsys/serving"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // serveValues are the serve flags that parseServeFlags checks or converts

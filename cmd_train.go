@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"recsys/api"
-	"recsys/jobs"
-	"recsys/recsys/eval"
-	"recsys/recsys/serving"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/jobs"
+	"github.com/recsys-engine/recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/recsys/serving"
 )
 
 // runTrain fits models on the stored data as a recorded job, persists them

@@ -9,9 +9,9 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/postgres"
 )
 
 // buildVersion is what the binary knows of itself: the module version

@@ -15,10 +15,10 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/postgres"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // runCmd runs one command of the CLI in process and returns its exit

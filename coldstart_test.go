@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys/dataset/datasettest"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // recItem is one recommended item as JSON, with the optional fields as

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // configurationDocPath is the configuration reference that

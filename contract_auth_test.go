@@ -5,7 +5,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // testContractAuth sends every operation of the contract to a server with

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // testContractBackup: GET /admin/backup on a bbolt server answers the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 func testContractItems(t *testing.T) {

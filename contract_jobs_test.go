@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // jobGate holds the first job that reaches its "snapshot" stage, running,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // testContractTrainedModel checks the answers of a server with a model

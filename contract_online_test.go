@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // testContractOnline: recommendation ids, attribution, the online report

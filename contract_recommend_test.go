@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // shapesData is 40 users over 40 items (i0–i39, item i in category

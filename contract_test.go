@@ -32,9 +32,9 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/go-chi/chi/v5"
 
-	"recsys/api"
-	"recsys/storage/postgres/pgtest"
-	"recsys/web"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/web"
 )
 
 // contract is openapi.yaml loaded and routed, plus the (operation, status)

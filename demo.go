@@ -8,8 +8,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/backend"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
 )
 
 // demoGenres are the genre-like features of the demo catalogue.

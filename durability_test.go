@@ -17,7 +17,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/storage/bolttest"
+	"github.com/recsys-engine/recsys/storage/bolttest"
 )
 
 // buildBinary compiles this program once per test binary run.

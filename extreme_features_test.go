@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestContent_extremeFeatures stores items whose features are the extremes

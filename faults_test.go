@@ -21,8 +21,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
 
-	"recsys/api"
-	"recsys/storage"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // postBatch posts perBatch events of one new user and returns the status

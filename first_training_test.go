@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // The first training of a fresh database activates the recommender with

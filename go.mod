@@ -1,4 +1,4 @@
-module recsys
+module github.com/recsys-engine/recsys
 
 go 1.26.8
 

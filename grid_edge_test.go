@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/jobs"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/jobs"
 )
 
 // TestRetrain_recordsGridEdge: a training job whose search chooses the top

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
-	"recsys/handlers"
-	"recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/handlers"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 )
 
 // benchApp is an App holding MovieLens 100K with itemknn, kunn-i (active)

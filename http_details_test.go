@@ -19,7 +19,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // errorEnvelope decodes body as the error envelope, failing the test when

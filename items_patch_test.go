@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestItemPatch_mergesPutReplaces checks PATCH /items/{id} as a JSON merge

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestNewApp_keyRules: serve refuses keys that do not protect, before it

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/jobs"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/jobs"
 )
 
 // clustered generates implicit feedback with taste clusters: user u likes

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"recsys/api/client"
+	"github.com/recsys-engine/recsys/api/client"
 )
 
 // benchOp is one kind of request the load generator sends.

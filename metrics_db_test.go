@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // /metrics gives the bbolt file's size, as the file system sees it, and

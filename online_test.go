@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestOnline_experimentEndToEnd runs the simulation of

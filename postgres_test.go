@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // TestPostgres_serveAndRestart: a server on PostgreSQL takes events and

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys/serving"
-	"recsys/storage"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/serving"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // heldStore holds back the blobs of one model until its context ends.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // dsnPassword is the password the redaction tests put in their DSNs.

@@ -15,9 +15,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"recsys/api"
-	"recsys/jobs"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/jobs"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // The faults of issue 16 (item 5) and the leader's own: replicas as

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/jobs"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/jobs"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // replica is a `recsys serve` process on a shared database.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // A graceful restart (SIGTERM to the real binary, then a new start on the

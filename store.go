@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/backend"
-	"recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/postgres"
 )
 
 // openStore opens the store --db names: a postgres:// (or postgresql://)

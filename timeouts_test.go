@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // trickle writes s one byte every gap until the server closes the

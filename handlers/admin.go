@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 func (h *handler) registerAdminRoutes(r chi.Router) {

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // level is what a route requires.

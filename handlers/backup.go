@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Backuper streams a consistent copy of the database (GET /admin/backup):

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Hosts decides which Host headers the server answers. It defends against

@@ -21,7 +21,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/go-playground/validator/v10"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // newValidator returns a validator that names fields by their JSON names

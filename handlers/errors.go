@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // statuses maps an error code to its HTTP status; a code it does not name

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // nanServices answer with scores JSON cannot carry, as a content metric

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // recorder is a fake of every service the handlers call. It records what

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // fakeStore records what reaches the services.

@@ -22,7 +22,7 @@ import (
 	"github.com/go-playground/validator/v10"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Limits bound what one request may ask for.

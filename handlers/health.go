@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 func (h *handler) registerHealthRoutes(r chi.Router) {

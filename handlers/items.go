@@ -9,7 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-json-experiment/json"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 func (h *handler) registerItemRoutes(r chi.Router) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5/middleware"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Listener wraps the API's listener so that the replies net/http's server

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 type metrics struct {

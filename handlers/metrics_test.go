@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // countingStats answers Counts with a count that moves at every read, as a

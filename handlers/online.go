@@ -6,7 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The online routes: the report of what was shown and credited, and A/B

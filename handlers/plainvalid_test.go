@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestNotPlainlyValid_isTheValidator checks the hand-written check of an

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // registerRecommendRoutes registers the routes that answer a ranked list:

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // slowServices take a minute unless the request's context ends first, as a

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"recsys/api"
-	"recsys/recsys/serving"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/serving"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // loadingEngine is a Serving whose one model is still loading after the

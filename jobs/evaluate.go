@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/eval"
 )
 
 // SubmitEvaluation queues an offline evaluation of the stored data. Only

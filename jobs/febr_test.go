@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/api"
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // The service trains febr (FEBRi over the SLIM affinity) like the other

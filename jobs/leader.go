@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Shared is a store that several serve processes (replicas) share, the

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // errCancelled cancels a job that was asked to stop (Cancel, here or at

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/eval"
 )
 
 // Activate makes a served model the default and records it, so a restart

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/content"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/content"
 )
 
 // TestTrainableNames_registry: what a job can train is the recommenders of

@@ -4,8 +4,8 @@ import (
 	"maps"
 	"math"
 
-	"recsys/recsys"
-	"recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/eval"
 )
 
 // ScalePositives is the size above which a training job sizes the matrix

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/febr"
 )
 
 // The scale rule sizes the matrix factorisations' epochs by the data and

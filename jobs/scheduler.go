@@ -21,9 +21,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/serving"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/serving"
 )
 
 // Store is what the scheduler reads and writes.

@@ -1,5 +1,5 @@
 package jobs
 
-import "recsys/storage/storagetest"
+import "github.com/recsys-engine/recsys/storage/storagetest"
 
 var mustStore = storagetest.Open

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/eval"
-	"recsys/recsys/metrics"
-	"recsys/recsys/serving"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys/serving"
 )
 
 // TrainOptions configure model fitting in the service.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys/internal/synth"
+	"github.com/recsys-engine/recsys/recsys/internal/synth"
 )
 
 // benchMatrix is a generated MovieLens-100K-sized matrix: 1,000 users,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"recsys/recsys/blob"
+	"github.com/recsys-engine/recsys/recsys/blob"
 )
 
 // formatVersion is the first byte of every encoded model. The layout that

@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 
-	"recsys/recsys/blob"
+	"github.com/recsys-engine/recsys/recsys/blob"
 )
 
 // EASE is the shallow autoencoder of Steck (2019), "Embarrassingly Shallow

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/blob/blobtest"
-	"recsys/recsys/febr" // registers febr, its variants and febr-blend
-	_ "recsys/recsys/mf" // registers bpr, wrmf, ials and mfauc
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
+	"github.com/recsys-engine/recsys/recsys/febr" // registers febr, its variants and febr-blend
+	_ "github.com/recsys-engine/recsys/recsys/mf" // registers bpr, wrmf, ials and mfauc
 )
 
 // Models persisted by an earlier release must still load and re-encode to

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"recsys/recsys/internal/brute"
-	"recsys/recsys/internal/synth"
+	"github.com/recsys-engine/recsys/recsys/internal/brute"
+	"github.com/recsys-engine/recsys/recsys/internal/synth"
 )
 
 // randomMatrix draws X with each entry 1 with probability p, and returns

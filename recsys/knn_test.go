@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/recsys/internal/brute"
+	"github.com/recsys-engine/recsys/recsys/internal/brute"
 )
 
 func denseX(d [][]bool) *mat.Dense {

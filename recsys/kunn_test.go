@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"recsys/recsys/internal/brute"
+	"github.com/recsys-engine/recsys/recsys/internal/brute"
 )
 
 // eq43 is the KUNN score of dissertation Eq. (4.3) computed literally:

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys/blob/blobtest"
-	"recsys/recsys/internal/brute"
+	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
+	"github.com/recsys-engine/recsys/recsys/internal/brute"
 )
 
 // ownModels are the models of this file's concern (other models register

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys/dataset"
-	"recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/recsys/dataset"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 )
 
 // fullTopN is the reference RankTop must equal: score every item, filter,

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"recsys/recsys/internal/brute"
+	"github.com/recsys-engine/recsys/recsys/internal/brute"
 )
 
 // On tinyX (user degrees 2, 2, 3, 1; item degrees 3, 3, 2) the walk

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/recsys/blob"
+	"github.com/recsys-engine/recsys/recsys/blob"
 )
 
 // Binary layouts (little-endian float64s, uvarint counts):

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/recsys/blob/blobtest"
+	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
 )
 
 func mat1(v float64) *mat.Dense { return mat.NewDense(1, 1, []float64{v}) }

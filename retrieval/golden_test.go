@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/recsys/blob/blobtest"
+	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
 )
 
 // A Metric and an Index persisted by an earlier release must still decode

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/internal/fixture"
+	"github.com/recsys-engine/recsys/retrieval/internal/fixture"
 )
 
 // labelled is a synthetic labelled set (fixture.Labelled).

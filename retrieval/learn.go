@@ -11,10 +11,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/frml"
-	"recsys/retrieval/mlr"
-	"recsys/retrieval/rank"
-	"recsys/retrieval/rmlr"
+	"github.com/recsys-engine/recsys/retrieval/frml"
+	"github.com/recsys-engine/recsys/retrieval/mlr"
+	"github.com/recsys-engine/recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/retrieval/rmlr"
 )
 
 // Method names (docs/design.md#retrieval, #evaluation).

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys/blob/blobtest"
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // coldStart builds items whose collaborative similarity is decided by three

@@ -7,8 +7,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage/bolttest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/bolttest"
 )
 
 // txID is the id of the last committed bbolt transaction of st.

@@ -13,7 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Online backups (GET /admin/backup, `recsys backup`). The server applies

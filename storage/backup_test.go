@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
-	"recsys/storage/dump"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/dump"
 )
 
 // TestStore_readOnlyUnappliedTail: a file whose server crashed before

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // BenchmarkStore_TailFold isolates the two halves of live ingest for

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // benchEvents returns n view events of users drawn from 10,000 and items

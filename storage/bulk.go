@@ -12,8 +12,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage/dump"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/dump"
 )
 
 // The bulk loader builds a whole database from a stream of item records and

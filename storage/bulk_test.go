@@ -15,9 +15,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage/bolttest"
-	"recsys/storage/dump"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/bolttest"
+	"github.com/recsys-engine/recsys/storage/dump"
 )
 
 // bulkStream is a generated import: item records, then events with

@@ -3,7 +3,7 @@ package storage_test
 import (
 	"testing"
 
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // TestContract runs the storage contract (storage/storagetest), which

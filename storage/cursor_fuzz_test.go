@@ -8,7 +8,7 @@ import (
 	"math"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // FuzzPageCursor feeds arbitrary cursors to the two paged reads (GET /items

@@ -5,7 +5,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // The per-day event counters ("c/d/<YYYYMMDD>" in meta) must sum to the

@@ -9,7 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // activity returns the per-day counters as day → events, and their sum.

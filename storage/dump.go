@@ -13,9 +13,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage/dump"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/dump"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // The bbolt store's side of a dump (storage/dump): Dump reads every bucket

@@ -16,8 +16,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage/bolttest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/bolttest"
 )
 
 // openLogStore opens a store on the event log whose tail stays unapplied

@@ -8,8 +8,8 @@ import (
 
 	bolterrors "go.etcd.io/bbolt/errors"
 
-	"recsys/api"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // Ingest through the event log (docs/design.md#ingest): a batch is judged,

@@ -16,8 +16,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // TestStore_ModelBlob_checksum: a stored model reads back as written; a

@@ -10,8 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // Online measurement on bbolt (docs/design.md#online): the impression log,

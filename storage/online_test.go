@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestStore_recentIndex_reopen: the in-memory index of recent lists is

@@ -14,7 +14,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestPairFilter_rates: every pair added is a "maybe", before and after

@@ -11,10 +11,10 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
-	"recsys/storage"
-	"recsys/storage/backend"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // schemaFixtures are the files of testdata/schema: storagetest.SchemaFill

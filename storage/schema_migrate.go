@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // Opening a file checks its schema version (schema.go) and brings an

@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The counters and sizes the stats read: meta's counters with the tail's

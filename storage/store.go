@@ -18,8 +18,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
-	"recsys/api"
-	"recsys/storage/backend"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
 )
 
 // Options configure a Store.

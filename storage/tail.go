@@ -7,7 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // The unapplied tail of the event log lives in memory as generations of

@@ -6,7 +6,7 @@
 //
 // Another module adds it with
 //
-//	go get recsys/api/client
+//	go get github.com/recsys-engine/recsys/api/client
 //
 // The examples run against a real server holding a small shop's
 // purchases.
@@ -27,7 +27,7 @@ import (
 	"strings"
 	"sync"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Client calls one recsys server. It is safe for concurrent use.

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"recsys/api/client"
+	"github.com/recsys-engine/recsys/api/client"
 )
 
 const recBody = `{"user_id":"1","model":"kunn-i","model_version":"v000005","items":[{"item_id":"318","score":2.6126772348987846},{"item_id":"357","score":2.5590399811167566},{"item_id":"423","score":2.353461993455069},{"item_id":"483","score":2.221731254069381},{"item_id":"655","score":2.1612114858383737},{"item_id":"496","score":2.116255063004342},{"item_id":"651","score":2.1136441565080033},{"item_id":"474","score":2.0917816853020876},{"item_id":"568","score":2.085762836140558},{"item_id":"427","score":2.074574851071637}]}`

@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
-	"recsys/api"
-	"recsys/api/client"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/api/client"
 )
 
 // The examples run against a real server holding a coffee shop's

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/api/client"
-	"recsys/handlers"
-	"recsys/jobs"
-	"recsys/recsys"
-	"recsys/recsys/online"
-	"recsys/recsys/serving"
-	"recsys/storage"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/api/client"
+	"github.com/recsys-engine/recsys/handlers"
+	"github.com/recsys-engine/recsys/jobs"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/online"
+	"github.com/recsys-engine/recsys/recsys/serving"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // The keys of the examples' server, at least 16 bytes as serve demands.

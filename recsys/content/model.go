@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"math"
 
-	"recsys/recsys"
-	"recsys/recsys/blob"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/blob"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // Name is the name under which the learned content metric is served,

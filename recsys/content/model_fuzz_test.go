@@ -3,8 +3,8 @@ package content
 import (
 	"testing"
 
-	"recsys/recsys/blob/blobtest"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // FuzzDecodeContent feeds corrupt content-model records (as a damaged

@@ -8,9 +8,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/recsys"
-	"recsys/recsys/blob/blobtest"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // TestContent_golden: a content model as an earlier release persisted it

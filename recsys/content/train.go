@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strconv"
 
-	"recsys/recsys"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // contentNeighbours is |X⁺q|: how many collaborative neighbours of an item

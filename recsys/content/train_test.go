@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"recsys/api"
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // TestLearnContent_coldRule_grouped: 480 items in 4 groups of 120, each

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 )
 
 func writeFile(tb testing.TB, dir, name, text string) string {

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"recsys/api"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // AutoRow is the Model of the report row of auto mode's choice.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 func TestAutoChoice(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // DefaultExtend is how many times Tune extends a grid dimension past each

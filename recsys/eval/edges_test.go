@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/febr"
 )
 
 // extendEdges on a known objective of k alone, the validation ADG −|k −

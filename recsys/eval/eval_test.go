@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // clustered generates users in clusters who mostly consume the items of

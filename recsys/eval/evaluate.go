@@ -3,8 +3,8 @@ package eval
 import (
 	"context"
 
-	"recsys/recsys"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // perUser calls fn with every measure of each user with at least one

@@ -3,9 +3,9 @@ package eval
 import (
 	"slices"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/febr"
 )
 
 // FEBRAll is the model name that stands for the seven FEBR variants of

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/recsys/febr"
 )
 
 // `febr` stands for its seven variants, one report row each under model

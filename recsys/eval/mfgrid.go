@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // The secondary grids of the matrix factorisation models (recsys/mf),

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // usersStream is the PCG stream of the users protocol's partition of the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // The time split of a hand-built data set: user 0 has ten positives at

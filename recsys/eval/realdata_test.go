@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"recsys/recsys/dataset"
-	"recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/recsys/dataset"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 )
 
 // datasets is where the shared data sets live, relative to this package.

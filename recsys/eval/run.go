@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/eval/table"
-	"recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/eval/table"
+	"github.com/recsys-engine/recsys/recsys/febr"
 )
 
 // Options configure Run. Zero values take the defaults of docs/design.md#evaluation.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"recsys/recsys"
-	"recsys/recsys/febr"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // Grid is the offline evaluation's hyper-parameter search space of

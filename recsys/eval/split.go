@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strings"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // Dataset is a set of distinct positive pairs with dense indices and the

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"recsys/api"
-	"recsys/recsys/eval/table"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/eval/table"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // WriteTable prints a report like dissertation Table 4.3: one row per

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // fixedReport exercises every way a row is named and every cell: a model

@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"recsys/recsys"
-	"recsys/recsys/febr"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // Tuning configures Tune.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // BenchmarkTune_validationUsers tunes item KNN (k ∈ {10, 20, 50, 100})

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // TestSampleUsers: a sample at least as large as the validation users

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/internal/synth"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/internal/synth"
 )
 
 // benchMatrix is a generated MovieLens-100K-sized matrix: 1,000 users,

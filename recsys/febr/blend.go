@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // BlendName is the registry name of the learnt blend: FEBR's linear

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // MarshalBinary writes θ, every base's parameters and every base model.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"recsys/recsys"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // blendCandidates lists the fits of the blend's search: every base's own

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // blendStackUsers bounds the users θ is learnt on: above it, a fixed-seed

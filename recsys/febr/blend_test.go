@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // noiseModel scores every item with uniform noise drawn from a hash of the

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"recsys/recsys"
-	"recsys/recsys/blob"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/blob"
 )
 
 // errCorrupt is the error of model bytes that do not decode.

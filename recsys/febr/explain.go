@@ -1,7 +1,7 @@
 package febr
 
 import (
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // Explain implements recsys.Explainer: the active items j ∈ O⁺u ∩ KNN(i) and

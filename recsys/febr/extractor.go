@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // extractorFor builds the extractor of variant v with neighbourhood

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/internal/brute"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/internal/brute"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // holdOut moves a uniform share of every user's items of x to a

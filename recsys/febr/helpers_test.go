@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/internal/brute"
-	"recsys/recsys/internal/synth"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/internal/brute"
+	"github.com/recsys-engine/recsys/recsys/internal/synth"
 )
 
 // The helpers of package recsys's tests that FEBR's tests use, on

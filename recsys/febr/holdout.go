@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // holdout is a training matrix with a share of every user's positives

@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/dataset"
-	"recsys/recsys/eval"
-	"recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/dataset"
+	"github.com/recsys-engine/recsys/recsys/eval"
+	"github.com/recsys-engine/recsys/recsys/febr"
 )
 
 // BenchmarkFEBRMemo builds the feature memo of FEBRi and FEBRiu (cosine)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // Model is a FEBR model, Feature-Extraction-Based Ranking (§4.5–4.6): a

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // lossC is C(k) = 1 − 1/log₂(k + 2), dissertation Eq. (4.8): the 1 − ADG

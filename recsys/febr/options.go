@@ -3,7 +3,7 @@ package febr
 import (
 	"fmt"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // Options configure FEBR and febr-blend: a fit or search takes them as

@@ -3,7 +3,7 @@ package febr
 import (
 	"reflect"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // ServiceMemory is the service's bound on the feature memo

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // Grid is the search space of dissertation §4.7.3 for a FEBR variant:

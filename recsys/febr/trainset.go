@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // trainSet is the data of OPT-ADG for one extractor on one matrix x of

@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"recsys/recsys"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // validationADG is the mean ADG (Def. 4.2) over the users with validation

@@ -1,7 +1,7 @@
 package febr
 
 import (
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // affSLIM names the fsSLIM item affinity of a FEBR variant (the others are

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // view is one user's side of the pair features φ(u, i), from which

@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/metrics"
 )
 
 // An external test package: package recsys imports metrics, so only a

@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 
-	"recsys/recsys"
-	"recsys/recsys/internal/mem"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/internal/mem"
 )
 
 // alsWeights is one weighted least-squares problem that WRMF and iALS

@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/dataset"
-	"recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/dataset"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 )
 
 // The benchmark data: 2,000 users × 4,000 items, 50 draws per user

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"unsafe"
 
-	"recsys/recsys"
-	"recsys/recsys/internal/mem"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/internal/mem"
 )
 
 // BPR is Bayesian Personalised Ranking (Rendle et al. 2009; lecture notes

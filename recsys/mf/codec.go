@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"recsys/recsys"
-	"recsys/recsys/blob"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/blob"
 )
 
 // codecVersion is the byte after the recsys header (version, model name)

@@ -35,7 +35,7 @@
 // section, equation or algorithm number refers to seed 003.
 package mf
 
-import "recsys/recsys"
+import "github.com/recsys-engine/recsys/recsys"
 
 func init() {
 	newBPR := func() recsys.Model { return &BPR{} }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // fitConcurrently is a Kind.FitGrid for a model whose Fit runs on one

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // bpr's grid, fitted two at a time (Kind.FitGrid), gives every candidate

@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/recsys"
-	"recsys/recsys/internal/synth"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/internal/synth"
 )
 
 // synthetic is the Synthetic1 problem of seed 003 §5 at a size a test can

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // IALS is implicit alternating least squares as Rendle et al. (2022,

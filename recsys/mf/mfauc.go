@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // MFAUC is matrix factorisation for (local) AUC, seed 003 §2: it minimises

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // dealt builds a trainer on x and deals one iteration's blocks.

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"sync"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // The training state of MFAUC: the blocks of an iteration (seed 003

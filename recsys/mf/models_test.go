@@ -10,8 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/recsys"
-	"recsys/recsys/blob/blobtest"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
 )
 
 // fastParams are small, quick settings of each model for the tests.

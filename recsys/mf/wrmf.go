@@ -4,7 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // WRMF is weighted regularised matrix factorisation for implicit feedback

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"recsys/api"
-	"recsys/recsys/online"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/online"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // BenchmarkService_Shown is what the impression log adds to a

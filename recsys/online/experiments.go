@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // CreateExperiment validates and starts an experiment. Only one runs at a

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"recsys/api"
-	"recsys/recsys/online"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/online"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // An arm whose model the server's start is still loading is refused with

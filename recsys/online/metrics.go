@@ -3,7 +3,7 @@ package online
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // metrics are the online counters of /metrics: this process's share of

@@ -7,9 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"recsys/api"
-	"recsys/recsys/online"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/online"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // Run deletes the lists recorded longer than the retention ago (one Prune

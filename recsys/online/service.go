@@ -22,7 +22,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Options configure a Service; zero fields take the defaults.

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // population simulates one experiment: users users, each assigned by

@@ -3,7 +3,7 @@ package online
 import (
 	"math"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // z95 is the two-sided 95% standard normal quantile.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestWilson_newcombe: the continuity-corrected score intervals of

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys/content"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/content"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // coldFixture is a catalogue on two features where the distance to the

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"recsys/api"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // coldPick is a cold item offered to one user: its squared distance,

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys/content"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/content"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // coldStartBySearch is coldStart as first written: an exact search of the

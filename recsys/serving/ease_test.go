@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // TestEngine_easeRP3Beta_liveHistory: ease and rp3beta answer from the

@@ -21,8 +21,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"recsys/api"
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // Source is what the engine reads from the store.

@@ -3,8 +3,8 @@ package serving
 import (
 	"context"
 
-	"recsys/api"
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // reasonsPerItem is how many reasons explain=true attaches to an item.

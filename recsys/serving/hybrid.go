@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // hybridDepth is how deep into each source's neighbour list by=hybrid

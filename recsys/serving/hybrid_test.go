@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys/content"
-	"recsys/retrieval"
-	"recsys/storage"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/content"
+	"github.com/recsys-engine/recsys/retrieval"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // TestEngine_hybridSimilar_prefix: by=hybrid ranks the same way for every

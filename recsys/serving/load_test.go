@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/content"
-	"recsys/retrieval"
-	"recsys/storage"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/content"
+	"github.com/recsys-engine/recsys/retrieval"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // gatedStore holds back the model blobs of the gated names until their

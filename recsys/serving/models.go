@@ -9,9 +9,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/content"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/content"
 )
 
 // Served is a trained model ready to answer, with its record. Model is a

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // scoreOnly hides a model's RankTop, so the engine scores every item.

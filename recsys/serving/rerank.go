@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"recsys/api"
-	"recsys/recsys"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
 )
 
 // Rerank answers POST /users/{id}/rerank: the candidates an application

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"recsys/api"
-	"recsys/recsys/content"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/content"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // contentSearch is the engine's search by the served content model: the

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/febr"
-	"recsys/storage"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/febr"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // shapesModels are fitted on one store for the request-shape tests: the

@@ -11,11 +11,11 @@ import (
 	"sort"
 	"time"
 
-	"recsys/api"
-	"recsys/recsys"
-	"recsys/recsys/metrics"
-	"recsys/retrieval"
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/metrics"
+	"github.com/recsys-engine/recsys/retrieval"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // ColdStartOptions configure ColdStart.

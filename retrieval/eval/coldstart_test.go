@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/recsys"
-	"recsys/recsys/dataset/datasettest"
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // groupedInteractions: items fall in g groups with a distinctive feature

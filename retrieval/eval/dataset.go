@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"recsys/recsys"
-	"recsys/recsys/dataset"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/dataset"
 )
 
 // Dataset is a labelled feature-vector set (e.g. the UCI sets of seed 002

@@ -16,10 +16,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/api"
-	"recsys/retrieval"
-	"recsys/retrieval/frml"
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/retrieval"
+	"github.com/recsys-engine/recsys/retrieval/frml"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // Metric keys of a retrieval report (docs/design.md#evaluation).

@@ -1,6 +1,6 @@
 package eval
 
-import "recsys/retrieval/internal/fixture"
+import "github.com/recsys-engine/recsys/retrieval/internal/fixture"
 
 // synthetic is the labelled set fixture.Labelled as a Dataset: three
 // classes, two informative features and noise ones that swamp Euclidean

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/retrieval"
+	"github.com/recsys-engine/recsys/retrieval"
 )
 
 // TestEvaluate_learnedBeatsEuclidean_synthetic: with two informative and

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"recsys/api"
-	"recsys/recsys/eval/table"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys/eval/table"
 )
 
 // methodColumn names a row by its method.

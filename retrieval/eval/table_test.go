@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The tables of fixed reports, byte for byte (as retrieval printed them

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/internal/fixture"
+	"github.com/recsys-engine/recsys/retrieval/internal/fixture"
 )
 
 // BenchmarkFRMLIteration measures one iteration of Algorithm 3.4 (one query

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // TestLossWeight_eq310: L̂_WARP(ns) = L_opt(⌊|X⁻q|/ns⌋) for the reciprocal

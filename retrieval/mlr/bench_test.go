@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/internal/fixture"
+	"github.com/recsys-engine/recsys/retrieval/internal/fixture"
 )
 
 // BenchmarkMLRIteration measures one cutting-plane round of Algorithm 1 on

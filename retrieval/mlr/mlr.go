@@ -22,7 +22,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // Problem is the training data (rank.Problem, shared with FRML).

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // Loss names for the separation oracles of seed 002 §4.

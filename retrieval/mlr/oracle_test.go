@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // item is one candidate in a brute-force ranking.

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // Constraint is one 1-slack cutting plane (Δ̂, Ψ̂) of seed 002 Alg. 1:

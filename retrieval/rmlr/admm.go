@@ -14,8 +14,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/mlr"
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/retrieval/mlr"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // ADMM solves Eq. 2.3, min_{W⪰0} tr(W) + λ‖W‖₂,₁ + C·max_k[Δ_k − ⟨W,Ψ_k⟩]₊,

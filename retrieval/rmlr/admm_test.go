@@ -8,8 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"recsys/retrieval/mlr"
-	"recsys/retrieval/rank"
+	"github.com/recsys-engine/recsys/retrieval/mlr"
+	"github.com/recsys-engine/recsys/retrieval/rank"
 )
 
 // tinyWorkingSet builds a realistic working set: constraint batches of the

@@ -3,7 +3,7 @@ package rmlr
 import (
 	"context"
 
-	"recsys/retrieval/mlr"
+	"github.com/recsys-engine/recsys/retrieval/mlr"
 )
 
 // Options configures Train.

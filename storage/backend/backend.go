@@ -8,8 +8,8 @@ import (
 	"context"
 	"io"
 
-	"recsys/api"
-	"recsys/storage/dump"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/dump"
 )
 
 // Store is every service a store gives the rest of recsys.

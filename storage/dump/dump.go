@@ -10,8 +10,8 @@ import (
 	"context"
 	"errors"
 
-	"recsys/api"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // User is a user record.

@@ -8,7 +8,7 @@ import (
 	"hash"
 	"strings"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Sum counts and checksums a dump as it passes to next (nil: nowhere):

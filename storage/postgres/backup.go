@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Backup refuses: a PostgreSQL database is backed up by its own tools,

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"recsys/storage/dump"
-	"recsys/storage/postgres"
-	"recsys/storage/postgres/pgtest"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/storage/dump"
+	"github.com/recsys-engine/recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // TestPgDump_restore backs a filled store up the way the README says, with

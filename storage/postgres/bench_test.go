@@ -6,9 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"recsys/api"
-	"recsys/storage/backend"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // The same benchmarks on both stores, so that one run compares them under

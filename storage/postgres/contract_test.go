@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"recsys/storage/backend"
-	"recsys/storage/postgres"
-	"recsys/storage/postgres/pgtest"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"recsys/api"
-	"recsys/storage/dump"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/dump"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 var _ dump.Dumper = (*Store)(nil)

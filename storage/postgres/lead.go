@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // leaderLock is the session advisory lock the training leader holds, one

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/postgres"
-	"recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
 )
 
 // openOn opens a store on dsn, closed when the test ends.

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
-	"recsys/storage/postgres"
-	"recsys/storage/record"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/storage/record"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // TestNaturalKey_sameAsGo: the server's recsys_natural_key, which orders

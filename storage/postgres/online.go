@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"recsys/api"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // Online measurement on PostgreSQL (docs/design.md#online): the same

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
-	"recsys/storage/backend"
-	"recsys/storage/postgres"
-	"recsys/storage/postgres/pgtest"
-	"recsys/storage/storagetest"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/postgres"
+	"github.com/recsys-engine/recsys/storage/postgres/pgtest"
+	"github.com/recsys-engine/recsys/storage/storagetest"
 )
 
 // restoreFixture restores testdata/schema/NAME.sql, a dump of the schema

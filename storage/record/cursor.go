@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The listing cursors, the same from either store: a cursor one store

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 func TestNaturalKey(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The rules of online measurement (docs/design.md#online) both stores

@@ -12,7 +12,7 @@ import (
 	"errors"
 	"fmt"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // User is what a user record counts.

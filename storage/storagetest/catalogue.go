@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The contract on catalogue writes: putting and updating items.

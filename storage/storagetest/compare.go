@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/backend"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
 )
 
 // Compare fails the test unless a and b give the same answer to every

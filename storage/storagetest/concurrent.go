@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The contract under concurrent ingest, catalogue updates and deletes.

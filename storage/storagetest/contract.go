@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/backend"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
 )
 
 // Options are what a contract test asks of a new store.

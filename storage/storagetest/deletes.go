@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The contract on deletes of users, items and single interactions.

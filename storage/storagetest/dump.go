@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/backend"
-	"recsys/storage/dump"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/dump"
 )
 
 // Fill writes a workload (Workload), two model versions of one name and

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/backend"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
 )
 
 // The contract on ingest: the counters, the relevance policy, all-or-nothing

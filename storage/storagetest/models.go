@@ -7,7 +7,7 @@ import (
 	"sort"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // The contract on persisted models.

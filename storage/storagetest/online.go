@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // testOnline: impressions are counted once per list, a touch is credited

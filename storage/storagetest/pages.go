@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // The contract on paged listings: a user's history, the catalogue and the

@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"recsys/api"
-	"recsys/storage/backend"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
 )
 
 // The contract on the reads serving and training make: the snapshot, the

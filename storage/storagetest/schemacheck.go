@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"recsys/api"
-	"recsys/storage/backend"
-	"recsys/storage/dump"
-	"recsys/storage/record"
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage/dump"
+	"github.com/recsys-engine/recsys/storage/record"
 )
 
 // SchemaFillCounts are the counters SchemaFill leaves, worked out by hand

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // This file is the workload of the schema fixtures (storage/testdata/schema

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // SchemaFillOnlineStore is what SchemaFillOnline writes through: the

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"recsys/storage"
-	"recsys/storage/backend"
+	"github.com/recsys-engine/recsys/storage"
+	"github.com/recsys-engine/recsys/storage/backend"
 )
 
 // Open opens a store in a temporary directory of tb, closed when the test

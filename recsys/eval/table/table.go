@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 // Column is one column: its heading and the cell of each row.

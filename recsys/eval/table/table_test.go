@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"recsys/api"
+	"github.com/recsys-engine/recsys/api"
 )
 
 func TestWrite(t *testing.T) {
