@@ -51,7 +51,7 @@ import (
 	"testing"
 	"time"
 
-	"recsys/recsys/dataset/datasettest"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 )
 
 // readmeExample is one request of the README and the answer it shows.
