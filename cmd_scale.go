@@ -24,6 +24,7 @@ import (
 
 	"github.com/recsys-engine/recsys/api"
 	"github.com/recsys-engine/recsys/api/client"
+	"github.com/recsys-engine/recsys/recsys"
 	"github.com/recsys-engine/recsys/recsys/eval"
 )
 
@@ -301,7 +302,7 @@ func scaleServe(ctx context.Context, c scaleConfig, exe, db string, users int, r
 	// validation and become active; the load asks a trained model by name.
 	model := ""
 	for _, m := range strings.Split(c.Models, ",") {
-		if m = strings.TrimSpace(m); m != "popular" && m != "content" && model == "" {
+		if m = strings.TrimSpace(m); recsys.Recommends(m) && m != recsys.PopularModel && model == "" {
 			model = m
 		}
 	}

@@ -29,3 +29,19 @@ func TestTrainableNames_registry(t *testing.T) {
 		t.Errorf("trainable %q repeat a name", names)
 	}
 }
+
+// The report order of the recommenders, which every list of models follows
+// (GET /models, evaluation tables, the README): the built-in kinds, then
+// FEBR's, then the factorisations. It comes from the registration order,
+// so a new package's init must not reorder it by accident.
+func TestNames_reportOrder(t *testing.T) {
+	want := []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta",
+		"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn", "febr-i-slim", "febr-blend",
+		"bpr", "wrmf", "ials", "mfauc"}
+	if got := recsys.Names(); !slices.Equal(got, want) {
+		t.Errorf("recommenders in the order %q, want %q", got, want)
+	}
+	if got := recsys.Kinds(); !slices.Equal(got, append(want, content.Name)) {
+		t.Errorf("kinds in the order %q, want the recommenders then %q", got, content.Name)
+	}
+}

@@ -28,7 +28,7 @@ type TrainOptions struct {
 	Factors []int
 	MF      map[string][]map[string]float64
 	// Lambda is the λ grid of the kinds that search one (FEBR's
-	// regularisation), tried for every k (nil: DefaultLambda).
+	// regularisation), tried for every k (nil: DefaultTrainOptions').
 	Lambda []float64
 	// Seed seeds the validation split.
 	Seed int64
@@ -50,7 +50,7 @@ type TrainOptions struct {
 func (o TrainOptions) tuning(kind recsys.Kind) eval.Tuning {
 	lambdas := o.Lambda
 	if len(lambdas) == 0 {
-		lambdas = DefaultLambda
+		lambdas = DefaultTrainOptions.Lambda
 	}
 	t := eval.Tuning{
 		Grid:            recsys.Grid{K: o.Grid, SLIM: o.SLIM, Factors: o.Factors, Extra: o.MF, Lambda: lambdas, KByBaseline: true},
@@ -63,19 +63,37 @@ func (o TrainOptions) tuning(kind recsys.Kind) eval.Tuning {
 	return t
 }
 
-// DefaultLambda is the service's λ grid, shorter than the evaluation's
-// (febr.DefaultLambdas) to keep retraining quick.
-var DefaultLambda = []float64{1e-3, 1e-2}
+// DefaultTrainOptions are the service's training defaults: the main
+// parameter's grid and seed here, every other dimension as the kinds
+// declare it (recsys.Service.Grid and Settings: shorter than evaluation's
+// grids, eval.DefaultGrid and mfgrid.go).
+var DefaultTrainOptions = serviceOptions()
 
-// DefaultTrainOptions are the service's training defaults.
-var DefaultTrainOptions = TrainOptions{
-	Grid: []int{10, 20, 50, 100, 200},
-	SLIM: [][2]float64{{1, 1}, {0.1, 1}},
-	// Each kind's secondary settings (recsys.Service.Settings), shorter
-	// than evaluation's grids (eval.DefaultGrid, mfgrid.go).
-	Factors: []int{10, 50},
-	MF:      serviceSettings(),
-	Seed:    1,
+// serviceOptions are DefaultTrainOptions: k ∈ {10, 20, 50, 100, 200} and
+// the union of the kinds' service grids, in registration order.
+func serviceOptions() TrainOptions {
+	o := TrainOptions{Grid: []int{10, 20, 50, 100, 200}, MF: map[string][]map[string]float64{}, Seed: 1}
+	for _, n := range recsys.Kinds() {
+		kind, _ := recsys.KindOf(n)
+		g := kind.Service.Grid
+		o.SLIM = union(o.SLIM, g.SLIM)
+		o.Factors = union(o.Factors, g.Factors)
+		o.Lambda = union(o.Lambda, g.Lambda)
+		for _, s := range kind.Service.Settings {
+			o.MF[n] = append(o.MF[n], maps.Clone(s))
+		}
+	}
+	return o
+}
+
+// union is a followed by the values of b it lacks.
+func union[T comparable](a, b []T) []T {
+	for _, v := range b {
+		if !slices.Contains(a, v) {
+			a = append(a, v)
+		}
+	}
+	return a
 }
 
 // DefaultModels are trained when a job names none: the kinds the registry
@@ -84,22 +102,10 @@ var DefaultModels = recsys.Defaults()
 
 // AutoModels are the candidates of an auto training job that names none
 // (recsys.AutoNames: the popularity baseline, the neighbourhood models,
-// EASE and RP3β, every FEBR variant, the matrix factorisations and
-// febr-blend), in the order a job fits them (fitOrder).
+// EASE and RP3β, every FEBR variant, febr-blend and the matrix
+// factorisations), in the order a job fits them (fitOrder: febr-blend
+// after its bases wrmf and ials).
 var AutoModels = fitOrder(recsys.AutoNames())
-
-// serviceSettings are the service's secondary settings of each kind that
-// has some (recsys.Service.Settings), by name: TrainOptions.MF's default.
-func serviceSettings() map[string][]map[string]float64 {
-	out := map[string][]map[string]float64{}
-	for _, n := range recsys.Names() {
-		kind, _ := recsys.KindOf(n)
-		for _, s := range kind.Service.Settings {
-			out[n] = append(out[n], maps.Clone(s))
-		}
-	}
-	return out
-}
 
 // fitOrder is names with each kind after the kinds it reuses
 // (recsys.Kind.Reuses) that names holds, and otherwise in names' order.
@@ -167,8 +173,10 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 // fitAll fits the models a job names: the recommenders through
 // trainModels, tuned on one validation split with shared neighbour caches,
 // then each other kind by its trainer, in the job's order, when the
-// recommenders' share of the progress is done. It returns the fitted
-// models in that order, and those skipped with the reason.
+// recommenders' share of the progress is done. The recommenders are
+// fitted in fitOrder: a kind after the kinds whose fits it reuses, which
+// may differ from the order the job names them in. It returns the fitted
+// models, and those skipped with the reason. X is built once for all.
 func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainOptions, stage stageFunc) ([]trained, []api.SkippedModel, error) {
 	var recommenders, others []string
 	for _, n := range names {
@@ -178,13 +186,20 @@ func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainO
 			others = append(others, n)
 		}
 	}
-	out, err := trainModels(ctx, snap, fitOrder(recommenders), opts, stage)
+	if len(snap.Users) == 0 {
+		return nil, nil, api.Errorf(api.CodeConflict, "there are no relevant interactions to train on")
+	}
+	x, err := snapshotMatrix(snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := trainModelsOn(ctx, snap, x, fitOrder(recommenders), opts, stage)
 	if err != nil {
 		return nil, nil, err
 	}
 	var skipped []api.SkippedModel
 	for _, name := range others {
-		t, why, err := trainOther(ctx, snap, name, opts, func(s string) { stage(s, 1) })
+		t, why, err := trainOther(ctx, snap, x, name, opts, func(s string) { stage(s, 1) })
 		if err != nil {
 			return nil, nil, err
 		}
@@ -201,16 +216,12 @@ func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainO
 // Train: the model ready to persist and serve, or, when the data cannot
 // support it, nil and the reason, which the job records
 // (api.Job.Skipped). enter is called as each stage of the fit starts.
-func trainOther(ctx context.Context, snap *api.Snapshot, name string, opts TrainOptions, enter func(stage string)) (_ *trained, skipped string, _ error) {
+func trainOther(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, name string, opts TrainOptions, enter func(stage string)) (_ *trained, skipped string, _ error) {
 	kind, err := recsys.KindOf(name)
 	if err != nil || kind.Train == nil {
 		return nil, "", fmt.Errorf("model %q has no trainer", name)
 	}
 	start := time.Now()
-	x, err := snapshotMatrix(snap)
-	if err != nil {
-		return nil, "", err
-	}
 	t, why, err := kind.Train(ctx, recsys.TrainData{X: x, FeatureNames: snap.FeatureNames, Features: snap.Features,
 		Seed: uint64(opts.Seed), Enter: enter})
 	if err != nil || t == nil {
@@ -239,6 +250,11 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	if err != nil {
 		return nil, err
 	}
+	return trainModelsOn(ctx, snap, x, names, opts, stage)
+}
+
+// trainModelsOn is trainModels on x, the snapshot's matrix.
+func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []string, opts TrainOptions, stage stageFunc) ([]trained, error) {
 	stage("validation split", 0)
 	split, err := eval.NewSplit(&eval.Dataset{UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items},
 		eval.Standard, opts.Seed, 0, eval.DefaultMinPositives)

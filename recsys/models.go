@@ -134,7 +134,7 @@ var (
 		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, Service: similar(4)},
 		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates, Service: similar(3)},
 		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates, Service: defaultAuto},
-		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: similar(2)},
+		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: slimService},
 		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, Service: easeService},
 		"rp3beta":    {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid, Service: Service{Auto: true}},
 	}
@@ -154,6 +154,14 @@ func similar(rank int) Service {
 	s.SimilarRank = rank
 	return s
 }
+
+// slimService tries two fsSLIM pairs at every k: the default (1, 1) and
+// a weaker ℓ1 (0.1, 1), the service's shorter grid.
+var slimService = func() Service {
+	s := similar(2)
+	s.Grid = Grid{SLIM: [][2]float64{{1, 1}, {0.1, 1}}}
+	return s
+}()
 
 // PopularModel is the name of the popularity baseline, which also answers
 // every request that no fitted recommender can.

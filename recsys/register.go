@@ -59,6 +59,11 @@ type Service struct {
 	// grid tries at every main parameter; nil tries the kind's defaults.
 	// Offline evaluation searches its own, longer grid.
 	Settings []map[string]float64
+	// Grid holds the service's values of the kind's other grid
+	// dimensions (Grid.SLIM, Factors, Lambda; K and Extra are not read).
+	// A training job searches every kind in the union of them, so that
+	// febr-blend searches each base in the base's own grid.
+	Grid Grid
 	// Epochs is the default number of passes over the data of an
 	// iterative fit and MinEpochs the fewest that the service's scale
 	// rule keeps (jobs.ScalePositives); 0 for a fit without epochs.
@@ -151,7 +156,7 @@ func Register(name string, k Kind) {
 	switch {
 	case name == "":
 		panic("recsys: Register with an empty name")
-	case (k.New == nil) == (k.Train == nil || k.Decode == nil):
+	case k.New == nil && (k.Train == nil || k.Decode == nil), k.New != nil && (k.Train != nil || k.Decode != nil):
 		panic(fmt.Sprintf("recsys: kind %q needs either New or both Train and Decode", name))
 	}
 	if _, dup := registry[name]; dup {

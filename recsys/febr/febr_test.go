@@ -1187,3 +1187,26 @@ func TestFEBRBaselines(t *testing.T) {
 		}
 	}
 }
+
+// A FEBRi-slim refit takes the job's slim refit when the search chose
+// slim's k and fsSLIM pair, though the search's refit parameters carry no
+// SLIM model of their own; with another k it fits its own, and a variant
+// over another affinity never takes it.
+func TestReuse_refitTakesSlimsRefit(t *testing.T) {
+	x := generated(t, 3, 40, 30, 8)
+	slim := fitted(t, "slim", x, recsys.Params{K: 10, L1: 1, L2: 1})
+	fits := map[string]recsys.Fit{"slim": {Tuned: slim, Full: slim}}
+	fs, _ := variantOf(Name)
+	got := fs.reuse().Refit(recsys.Params{K: 10, L1: 1, L2: 1, Options: &Options{}}, fits, x)
+	if o, ok := got.Options.(*Options); !ok || o.SLIM != slim {
+		t.Fatalf("refit at slim's k and pair: SLIM %v, want the job's slim refit", got.Options)
+	}
+	other := fs.reuse().Refit(recsys.Params{K: 20, L1: 1, L2: 1, Options: &Options{}}, fits, x)
+	if o := other.Options.(*Options); o.SLIM != nil {
+		t.Fatalf("refit at k = 20 took slim's k = 10 refit")
+	}
+	cos, _ := variantOf("febr-i-cosine")
+	if o := cos.reuse().Refit(recsys.Params{K: 10, L1: 1, L2: 1, Options: &Options{}}, fits, x).Options.(*Options); o.SLIM != nil {
+		t.Fatalf("febr-i-cosine took slim's refit")
+	}
+}

@@ -2,13 +2,13 @@ package febr_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/recsys-engine/recsys/recsys"
 	"github.com/recsys-engine/recsys/recsys/dataset"
+	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 	"github.com/recsys-engine/recsys/recsys/eval"
 	"github.com/recsys-engine/recsys/recsys/febr"
 )
@@ -55,12 +55,7 @@ func BenchmarkFEBRMemo(b *testing.B) {
 func trainSplit(tb testing.TB, format, dir string) *recsys.Matrix {
 	tb.Helper()
 	path := filepath.Join("../../../shared/datasets", dir)
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("RECSYS_SKIP_REAL_DATA") == "1" {
-			tb.Skipf("no data set at %s and RECSYS_SKIP_REAL_DATA=1", path)
-		}
-		tb.Fatalf("this benchmark reads %s (the shared data sets); put them there or set RECSYS_SKIP_REAL_DATA=1", path)
-	}
+	datasettest.Require(tb, path)
 	pos, err := dataset.Positives(format, path, nil)
 	if err != nil {
 		tb.Fatal(err)

@@ -13,6 +13,10 @@ import (
 // which the garbage collector lets double; docs/performance.md#febrs-feature-memo).
 const ServiceMemory = 256 << 20
 
+// serviceLambdas is the service's λ grid, shorter than the evaluation's
+// (DefaultLambdas) to keep retraining quick.
+var serviceLambdas = []float64{1e-3, 1e-2}
+
 // serviceOptions are the options the service's FEBR fits start from.
 func serviceOptions(seed uint64) recsys.Options {
 	return &Options{Seed: seed, MemoryBudget: ServiceMemory}
@@ -43,8 +47,10 @@ func (v variant) reuse() *recsys.Reuse {
 			return &fo
 		},
 		Refit: func(p recsys.Params, fits map[string]recsys.Fit, _ *recsys.Matrix) recsys.Params {
+			// The search's refit leaves Options.SLIM unset (it was fitted on
+			// the split): what counts is that the job fitted slim.
 			po, ok := p.Options.(*Options)
-			if !ok || po.SLIM == nil || !sameSLIM(fits["slim"].Full, p) {
+			if !ok || v.affinity != affSLIM || !sameSLIM(fits["slim"].Full, p) {
 				return p
 			}
 			fo := *po

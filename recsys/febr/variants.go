@@ -38,9 +38,10 @@ var variants = []variant{
 // a whole search.
 func init() {
 	v, _ := variantOf(Name)
-	recsys.Register(Name, v.kind(recsys.Service{Default: true, Auto: true, FixedGridAtScale: true, Options: serviceOptions}))
+	lambdas := recsys.Grid{Lambda: serviceLambdas}
+	recsys.Register(Name, v.kind(recsys.Service{Default: true, Auto: true, FixedGridAtScale: true, Options: serviceOptions, Grid: lambdas}))
 	for _, v := range variants {
-		recsys.Register(v.name, v.kind(recsys.Service{Auto: v.affinity != affSLIM, FixedGridAtScale: true, Options: serviceOptions}))
+		recsys.Register(v.name, v.kind(recsys.Service{Auto: v.affinity != affSLIM, FixedGridAtScale: true, Options: serviceOptions, Grid: lambdas}))
 	}
 	recsys.Register(BlendName, recsys.Kind{New: func() recsys.Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend,
 		Reuses: DefaultBlendBases, Reuse: blendReuse, Service: recsys.Service{Auto: true, Options: serviceOptions}})
