@@ -64,6 +64,9 @@ type Config struct {
 	// Online configures recommendation ids, the impression log,
 	// attribution and experiments (docs/design.md#online).
 	Online OnlineConfig
+	// Role is what the process does among replicas (serve --role); the
+	// zero value is RoleAll.
+	Role Role
 }
 
 // OnlineConfig configures recsys/online; zero fields take its defaults.
@@ -151,6 +154,9 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	if err := checkExposure(c); err != nil {
 		return nil, err
 	}
+	if err := checkRole(c); err != nil {
+		return nil, err
+	}
 	a := &App{cfg: c}
 	defer func() {
 		if err != nil {
@@ -208,11 +214,14 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		}
 	}
 	_, jo.Replicated = st.(jobs.Shared) // replicas share the queue and elect a trainer
+	jo.NeverLead = !c.Role.trains()
 	sched := jobs.NewScheduler(st, eng, jo)
 	if err = sched.Recover(ctx); err != nil {
 		return nil, err
 	}
-	ready := readiness(eng, loadErrs, c.AllowFallback, warm)
+	// A train process is ready without a trained model: it is what
+	// trains the first one, and it serves no recommendations.
+	ready := readiness(eng, loadErrs, c.AllowFallback || !c.Role.serves(), warm)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), eng.RankingMetric(),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
@@ -221,7 +230,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_models_loading",
 			Help: "Persisted models the start is still loading after the active one; a request naming one is answered 503 model_not_ready."},
 			func() float64 { return float64(eng.LoadingCount()) }),
-		jobsFinished,
+		jobsFinished, roleGauge(c.Role),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_active_model_trained_timestamp_seconds",
 			Help: "When the model answering requests that name none was trained (Unix seconds); 0 while the popularity fallback answers."},
 			func() float64 {
@@ -265,6 +274,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 		Hosts:  hostsOf(c),
 		Limits: c.Limits,
 		Logger: c.Logger, Registry: reg,
+		TrainOnly: !c.Role.serves(),
 	}
 	deps.Version = func(ctx context.Context) (api.VersionOut, error) { return runningVersion(ctx, st), nil }
 	if !c.Online.Off {
@@ -416,7 +426,7 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 // and finish in-flight requests, then (in Close) the store.
 func (a *App) Run(ctx context.Context) error {
 	log := a.cfg.Logger
-	log.Info("serving", "addr", a.Addr(), "db", postgres.Redact(a.cfg.DB))
+	log.Info("serving", "addr", a.Addr(), "db", postgres.Redact(a.cfg.DB), "role", a.cfg.Role.String())
 	jctx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
 	jobsDone := make(chan struct{})
 	go func() { defer close(jobsDone); a.sched.Run(jctx) }()

@@ -24,6 +24,7 @@ import (
 type serveValues struct {
 	db                                *string
 	types, allowedHosts, models, conv string
+	role                              string
 	valUsers                          int
 	online                            bool
 }
@@ -35,6 +36,7 @@ func newServeFlags(c *Config, v *serveValues, stderr io.Writer) *envFlags {
 	fs := newEnvFlags("serve", stderr)
 	fs.StringEnv(&c.Addr, "addr", "RECSYS_ADDR", "127.0.0.1:8080", "listen address (env RECSYS_ADDR)")
 	v.db = fs.DBEnv("./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db for PostgreSQL (env RECSYS_DB)")
+	fs.StringEnv(&v.role, "role", "RECSYS_ROLE", string(RoleAll), "what this process does among replicas: all (serve and train), serve (answer requests and queue jobs, never train) or train (run the jobs and retrain triggers, answer only /healthz, /readyz, /metrics and /admin/*); serve and train need a PostgreSQL --db (env RECSYS_ROLE)")
 	fs.KeyEnv(&c.AppKey, "app-key", "RECSYS_APP_KEY", "application `key` guarding data routes and the erasure of a user's data; at least 16 bytes (env RECSYS_APP_KEY)")
 	fs.KeyEnv(&c.AdminKey, "admin-key", "RECSYS_ADMIN_KEY", "admin `key` guarding /admin/* and item deletes; at least 16 bytes, not the application key (env RECSYS_ADMIN_KEY)")
 	fs.BoolEnv(&c.Insecure, "insecure", "RECSYS_INSECURE", false, "allow a non-loopback address with no keys (env RECSYS_INSECURE=1)")
@@ -79,6 +81,9 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 		return c, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
 	}
 	c.DB = *v.db
+	if c.Role, err = parseRole(v.role); err != nil {
+		return c, err
+	}
 	if c.AllowedHosts, err = parseAllowedHosts(v.allowedHosts); err != nil {
 		return c, err
 	}

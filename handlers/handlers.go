@@ -77,6 +77,11 @@ type Deps struct {
 	// Version describes the build and the store's schema; nil serves no
 	// GET /version.
 	Version func(ctx context.Context) (api.VersionOut, error)
+
+	// TrainOnly is a process that runs the training jobs and serves no
+	// data (serve --role train): it answers /healthz, /readyz, /metrics
+	// and /admin/* only, and 404 naming its role to every other route.
+	TrainOnly bool
 }
 
 type handler struct {
@@ -125,7 +130,7 @@ func New(d Deps) http.Handler {
 
 func (h *handler) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(headAsGet, middleware.RequestID, h.recoverer, h.instrument, h.browserGuard, h.timeout)
+	r.Use(headAsGet, middleware.RequestID, h.recoverer, h.instrument, h.browserGuard, h.trainOnly, h.timeout)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, api.Errorf(api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 	})
@@ -145,6 +150,29 @@ func (h *handler) routes() chi.Router {
 	h.registerDocsRoutes(r)
 	h.routeTable = routeTable(r)
 	return r
+}
+
+// trainOnlyMessage says where the routes a train process refuses are.
+const trainOnlyMessage = "this process runs with --role train: it answers only /healthz, /readyz, /metrics and /admin/*; " +
+	"send %s %s to a replica started with --role serve or all"
+
+// trainOnly refuses, at a process of Deps.TrainOnly, every route but the
+// health, metrics and admin ones. The answer is a 404, not a 503 to
+// retry: the route is not there however often it is asked. Its message
+// names the role, so that a load balancer that sends data requests to a
+// trainer is found at once.
+func (h *handler) trainOnly(next http.Handler) http.Handler {
+	if !h.TrainOnly {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/healthz", p == "/readyz", p == "/metrics", p == "/admin", strings.HasPrefix(p, "/admin/"):
+			next.ServeHTTP(w, r)
+		default:
+			h.writeError(w, r, api.Errorf(api.CodeNotFound, trainOnlyMessage, r.Method, r.URL.Path))
+		}
+	})
 }
 
 // routeEntry is one registered route, for the Allow header of a 405.

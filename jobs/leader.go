@@ -44,7 +44,8 @@ var errLostLead = errors.New("interrupted: this replica lost the training leader
 var errEndedElsewhere = errors.New("the job's record was ended by another replica")
 
 // Leading reports whether this process runs the jobs: always without a
-// shared queue, only while it holds the leader lock with one.
+// shared queue, only while it holds the leader lock with one (never with
+// Options.NeverLead, which does not try to take it).
 func (s *Scheduler) Leading() bool { return s.shared == nil || s.leading.Load() }
 
 // lead takes or keeps the leader lock of a shared queue. A replica that

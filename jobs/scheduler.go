@@ -67,6 +67,11 @@ type Options struct {
 	// submitted at any replica run at the elected leader. Without it (the
 	// CLI, a bbolt file) the process is its only runner.
 	Replicated bool
+	// NeverLead keeps a replica out of the election of a shared queue: it
+	// never takes the leader lock, so it runs no job and fires no
+	// trigger, and only queues jobs for the leader (serve --role serve).
+	// Without a shared queue it has no effect.
+	NeverLead bool
 	// LeadEvery is how often a replica tries to become the leader, and the
 	// leader checks its lock and polls the queue (default 2 s).
 	LeadEvery time.Duration
@@ -152,7 +157,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 	}
 	check := time.NewTicker(s.opts.CheckEvery)
 	defer check.Stop()
-	if s.shared != nil {
+	if s.shared != nil && !s.opts.NeverLead {
 		// The lock is checked apart from the loop, which a job blocks, so
 		// that a leader that loses it stops its job (lead).
 		s.lead(ctx)
