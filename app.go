@@ -283,7 +283,13 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 			Model: func(name string) (known, served bool) {
 				return recsys.Recommends(name), eng.Serves(name)
 			},
-			Loading: eng.Loading})
+			Loading: eng.Loading,
+			ArmWarning: func(name string) string {
+				if m := eng.Lookup(name); m != nil {
+					return c.Jobs.Budget.Warning(name, m.Info.ServingCost)
+				}
+				return ""
+			}})
 		deps.Online = a.online
 	}
 	h := handlers.New(deps)

@@ -25,6 +25,7 @@ type serveValues struct {
 	db                                *string
 	types, allowedHosts, models, conv string
 	role                              string
+	budget                            string
 	valUsers                          int
 	online                            bool
 }
@@ -61,6 +62,7 @@ func newServeFlags(c *Config, v *serveValues, stderr io.Writer) *envFlags {
 	fs.StringEnv(&v.models, "models", "RECSYS_MODELS", strings.Join(jobs.DefaultModels, ","), "models that retraining fits (env RECSYS_MODELS)")
 	fs.IntEnv(&v.valUsers, "validation-users", "RECSYS_VALIDATION_USERS", eval.DefaultValidationUsers, "retraining validates each grid point on a fixed-seed sample of this many users when there are more; 0: all (env RECSYS_VALIDATION_USERS)")
 	fs.BoolEnv(&c.Jobs.Auto, "auto", "RECSYS_AUTO", false, "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
+	fs.StringEnv(&v.budget, "serve-budget", "RECSYS_SERVE_BUDGET", api.DefaultServeBudget.String(), serveBudgetUsage+" (env RECSYS_SERVE_BUDGET)")
 	fs.BoolEnv(&v.online, "online", "RECSYS_ONLINE", true, "name every recommendation answer, record impressions, attribute events and run experiments (env RECSYS_ONLINE=0 turns it off)")
 	fs.DurationEnv(&c.Online.Window, "attribution-window", "RECSYS_ATTRIBUTION_WINDOW", online.DefaultWindow, "a positive event without a recommendation_id is credited to the user's latest list that showed the item this long before (env RECSYS_ATTRIBUTION_WINDOW)")
 	fs.DurationEnv(&c.Online.Retention, "impression-retention", "RECSYS_IMPRESSION_RETENTION", online.DefaultRetention, "how long a recorded list is kept for attribution by its recommendation_id; its counts stay in /admin/online; 0 keeps every list (env RECSYS_IMPRESSION_RETENTION)")
@@ -89,6 +91,9 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	}
 	if c.Jobs.Models, err = parseModels(v.models); err != nil {
 		return c, err
+	}
+	if c.Jobs.Budget, err = api.ParseServeBudget(v.budget); err != nil {
+		return c, fmt.Errorf("--serve-budget: %w", err)
 	}
 	c.Jobs.Train = jobs.DefaultTrainOptions
 	c.Jobs.Train.ValidationUsers = validationUsers(v.valUsers)
@@ -160,6 +165,12 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	return c, nil
 }
+
+// serveBudgetUsage describes --serve-budget, a flag of serve and train.
+const serveBudgetUsage = "the serving `budget` of the model a training job activates (the first training, auto mode): " +
+	"CPU time of one core per recommendation request, as mean=DURATION,p99=DURATION, a key left out unbounded, or off; " +
+	"the best validation ADG within it is activated, the cheapest model if none is, and a model over it activated by hand " +
+	"or in an experiment arm gets a warning"
 
 // parseAllowedHosts reads --allowed-hosts: host names or addresses, each
 // optionally with a port (which the check ignores).

@@ -25,11 +25,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	db := dbFlag(fs, "./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db (env RECSYS_DB)")
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
 	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models, every FEBR variant and the matrix factorisations")
-	statsOut := fs.String("stats", "", "write the time and peak memory of every stage as JSON to this file")
+	statsOut := fs.String("stats", "", "write the time and peak memory of every stage, and the records of the models stored (their serving cost included), as JSON to this file")
 	valUsers := fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the training to this file (go tool pprof)")
+	budgetSpec := fs.String("serve-budget", envOr("RECSYS_SERVE_BUDGET", api.DefaultServeBudget.String()), serveBudgetUsage+" (env RECSYS_SERVE_BUDGET)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	budget, err := api.ParseServeBudget(*budgetSpec)
+	if err != nil {
+		return fmt.Errorf("--serve-budget: %w", err)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -71,6 +76,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sched := jobs.NewScheduler(st, eng, jobs.Options{
 		Models: names,
 		Train:  train,
+		Budget: budget,
 		Logger: slog.New(slog.DiscardHandler),
 		OnProgress: func(j api.Job) {
 			if bar.bar == nil && j.Stage != lastStage && j.Stage != "" {
@@ -109,22 +115,26 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(stdout, "trained %d models in %.1fs (job %s)\n", len(job.Models), time.Since(start).Seconds(), job.ID)
-	if job.Activated != "" {
-		fmt.Fprintf(stdout, "activated %s: the best validation ADG\n", job.Activated)
-	}
-	fmt.Fprintf(stdout, "%-15s %-8s %-28s %8s %8s %8s\n", "model", "version", "params", "val ADG", "val MAP", "seconds")
+	printChoice(stdout, job, budget)
+	fmt.Fprintf(stdout, "%-15s %-8s %-28s %8s %8s %8s %9s %9s\n", "model", "version", "params", "val ADG", "val MAP", "seconds", "serve ms", "p99 ms")
+	var trained []api.ModelInfo
 	for _, m := range infos {
 		if !strings.Contains(strings.Join(job.Versions, ","), m.Name+"@"+m.Version) {
 			continue
 		}
+		trained = append(trained, m)
 		active := ""
 		if m.Active {
 			active = "  (active)"
 		}
-		fmt.Fprintf(stdout, "%-15s %-8s %-28s %8.4f %8.4f %8.1f%s\n", m.Name, m.Version, formatParams(m.Params),
-			m.Validation["adg"], m.Validation["map"], m.TrainSeconds, active)
+		mean, p99 := "–", "–"
+		if c := m.ServingCost; c != nil {
+			mean, p99 = fmt.Sprintf("%.3f", c.MeanMS), fmt.Sprintf("%.3f", c.P99MS)
+		}
+		fmt.Fprintf(stdout, "%-15s %-8s %-28s %8.4f %8.4f %8.1f %9s %9s%s\n", m.Name, m.Version, formatParams(m.Params),
+			m.Validation["adg"], m.Validation["map"], m.TrainSeconds, mean, p99, active)
 	}
-	stats := trainStats{Seconds: time.Since(start).Seconds(), CPUSeconds: cpuSeconds(), PeakRSS: mem.overall}
+	stats := trainStats{Seconds: time.Since(start).Seconds(), CPUSeconds: cpuSeconds(), PeakRSS: mem.overall, Models: trained}
 	fmt.Fprintf(stdout, "%-24s %8s %8s %13s\n", "stage", "seconds", "CPU s", "peak RSS MiB")
 	for _, sg := range job.Stages {
 		peak, cpu := mem.peaks[sg.Name], mem.cpu[sg.Name]
@@ -136,6 +146,23 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return writeJSONFile(*statsOut, stats)
 	}
 	return nil
+}
+
+// printChoice says which model the job activated and why, and which
+// candidates it passed over for their serving cost.
+func printChoice(w io.Writer, job api.Job, budget api.ServeBudget) {
+	overActive := false
+	for _, o := range job.OverBudget {
+		overActive = overActive || o.Model == job.Activated
+		fmt.Fprintf(w, "over the serving budget %s: %s (mean %.3f ms, p99 %.3f ms, %.1f× the budget)\n", o.Budget, o.Model, o.MeanMS, o.P99MS, o.Factor)
+	}
+	switch {
+	case job.Activated == "":
+	case overActive:
+		fmt.Fprintf(w, "activated %s: no model is within the serving budget %s, and it is the cheapest\n", job.Activated, budget)
+	default:
+		fmt.Fprintf(w, "activated %s: the best validation ADG within the serving budget %s\n", job.Activated, budget)
+	}
 }
 
 func formatParams(p map[string]float64) string {

@@ -376,6 +376,7 @@ func TestContract(t *testing.T) {
 		{"storage_full", testContractStorageFull},
 		{"online_store_failure", testContractOnlineStoreFailure},
 		{"backup", testContractBackup},
+		{"serving_budget", testContractServingBudget},
 	}...)
 	all := true
 	for _, sc := range scenarios {

@@ -549,6 +549,23 @@ func TestDashboard_endToEnd(t *testing.T) {
 	d.waitFor("the models table", `#models-list tr[data-model="itemknn"]`, 20*time.Second)
 	d.waitFor("the content metric in the models table", `#models-list tr[data-model="content"]`, 20*time.Second)
 
+	// The serving cost column: its header, a measured mean and p99 for
+	// each recommender, a dash for the content metric (no recommender).
+	heads := evalJS[[]string](d, "models columns", `[...document.querySelectorAll('#models-list thead th')].map((th) => th.textContent)`)
+	if !slices.Contains(heads, "Serve ms") {
+		t.Errorf("the models table has the columns %q, want a Serve ms column", heads)
+	}
+	costs := evalJS[map[string]string](d, "serving costs", `Object.fromEntries([...document.querySelectorAll('#models-list tr[data-model]')].map((r) => [r.dataset.model, r.querySelector('td.serving-cost')?.textContent]))`)
+	measured := regexp.MustCompile(`^\d+\.\d{3} p99 \d+\.\d{3}$`)
+	for _, m := range []string{"popular", "itemknn"} {
+		if !measured.MatchString(costs[m]) {
+			t.Errorf("the serving cost of %s reads %q, want its mean and p99", m, costs[m])
+		}
+	}
+	if costs["content"] != "–" {
+		t.Errorf("the serving cost of the content metric reads %q, want –", costs["content"])
+	}
+
 	// Activate buttons only where activation can succeed: the newest
 	// version of a recommender that is not active (the content metric is
 	// not one; activating it is a 404).
@@ -806,6 +823,26 @@ func TestDashboard_endToEnd(t *testing.T) {
 		t.Errorf("the job history says %q, want the skipped content metric and why", got)
 	}
 	d.step("a skipped content metric in the job history")
+
+	// A job that passed over a model for its serving cost says which, by
+	// how much, and that the one it activated is within the budget.
+	overJob := skippedJob
+	overJob.ID, overJob.Models, overJob.Skipped, overJob.Auto, overJob.Activated = "j999999999998", []string{"popular", "userknn"}, nil, true, "popular"
+	overJob.OverBudget = []api.OverBudget{{Model: "userknn", MeanMS: 1.25, P99MS: 7.5, Budget: "mean=0.6ms,p99=5ms", Factor: 2.0833}}
+	if err := a.store.PutJob(context.Background(), overJob); err != nil {
+		t.Fatal(err)
+	}
+	d.open("#/models", fmt.Sprintf(`#job-history tr.job-row[data-job=%q]`, overJob.ID))
+	evalJS[chromedp.Void](d, "open the job over budget", fmt.Sprintf(`document.querySelector('#job-history tr.job-row[data-job=%q] button.link-btn').click()`, overJob.ID))
+	detail := fmt.Sprintf(`#job-history tr.job-row[data-job=%q] + tr.job-detail`, overJob.ID)
+	d.waitFor("the job's over-budget note", detail+` .over-budget[data-model="userknn"]`, 10*time.Second)
+	got := evalJS[string](d, "over-budget text", fmt.Sprintf(`document.querySelector(%q).textContent`, detail))
+	for _, want := range []string{"Over the serving budget mean=0.6ms,p99=5ms: userknn (mean 1.250 ms, p99 7.500 ms", "2.1× the budget", "Activated popular: the best validation ADG within the serving budget."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the job history says %q, want %q", got, want)
+		}
+	}
+	d.step("a model over the serving budget in the job history")
 
 	// Events of today beside MovieLens' 1997–98: the growth chart still
 	// gives the old span most of its width instead of a sliver.

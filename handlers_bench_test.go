@@ -43,7 +43,7 @@ func benchApp(b *testing.B) *App {
 		b.Fatal(err)
 	}
 	app.sched.RunQueued(ctx)
-	if err := app.sched.Activate(ctx, "kunn-i"); err != nil {
+	if _, err := app.sched.Activate(ctx, "kunn-i"); err != nil {
 		b.Fatal(err)
 	}
 	return app

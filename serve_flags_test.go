@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestServeFlags_timeoutsAndSize checks the connection-timeout and
@@ -269,5 +271,34 @@ func TestServeFlags_online(t *testing.T) {
 		if _, err := parseServeFlags(bad.args, io.Discard); err == nil || !strings.Contains(err.Error(), bad.says) {
 			t.Errorf("%v: err %v, want one saying %q", bad.args, err, bad.says)
 		}
+	}
+}
+
+// TestServeFlags_serveBudget: --serve-budget defaults to mean=0.6ms,p99=5ms,
+// takes its default from RECSYS_SERVE_BUDGET, turns off with off, and a
+// budget that does not parse is refused naming the flag, by serve and by
+// train.
+func TestServeFlags_serveBudget(t *testing.T) {
+	clearRecsysEnv(t)
+	c, err := parseServeFlags(nil, io.Discard)
+	if err != nil || c.Jobs.Budget != api.DefaultServeBudget {
+		t.Fatalf("default: %+v, %v; want %+v", c.Jobs.Budget, err, api.DefaultServeBudget)
+	}
+	if c, err = parseServeFlags([]string{"--serve-budget", "off"}, io.Discard); err != nil || c.Jobs.Budget != (api.ServeBudget{}) {
+		t.Fatalf("off: %+v, %v; want no bound", c.Jobs.Budget, err)
+	}
+	t.Setenv("RECSYS_SERVE_BUDGET", "p99=10ms")
+	if c, err = parseServeFlags(nil, io.Discard); err != nil || c.Jobs.Budget != (api.ServeBudget{P99MS: 10}) {
+		t.Fatalf("RECSYS_SERVE_BUDGET=p99=10ms: %+v, %v", c.Jobs.Budget, err)
+	}
+	if c, err = parseServeFlags([]string{"--serve-budget", "mean=1ms"}, io.Discard); err != nil || c.Jobs.Budget != (api.ServeBudget{MeanMS: 1}) {
+		t.Fatalf("the flag over the variable: %+v, %v", c.Jobs.Budget, err)
+	}
+	if _, err := parseServeFlags([]string{"--serve-budget", "mean=fast"}, io.Discard); err == nil || !strings.HasPrefix(err.Error(), "--serve-budget: ") {
+		t.Fatalf("serve --serve-budget mean=fast: %v, want an error naming the flag", err)
+	}
+	var stderr strings.Builder
+	if code := runMain(t.Context(), []string{"train", "--db", filepath.Join(t.TempDir(), "x.db"), "--serve-budget", "p50=1ms"}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), "--serve-budget: ") {
+		t.Fatalf("train --serve-budget p50=1ms: exit %d, %q; want an error naming the flag", code, stderr.String())
 	}
 }

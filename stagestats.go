@@ -3,6 +3,8 @@ package main
 import (
 	"syscall"
 	"time"
+
+	"github.com/recsys-engine/recsys/api"
 )
 
 // stageMemory records the peak RSS and the CPU time of each stage of a job.
@@ -48,12 +50,16 @@ func (m *stageMemory) next(stage string) {
 }
 
 // trainStats is what `recsys train --stats FILE` writes and `recsys scale`
-// reads back: the time and peak RSS of a training job and of each stage.
+// reads back: the time and peak RSS of a training job and of each stage,
+// and the models it stored.
 type trainStats struct {
 	Seconds    float64      `json:"seconds"`
 	CPUSeconds float64      `json:"cpu_seconds"`
 	PeakRSS    int64        `json:"peak_rss_bytes"`
 	Stages     []stageStats `json:"stages"`
+	// Models are the records of the versions the job stored: parameters,
+	// validation measures, training time and serving cost.
+	Models []api.ModelInfo `json:"models,omitempty"`
 }
 
 type stageStats struct {

@@ -44,11 +44,15 @@ type Job struct {
 	// Auto marks a training job that activates the model with the best
 	// validation ADG; Activated names the model a training job made the
 	// default, if it changed it.
-	Auto       bool       `json:"auto,omitempty"`
-	Activated  string     `json:"activated,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	StartedAt  *time.Time `json:"started_at,omitempty"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Auto      bool   `json:"auto,omitempty"`
+	Activated string `json:"activated,omitempty"`
+	// OverBudget lists the candidates of a training job's choice of the
+	// active model whose measured serving cost exceeds the serving budget
+	// (ServeBudget), with by how much; the choice passed over them.
+	OverBudget []OverBudget `json:"over_budget,omitempty"`
+	CreatedAt  time.Time    `json:"created_at"`
+	StartedAt  *time.Time   `json:"started_at,omitempty"`
+	FinishedAt *time.Time   `json:"finished_at,omitempty"`
 	// Options of an evaluation job.
 	Protocol string `json:"protocol,omitempty"`
 	Folds    int    `json:"folds,omitempty"`
@@ -99,6 +103,31 @@ type ModelInfo struct {
 	// values still at an end of the extended grid ("k=4000").
 	GridExtended []string `json:"grid_extended,omitempty"`
 	GridEdge     []string `json:"grid_edge,omitempty"`
+	// ServingCost is what a recommendation request to this version cost,
+	// measured after fitting; nil when it was not measured (a model that
+	// is not a recommender, or a version trained before the measure).
+	ServingCost *ServingCost `json:"serving_cost,omitempty"`
+}
+
+// ServingCost is the CPU time of one core that recommendation requests
+// to a model took, measured on a fixed sample of the training snapshot's
+// users asking for 10 items with the default filters (package
+// recsys/serving, CostProbe).
+type ServingCost struct {
+	MeanMS float64 `json:"mean_ms"`
+	P50MS  float64 `json:"p50_ms"`
+	P99MS  float64 `json:"p99_ms"`
+	// Requests is how many requests were timed: the probe's count, or
+	// fewer when the model reached the probe's CPU cap first.
+	Requests int `json:"requests"`
+}
+
+// ModelActivated answers the activation of a model: the version now
+// active and, when its serving cost is over the serving budget, a
+// warning saying by how much (the activation is done all the same).
+type ModelActivated struct {
+	ModelInfo
+	Warning string `json:"warning,omitempty"`
 }
 
 // ModelStore persists trained models and which one is active.
@@ -143,8 +172,10 @@ type JobService interface {
 	SubmitTrain(ctx context.Context, req TrainRequest) (Job, error)
 	SubmitEvaluation(ctx context.Context, req EvaluationRequest) (Job, error)
 	Cancel(ctx context.Context, id string) (Job, error)
-	// Activate makes a trained model the default, persistently.
-	Activate(ctx context.Context, name string) error
+	// Activate makes a trained model the default, persistently. The
+	// warning, when not empty, says that the model's serving cost is over
+	// the serving budget.
+	Activate(ctx context.Context, name string) (warning string, err error)
 	// ModelNames lists the model names the requests above accept.
 	ModelNames() ModelNames
 }

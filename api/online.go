@@ -210,6 +210,9 @@ type ExperimentOut struct {
 	Arms           []ArmOut   `json:"arms"`
 	Test           TestOut    `json:"test"`
 	Winner         string     `json:"winner,omitempty"` // the winning arm's model once the test is decisive
+	// Warnings of a running experiment: its arms whose models are over
+	// the serving budget.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ExperimentsOut lists experiments, newest first.

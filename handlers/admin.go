@@ -124,12 +124,15 @@ func (h *handler) handleModelList(w http.ResponseWriter, r *http.Request) (int, 
 	return http.StatusOK, api.ModelsOut{Models: nonNil(ms), ModelNames: h.Jobs.ModelNames()}, err
 }
 
+// handleModelActivate makes a model the default: 200 with its version,
+// and a warning when its serving cost is over the serving budget.
 func (h *handler) handleModelActivate(w http.ResponseWriter, r *http.Request) (int, any, error) {
 	name := chi.URLParam(r, "name")
 	if len(name) == 0 || len(name) > 64 {
 		return 0, nil, api.FieldError("name", "must be 1-64 bytes")
 	}
-	if err := h.Jobs.Activate(r.Context(), name); err != nil {
+	warning, err := h.Jobs.Activate(r.Context(), name)
+	if err != nil {
 		return 0, nil, err
 	}
 	ms, err := h.Models.Models(r.Context())
@@ -138,7 +141,7 @@ func (h *handler) handleModelActivate(w http.ResponseWriter, r *http.Request) (i
 	}
 	for _, m := range ms {
 		if m.Name == name && m.Active {
-			return http.StatusOK, m, nil
+			return http.StatusOK, api.ModelActivated{ModelInfo: m, Warning: warning}, nil
 		}
 	}
 	return 0, nil, api.Errorf(api.CodeInternal, "model %s activated but not listed", name)

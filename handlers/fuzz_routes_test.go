@@ -91,7 +91,7 @@ func (f *recorder) SubmitEvaluation(_ context.Context, req api.EvaluationRequest
 	return api.Job{ID: "j2", State: "queued"}, nil
 }
 func (f *recorder) Cancel(_ context.Context, id string) (api.Job, error) { return api.Job{ID: id}, nil }
-func (f *recorder) Activate(context.Context, string) error               { return nil }
+func (f *recorder) Activate(context.Context, string) (string, error)     { return "", nil }
 func (f *recorder) ModelNames() api.ModelNames {
 	return api.ModelNames{Trainable: []string{"popular"}, Recommenders: []string{"popular"}, Defaults: []string{"popular"}}
 }

@@ -37,7 +37,7 @@ func TestScheduler_activateLoading(t *testing.T) {
 	st := storagetest.Open(t)
 	eng := &loadingEngine{loading: true}
 	s := NewScheduler(st, eng, Options{})
-	err := s.Activate(context.Background(), "itemknn")
+	_, err := s.Activate(context.Background(), "itemknn")
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Code != api.CodeModelNotReady || ae.RetryAfter != 1 {
 		t.Fatalf("activating a loading model: %v, want model_not_ready with Retry-After 1", err)

@@ -14,62 +14,97 @@ import (
 )
 
 // Activate makes a served model the default and records it, so a restart
-// serves it too.
-func (s *Scheduler) Activate(ctx context.Context, name string) error {
+// serves it too. A model over the serving budget is activated all the
+// same, and the warning says by how much.
+func (s *Scheduler) Activate(ctx context.Context, name string) (warning string, err error) {
 	if !recsys.Recommends(name) {
 		if recsys.Known(name) {
-			return api.Errorf(api.CodeNotFound, "%q is not a recommender and cannot answer recommendations", name)
+			return "", api.Errorf(api.CodeNotFound, "%q is not a recommender and cannot answer recommendations", name)
 		}
-		return api.Errorf(api.CodeNotFound, "unknown model %q", name)
+		return "", api.Errorf(api.CodeNotFound, "unknown model %q", name)
 	}
 	loading := s.eng.Loading(name) // before Lookup: a load ends by serving the model
-	if s.eng.Lookup(name) == nil {
+	m := s.eng.Lookup(name)
+	if m == nil {
 		if loading { // not eng.Activate: the load may end meanwhile, and the choice go unrecorded
-			return api.ModelLoading(name)
+			return "", api.ModelLoading(name)
 		}
-		return api.Errorf(api.CodeNotFound, "model %q is not trained yet", name)
+		return "", api.Errorf(api.CodeNotFound, "model %q is not trained yet", name)
 	}
 	if err := s.st.SetActiveModel(ctx, name); err != nil {
-		return err
+		return "", err
 	}
-	return s.eng.Activate(name)
+	if err := s.eng.Activate(name); err != nil {
+		return "", err
+	}
+	return s.opts.Budget.Warning(name, m.Info.ServingCost), nil
 }
 
-// chooseActive picks the trained recommender with the best validation ADG
-// (dissertation §4.7.3's selection rule) when the job is an auto job or no
-// model is active; otherwise it keeps the active model (""). Whether one
-// is active is the store's record, served here: what the engine serves by
-// default can be a model installed before any was chosen (a start's
-// first recommender loaded), which must not stop the first training from
-// choosing.
-func (s *Scheduler) chooseActive(ctx context.Context, models []trained, auto bool) (string, error) {
+// chooseActive picks the model a training job activates when the job is
+// an auto job or no model is active (otherwise it keeps the active model:
+// ""), and lists the candidates over the serving budget (chooseWithin).
+// Whether one is active is the store's record, served here: what the
+// engine serves by default can be a model installed before any was chosen
+// (a start's first recommender loaded), which must not stop the first
+// training from choosing.
+func (s *Scheduler) chooseActive(ctx context.Context, models []trained, auto bool) (string, []api.OverBudget, error) {
 	if !auto {
 		cur, err := s.st.ActiveModel(ctx)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if cur != "" && s.eng.Lookup(cur) != nil {
-			return "", nil
+			return "", nil, nil
 		}
 	}
+	name, over := chooseWithin(models, s.opts.Budget)
+	return name, over, nil
+}
+
+// chooseWithin picks, among the trained recommenders of models, the one
+// with the best validation ADG (dissertation §4.7.3's selection rule,
+// eval.AutoChoice) among those within budget b, and lists the others
+// with by how much they are over. When none is within, it picks the
+// cheapest (the lowest mean cost, then p99, then the first): a machine
+// sized by the budget is best served by the model that comes closest to
+// it, and the candidates a job trains by default include popular, which
+// serves from counts. A model whose cost was not measured is within.
+func chooseWithin(models []trained, b api.ServeBudget) (string, []api.OverBudget) {
 	var names []string
 	var adg []float64
+	var over []api.OverBudget
+	cheapest := -1
+	var cheapestCost *api.ServingCost
 	for _, t := range models {
-		if recsys.Recommends(t.served.Info.Name) {
-			names = append(names, t.served.Info.Name)
-			adg = append(adg, t.served.Info.Validation["adg"])
+		in := t.served.Info
+		if !recsys.Recommends(in.Name) {
+			continue
 		}
+		if o, ok := b.Check(in.Name, in.ServingCost); ok {
+			over = append(over, o)
+			c := in.ServingCost
+			if cheapest < 0 || c.MeanMS < cheapestCost.MeanMS || c.MeanMS == cheapestCost.MeanMS && c.P99MS < cheapestCost.P99MS {
+				cheapest, cheapestCost = len(over)-1, c
+			}
+			continue
+		}
+		names = append(names, in.Name)
+		adg = append(adg, in.Validation["adg"])
+	}
+	if len(names) == 0 && cheapest >= 0 {
+		return over[cheapest].Model, over
 	}
 	if k := eval.AutoChoice(adg); k >= 0 {
-		return names[k], nil
+		return names[k], over
 	}
-	return "", nil
+	return "", over
 }
 
 // publish persists the models of training job j, installs them in the
 // serving engine, and activates the one chooseActive picks, recording the
-// choice. Every model is persisted before any is swapped in: a crash in
-// between leaves the new versions on disk and a restart serves them.
+// choice and the candidates it passed over for their serving cost. Every
+// model is persisted before any is swapped in: a crash in between leaves
+// the new versions on disk and a restart serves them.
 func (s *Scheduler) publish(ctx context.Context, j *api.Job, models []trained) error {
 	bg := context.WithoutCancel(ctx)
 	for _, t := range models {
@@ -89,9 +124,14 @@ func (s *Scheduler) publish(ctx context.Context, j *api.Job, models []trained) e
 			j.Grid = append(j.Grid, api.GridNote{Model: in.Name, Extended: in.GridExtended, Edge: in.GridEdge})
 		}
 	}
-	activate, err := s.chooseActive(bg, models, j.Auto)
+	activate, over, err := s.chooseActive(bg, models, j.Auto)
 	if err != nil {
 		return err
+	}
+	j.OverBudget = over
+	for _, o := range over {
+		s.log.Warn("a candidate is over the serving budget", "model", o.Model, "mean_ms", o.MeanMS, "p99_ms", o.P99MS,
+			"budget", o.Budget, "job", j.ID)
 	}
 	for _, t := range models {
 		s.eng.Install(t.served, t.served.Info.Name == activate)
@@ -101,7 +141,11 @@ func (s *Scheduler) publish(ctx context.Context, j *api.Job, models []trained) e
 			return err
 		}
 		j.Activated = activate
-		s.log.Info("activated the best model by validation ADG", "model", activate, "job", j.ID)
+		if slices.ContainsFunc(over, func(o api.OverBudget) bool { return o.Model == activate }) {
+			s.log.Warn("no candidate is within the serving budget: activated the cheapest", "model", activate, "job", j.ID)
+		} else {
+			s.log.Info("activated the best model by validation ADG within the serving budget", "model", activate, "job", j.ID)
+		}
 	}
 	return nil
 }

@@ -60,7 +60,11 @@ type Options struct {
 	Models []string
 	// Auto makes the triggers' jobs auto-mode jobs (api.TrainRequest):
 	// the model with the best validation ADG becomes the default.
-	Auto   bool
+	Auto bool
+	// Budget bounds the serving cost of the model a training job
+	// activates (api.ServeBudget; zero: no bound): chooseActive passes
+	// over the candidates above it.
+	Budget api.ServeBudget
 	Train  TrainOptions
 	Logger *slog.Logger
 	// Replicated makes the queue the store's, when it is Shared: jobs

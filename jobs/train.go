@@ -209,7 +209,32 @@ func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainO
 		}
 		out = append(out, *t)
 	}
+	if len(recommenders) > 0 {
+		stage("serving cost", 1)
+		if err := measureServingCost(ctx, snap, x, out, opts.Seed); err != nil {
+			return nil, nil, err
+		}
+	}
 	return out, skipped, nil
+}
+
+// measureServingCost times the recommenders of models on the snapshot's
+// users (serving.CostProbe: one fixed sample for all, drawn with the
+// job's seed) and records the figures in their records, which persist
+// them with the version.
+func measureServingCost(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, models []trained, seed int64) error {
+	probe := serving.NewCostProbe(snap, x, serving.CostOptions{Seed: uint64(seed)})
+	for _, t := range models {
+		if !recsys.Recommends(t.served.Info.Name) {
+			continue
+		}
+		c, err := probe.Measure(ctx, t.served)
+		if err != nil {
+			return fmt.Errorf("measuring the serving cost of %s: %w", t.served.Info.Name, err)
+		}
+		t.served.Info.ServingCost = &c
+	}
+	return nil
 }
 
 // trainOther fits a kind that is not a recommender by its registered

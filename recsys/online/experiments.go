@@ -127,7 +127,8 @@ func checkID(id string) error {
 	return nil
 }
 
-// report adds the arms' counters and the test to an experiment. The lists
+// report adds the arms' counters and the test to an experiment, and to a
+// running one the warnings of its arms (Options.ArmWarning). The lists
 // answered so far are written first, so that a report counts them all.
 func (s *Service) report(ctx context.Context, e api.Experiment) (api.ExperimentOut, error) {
 	if err := s.Flush(ctx); err != nil {
@@ -139,6 +140,12 @@ func (s *Service) report(ctx context.Context, e api.Experiment) (api.ExperimentO
 	if !e.Running() {
 		out.State, end = "stopped", e.StoppedAt
 		out.StoppedAt = &e.StoppedAt
+	} else if s.opts.ArmWarning != nil {
+		for _, a := range e.Arms {
+			if w := s.opts.ArmWarning(a.Model); w != "" {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
 	}
 	// A list shown just before midnight may be counted on the next day.
 	counts, err := s.st.OnlineCounts(ctx, e.CreatedAt.UTC().Format(time.DateOnly), end.UTC().Add(24*time.Hour).Format(time.DateOnly))

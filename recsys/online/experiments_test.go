@@ -41,3 +41,27 @@ func TestCreateExperiment_armStillLoading(t *testing.T) {
 		t.Fatalf("once loaded: %+v, %v", out, err)
 	}
 }
+
+// A running experiment's answers carry the warnings of its arms, in arm
+// order; a stopped one's carry none.
+func TestExperiment_armWarnings(t *testing.T) {
+	st := storagetest.Open(t)
+	s := online.New(st, online.Options{ArmWarning: func(model string) string {
+		if model == "kunn" {
+			return "kunn is over the serving budget"
+		}
+		return ""
+	}})
+	ctx := context.Background()
+	in := api.ExperimentIn{Name: "knn vs kunn", Arms: []api.Arm{{Model: "itemknn", Share: 50}, {Model: "kunn", Share: 50}}}
+	out, err := s.CreateExperiment(ctx, in)
+	if err != nil || len(out.Warnings) != 1 || out.Warnings[0] != "kunn is over the serving budget" {
+		t.Fatalf("created %+v (%v), want kunn's warning", out.Warnings, err)
+	}
+	if got, err := s.ExperimentReport(ctx, out.ID); err != nil || len(got.Warnings) != 1 {
+		t.Fatalf("report warnings %q (%v), want kunn's", got.Warnings, err)
+	}
+	if got, err := s.StopExperiment(ctx, out.ID); err != nil || got.State != "stopped" || got.Warnings != nil {
+		t.Fatalf("stopped: %+v (%v), want no warnings", got, err)
+	}
+}

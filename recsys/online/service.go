@@ -51,11 +51,15 @@ type Options struct {
 	Model func(name string) (known, served bool)
 	// Loading, when set, says whether a model not served yet is one the
 	// server's start is still loading (an arm then waits for it).
-	Loading  func(name string) bool
-	Policy   api.Policy
-	Now      func() time.Time
-	Logger   *slog.Logger
-	Registry *prometheus.Registry // nil: no metrics
+	Loading func(name string) bool
+	// ArmWarning, when set, returns a warning for an arm's model ("" for
+	// none): the server warns of an arm over the serving budget, which
+	// the experiment's users are served by all the same.
+	ArmWarning func(model string) string
+	Policy     api.Policy
+	Now        func() time.Time
+	Logger     *slog.Logger
+	Registry   *prometheus.Registry // nil: no metrics
 }
 
 // Defaults.

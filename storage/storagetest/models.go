@@ -42,7 +42,8 @@ func testModels(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutModel(bg, api.ModelInfo{Name: "als", Version: versions[0]}, []byte("als")); err != nil {
+	cost := &api.ServingCost{MeanMS: 0.25, P50MS: 0.2, P99MS: 1.5, Requests: 1000}
+	if err := s.PutModel(bg, api.ModelInfo{Name: "als", Version: versions[0], ServingCost: cost}, []byte("als")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetActiveModel(bg, "knn"); err != nil {
@@ -63,6 +64,11 @@ func testModels(t *testing.T, open Opener) {
 	}
 	if ms[1].Params["k"] != 50 {
 		t.Fatalf("params = %v", ms[1].Params)
+	}
+	// The serving cost is kept with the version; a version stored without
+	// one reads as not measured.
+	if ms[0].ServingCost == nil || *ms[0].ServingCost != *cost || ms[1].ServingCost != nil {
+		t.Fatalf("serving costs %+v and %+v, want %+v and none", ms[0].ServingCost, ms[1].ServingCost, cost)
 	}
 	for _, v := range versions[1:] {
 		b, err := s.ModelBlob(bg, "knn", v)

@@ -56,6 +56,9 @@ func CompareMigrated(tb testing.TB, got, want backend.Store, online bool) {
 	if err != nil || len(models) != 1 || models[0].Name != "popular" || !models[0].Active {
 		tb.Fatalf("models %+v (%v), want the one active popular model", models, err)
 	}
+	if models[0].ServingCost != nil {
+		tb.Fatalf("a model stored without a serving cost (the fixtures were written before costs were measured) reads as measured: %+v", models[0].ServingCost)
+	}
 	blob, err := got.ModelBlob(bg, "popular", models[0].Version)
 	if err != nil || !bytes.Equal(blob, SchemaFillBlob) {
 		tb.Fatalf("model blob %q (%v), want %q", blob, err, SchemaFillBlob)

@@ -23,8 +23,15 @@ function outcome(j) {
   for (const sk of j.skipped || []) {
     out.push(h('p', {class: 'small warn skipped', 'data-model': sk.model}, 'Skipped ', h('strong', {}, sk.model), ': ', sk.reason));
   }
+  const over = j.over_budget || [];
+  for (const o of over) {
+    out.push(h('p', {class: 'small warn over-budget', 'data-model': o.model}, 'Over the serving budget ', h('code', {}, o.budget), ': ',
+      h('strong', {}, o.model), ` (mean ${o.mean_ms.toFixed(3)} ms, p99 ${o.p99_ms.toFixed(3)} ms of CPU a request, ${o.factor.toFixed(1)}× the budget)`));
+  }
   if (j.activated) {
-    out.push(h('p', {class: 'small'}, 'Activated ', h('strong', {}, j.activated), j.auto ? ': the best validation ADG (auto).' : '.'));
+    const why = over.some((o) => o.model === j.activated) ? ': no candidate is within the serving budget, and it is the cheapest.' :
+      (j.auto || over.length ? ': the best validation ADG within the serving budget.' : '.');
+    out.push(h('p', {class: 'small'}, 'Activated ', h('strong', {}, j.activated), why));
   }
   if (j.report_id) {
     out.push(h('p', {class: 'small'}, 'Report: ', h('a', {href: reportHref(j.report_id), class: 'report-link'}, j.report_id)));

@@ -126,6 +126,7 @@ function modelsTable(models, recommenders, signal, reload) {
         try {
           const info = await post('/admin/models/' + seg(m.name) + '/activate', undefined, {signal});
           msg.append(h('p', {class: 'ok', role: 'status'}, `${info.name} ${info.version} now answers recommendations by default.`));
+          if (info.warning) msg.append(h('p', {class: 'warn', id: 'activate-warning'}, info.warning));
           reload();
         } catch (err) {
           if (isAbort(err)) return;
@@ -136,17 +137,27 @@ function modelsTable(models, recommenders, signal, reload) {
     }
     const val = m.validation || {};
     return h('tr', {class: (newest ? '' : 'older ') + (m.active ? 'active-row' : ''), 'data-model': m.name},
-      td(h('strong', {}, m.name)),
-      td(m.version, {class: 'mono', title: m.job_id ? `trained by job ${m.job_id}` : ''}),
+      td([h('strong', {}, m.name), h('div', {class: 'mono small version', title: m.job_id ? `trained by job ${m.job_id}` : ''}, m.version)]),
       td(action),
       ...metrics.map((k) => td(fmtNum(val[k]), {class: 'num' + (newest && val[k] === best[k] ? ' best' : '')})),
       td(paramPairs(m.params), {class: 'params'}),
       td(fmtDate(m.trained_at).split(' ').map((part, i) => [i ? ' ' : '', h('span', {class: 'nowrap'}, part)])),
       td(fmtSeconds(m.train_seconds), {class: 'num'}),
+      servingCost(m.serving_cost),
       td(fmtBytes(m.bytes), {class: 'num nowrap'}));
   });
-  return [msg, table(['Model', 'Version', '', ...metrics.map((k) => h('th', {class: 'num'}, k)), 'Params', 'Trained', 'Train time', 'Size'],
+  const costHead = h('th', {class: 'num', title: 'CPU time of one core per recommendation request (n = 10), measured after training on a fixed sample of users: the mean, and the p99 below it'}, 'Serve ms');
+  return [msg, table(['Model', '', ...metrics.map((k) => h('th', {class: 'num'}, k)), 'Params', 'Trained', 'Train time', costHead, 'Size'],
     rows, {class: 'models-table'})];
+}
+
+// servingCost is the cell of a version's measured serving cost: the mean
+// CPU ms per request, the p99 under it; a dash when it was not measured
+// (the content metric, versions trained before the measure).
+function servingCost(c) {
+  if (!c) return td('–', {class: 'num serving-cost'});
+  return td([h('span', {class: 'nowrap'}, c.mean_ms.toFixed(3)), ' ', h('span', {class: 'nowrap small muted'}, `p99 ${c.p99_ms.toFixed(3)}`)],
+    {class: 'num serving-cost', title: `mean ${c.mean_ms.toFixed(3)} ms, p50 ${c.p50_ms.toFixed(3)} ms, p99 ${c.p99_ms.toFixed(3)} ms over ${c.requests} requests`});
 }
 
 // paramPairs lists the parameters as name=value pairs that wrap between

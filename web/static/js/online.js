@@ -84,6 +84,7 @@ function experimentCard(e, signal, reload) {
     ` (${e.test.reason})`) : h('p', {id: 'experiment-winner', class: 'muted'}, e.test.reason);
   return h('div', {'data-experiment': e.id},
     h('p', {}, h('strong', {}, e.name), ` ${e.id}, started ${fmtDate(e.created_at)}; α = ${e.alpha}, at least ${fmtInt(e.min_impressions)} shown per arm`),
+    (e.warnings || []).map((w) => h('p', {class: 'small warn experiment-warning'}, w)),
     table(['arm', 'share', 'shown', 'clicks', 'CTR [95%]', 'conversion [95%]'], rows, {id: 'experiment-arms'}),
     chart(160, lineChart({series, xTicks: e.arms.map((_, k) => k), xFormat: (k) => e.arms[k] ? e.arms[k].model : '', yFormat: pct}), 'CTR per arm'),
     verdict,
