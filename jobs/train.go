@@ -264,21 +264,10 @@ func trainOther(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, name 
 	return &trained{served: &serving.Served{Info: info, Model: t.Model}, blob: blob}, "", nil
 }
 
-// trainModels fits each model on the snapshot: the main and secondary
-// parameters are chosen on a 10% validation split by ADG (dissertation §4.7.3), then the
-// model is refitted with them on all the data.
-func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts TrainOptions, stage stageFunc) ([]trained, error) {
-	if len(snap.Users) == 0 {
-		return nil, api.Errorf(api.CodeConflict, "there are no relevant interactions to train on")
-	}
-	x, err := snapshotMatrix(snap)
-	if err != nil {
-		return nil, err
-	}
-	return trainModelsOn(ctx, snap, x, names, opts, stage)
-}
-
-// trainModelsOn is trainModels on x, the snapshot's matrix.
+// trainModelsOn fits each recommender on x, the snapshot's matrix: the
+// main and secondary parameters are chosen on a 10% validation split by
+// ADG (dissertation §4.7.3), then the model is refitted with them on all
+// the data.
 func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []string, opts TrainOptions, stage stageFunc) ([]trained, error) {
 	stage("validation split", 0)
 	split, err := eval.NewSplit(&eval.Dataset{UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items},

@@ -81,12 +81,3 @@ func fileName(name string) string {
 	}
 	return m
 }
-
-// febrTemplate is a copy of the FEBR options a search starts from: o, or
-// the zero options when o holds none.
-func febrTemplate(o recsys.Options) febr.Options {
-	if fo, ok := o.(*febr.Options); ok && fo != nil {
-		return *fo
-	}
-	return febr.Options{}
-}

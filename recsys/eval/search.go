@@ -173,7 +173,7 @@ const FEBRSeed = 1
 // set. t.Options is the template of the FEBR fits (seeded by FEBRSeed unless
 // set). step is called after the final fit.
 func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, tuning Tuning, dump bool, step func()) (*foldResult, error) {
-	if fo := febrTemplate(tuning.Options); fo.Seed == 0 {
+	if fo := febr.CopyOptions(tuning.Options); fo.Seed == 0 {
 		fo.Seed = FEBRSeed
 		tuning.Options = &fo
 	}

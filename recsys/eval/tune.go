@@ -200,7 +200,7 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 			return nil, err
 		}
 	}
-	fo := febrTemplate(t.Options)
+	fo := febr.CopyOptions(t.Options)
 	var bases *baseEdges
 	if name == febr.BlendName {
 		fo.Blend, bases = blendBaseSearch(fo.Blend, t)

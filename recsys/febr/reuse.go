@@ -22,9 +22,10 @@ func serviceOptions(seed uint64) recsys.Options {
 	return &Options{Seed: seed, MemoryBudget: ServiceMemory}
 }
 
-// copyOptions is a copy of o as FEBR's options, the zero options when o is
-// nil or another family's.
-func copyOptions(o recsys.Options) Options {
+// CopyOptions is a copy of o as FEBR's options, the zero options when o
+// is nil or another family's: the template a search or a reuse starts
+// from.
+func CopyOptions(o recsys.Options) Options {
 	if fo, ok := o.(*Options); ok && fo != nil {
 		return *fo
 	}
@@ -39,7 +40,7 @@ func copyOptions(o recsys.Options) Options {
 func (v variant) reuse() *recsys.Reuse {
 	return &recsys.Reuse{
 		Search: func(o recsys.Options, fits map[string]recsys.Fit, _ recsys.Holdout, _ bool) recsys.Options {
-			fo := copyOptions(o)
+			fo := CopyOptions(o)
 			if v.affinity == affSLIM {
 				fo.SLIM = fits["slim"].Tuned
 			}
@@ -95,7 +96,7 @@ func sameSLIM(slim recsys.Model, p recsys.Params) bool {
 // parameters are the job's: the same fit, so the same model.
 var blendReuse = &recsys.Reuse{
 	Search: func(o recsys.Options, fits map[string]recsys.Fit, h recsys.Holdout, large bool) recsys.Options {
-		fo := copyOptions(o)
+		fo := CopyOptions(o)
 		if !large {
 			return &fo
 		}
