@@ -49,6 +49,7 @@ type scaleConfig struct {
 	Rate         float64
 	Ingest       scaleIngestConfig
 	CPUProfile   string
+	MemProfile   string
 }
 
 // ScaleResult is what `recsys scale --json` writes.
@@ -111,6 +112,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&generateOnly, "generate-only", false, "write events.csv and stop")
 	fs.BoolVar(&c.ImportOnly, "import-only", false, "stop after the import (no training, no serving)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "passed to train: write a CPU profile of the training to this file")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "passed to train: write a heap profile at the training's peak to this file")
 	fs.BoolVar(&c.Incremental, "incremental-import", false, "import with --incremental (5,000-event transactions), the path before the bulk load")
 	fs.BoolVar(&c.ServeOnly, "serve-only", false, "serve DIR/scale.db as an earlier run left it (imported and trained) and run the load: no generation, import or training")
 	fs.Float64Var(&c.Rate, "rate", 0, "pace the serving load to this many requests/s in all (0: as fast as the clients can)")
@@ -194,6 +196,9 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	trainArgs := []string{"train", "--db", db, "--models", c.Models, "--stats", statsFile, "--validation-users", strconv.Itoa(c.ValUsers)}
 	if c.CPUProfile != "" {
 		trainArgs = append(trainArgs, "--cpuprofile", c.CPUProfile)
+	}
+	if c.MemProfile != "" {
+		trainArgs = append(trainArgs, "--memprofile", c.MemProfile)
 	}
 	st, err = runChild(ctx, c.TrainTimeout, stderr, io.MultiWriter(stderr, &trainErr), exe, trainArgs...)
 	res.TrainPeakRSS = st.peakRSS

@@ -19,7 +19,7 @@ import (
 
 // runTrain fits models on the stored data as a recorded job, persists them
 // and sets the active model; a server started afterwards serves them.
-func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	db := dbFlag(fs, "./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db (env RECSYS_DB)")
@@ -28,6 +28,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	statsOut := fs.String("stats", "", "write the time and peak memory of every stage, and the records of the models stored (their serving cost included), as JSON to this file")
 	valUsers := fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the training to this file (go tool pprof)")
+	memProfile := fs.String("memprofile", "", "write a heap profile to this file at the training's peak of live heap (go tool pprof)")
 	budgetSpec := fs.String("serve-budget", envOr("RECSYS_SERVE_BUDGET", api.DefaultServeBudget.String()), serveBudgetUsage+" (env RECSYS_SERVE_BUDGET)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -46,6 +47,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		stop := peakHeapProfile(*memProfile)
+		defer func() {
+			if perr := stop(); perr != nil && err == nil {
+				err = perr
+			}
+		}()
 	}
 	modelsSet := false
 	fs.Visit(func(f *flag.Flag) { modelsSet = modelsSet || f.Name == "models" })

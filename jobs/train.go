@@ -326,13 +326,21 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		if err != nil {
 			return nil, err
 		}
+		// The model served is the one persisted, decoded from its blob:
+		// it holds lists of its own where the fit's are views of the
+		// job's neighbour cache at k_max (recsys.Neighbours.Truncate),
+		// which the job frees when it ends.
+		served, err := recsys.Load(blob)
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", name, err)
+		}
 		info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs), Items: countIDs(snap.ItemIDs),
 			Positives: x.NNZ(), Params: recsys.ParamsOf(m), TrainSeconds: time.Since(start).Seconds(),
 			Validation: map[string]float64{}, GridExtended: t.Extended, GridEdge: t.AtEdge}
 		for i, key := range metrics.Names {
 			info.Validation[key] = val[i]
 		}
-		out = append(out, trained{served: &serving.Served{Info: info, Model: m}, blob: blob})
+		out = append(out, trained{served: &serving.Served{Info: info, Model: served}, blob: blob})
 		if reused[name] {
 			fits[name] = recsys.Fit{Tuned: t.Model, TunedParams: t.Params, Full: m, FullParams: p}
 		}

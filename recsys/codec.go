@@ -52,11 +52,13 @@ func newDecoder(data []byte, name string) *blob.Decoder {
 func WriteNeighbours(e *blob.Encoder, nb *Neighbours) {
 	e.Uvarint(uint64(nb.Rows()))
 	for r := 0; r < nb.Rows(); r++ {
-		e.Uvarint(uint64(nb.ptr[r+1] - nb.ptr[r]))
+		e.Uvarint(uint64(len(nb.Row(r))))
 	}
-	for _, x := range nb.ent {
-		e.Uint32(x.Index)
-		e.Float64(x.Value)
+	for r := 0; r < nb.Rows(); r++ {
+		for _, x := range nb.Row(r) {
+			e.Uint32(x.Index)
+			e.Float64(x.Value)
+		}
 	}
 }
 

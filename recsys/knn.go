@@ -35,39 +35,60 @@ func CompareNeighbours(a, b Neighbour) int {
 // (dissertation §4.5.6: O(n·k_max) memory). Only entries with a positive
 // value are stored: a neighbour that shares no user (or item) with the row
 // adds nothing to any aggsum score (§4.5.5), so dropping it is exact.
+//
+// A truncation (Truncate) is a view: it shares the entries of the lists
+// it was cut from and reads a prefix of each row, so a grid search over k
+// holds the k_max lists once, not once per k.
 type Neighbours struct {
 	ptr []int
 	ent []Neighbour
+	// cut, when set, cuts every row to its first k entries.
+	cut bool
+	k   int
 }
 
 // Rows is the number of rows.
 func (nb *Neighbours) Rows() int { return len(nb.ptr) - 1 }
 
 // Row returns the neighbour list of row r, best first. Do not modify it.
-func (nb *Neighbours) Row(r int) []Neighbour { return nb.ent[nb.ptr[r]:nb.ptr[r+1]] }
+func (nb *Neighbours) Row(r int) []Neighbour {
+	lo, hi := nb.ptr[r], nb.ptr[r+1]
+	if nb.cut {
+		hi = min(hi, lo+nb.k)
+	}
+	return nb.ent[lo:hi]
+}
 
-// Len is the total number of stored entries.
-func (nb *Neighbours) Len() int { return len(nb.ent) }
+// Len is the total number of entries in the rows.
+func (nb *Neighbours) Len() int {
+	if !nb.cut {
+		return len(nb.ent)
+	}
+	n := 0
+	for r := 0; r < nb.Rows(); r++ {
+		n += min(nb.ptr[r+1]-nb.ptr[r], nb.k)
+	}
+	return n
+}
 
 // MaxRow is the length of the longest row.
 func (nb *Neighbours) MaxRow() int {
 	m := 0
 	for r := 0; r < nb.Rows(); r++ {
-		m = max(m, nb.ptr[r+1]-nb.ptr[r])
+		m = max(m, len(nb.Row(r)))
 	}
 	return m
 }
 
 // Truncate keeps the first k entries of every row: ktrunc, dissertation
-// Algorithm 4.1, applied to lists already in KNN order.
+// Algorithm 4.1, applied to lists already in KNN order. The result shares
+// nb's entries (Clone copies them out).
 func (nb *Neighbours) Truncate(k int) *Neighbours {
-	out := &Neighbours{ptr: make([]int, 1, nb.Rows()+1)}
-	for r := 0; r < nb.Rows(); r++ {
-		row := nb.Row(r)
-		out.ent = append(out.ent, row[:min(k, len(row))]...)
-		out.ptr = append(out.ptr, len(out.ent))
+	k = max(k, 0)
+	if nb.cut {
+		k = min(k, nb.k)
 	}
-	return out
+	return &Neighbours{ptr: nb.ptr, ent: nb.ent, cut: true, k: k}
 }
 
 // Reverse returns, for every column j < nCols, the rows r whose list holds
@@ -76,13 +97,15 @@ func (nb *Neighbours) Truncate(k int) *Neighbours {
 // (Thm 4.3).
 func (nb *Neighbours) Reverse(nCols int) *Neighbours {
 	ptr := make([]int, nCols+1)
-	for _, e := range nb.ent {
-		ptr[e.Index+1]++
+	for r := 0; r < nb.Rows(); r++ {
+		for _, e := range nb.Row(r) {
+			ptr[e.Index+1]++
+		}
 	}
 	for c := 0; c < nCols; c++ {
 		ptr[c+1] += ptr[c]
 	}
-	ent := make([]Neighbour, len(nb.ent))
+	ent := make([]Neighbour, ptr[nCols])
 	next := slices.Clone(ptr[:nCols])
 	for r := 0; r < nb.Rows(); r++ {
 		for _, e := range nb.Row(r) {
@@ -95,9 +118,18 @@ func (nb *Neighbours) Reverse(nCols int) *Neighbours {
 
 // Clone returns a copy of the lists that shares no memory with nb: the
 // caller that made it may change its rows (Row) in place, their values or
-// their order, which nb's own rows never allow.
+// their order, which nb's own rows never allow. A truncation's copy holds
+// its prefixes alone.
 func (nb *Neighbours) Clone() *Neighbours {
-	return &Neighbours{ptr: slices.Clone(nb.ptr), ent: slices.Clone(nb.ent)}
+	if !nb.cut {
+		return &Neighbours{ptr: slices.Clone(nb.ptr), ent: slices.Clone(nb.ent)}
+	}
+	out := &Neighbours{ptr: make([]int, 1, nb.Rows()+1), ent: make([]Neighbour, 0, nb.Len())}
+	for r := 0; r < nb.Rows(); r++ {
+		out.ent = append(out.ent, nb.Row(r)...)
+		out.ptr = append(out.ptr, len(out.ent))
+	}
+	return out
 }
 
 // fromRows assembles per-row lists into one Neighbours value.

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/recsys-engine/recsys/recsys/blob"
 	"github.com/recsys-engine/recsys/recsys/internal/brute"
 )
 
@@ -109,6 +110,40 @@ func TestNeighbours_Truncate_isPrefix(t *testing.T) {
 	full, _ := ItemCosineKNN(context.Background(), x, 20, nil)
 	small, _ := ItemCosineKNN(context.Background(), x, 4, nil)
 	checkLists(t, full.Truncate(4), func(r int) []Neighbour { return small.Row(r) })
+}
+
+// A truncation is a view of the lists it was cut from; everything read
+// through it (a further cut, Len, MaxRow, Reverse, Clone, the encoding)
+// is what lists computed at that k give, and cutting to 0 leaves no entry.
+func TestNeighbours_Truncate_view(t *testing.T) {
+	x, _ := randomMatrix(t, 5, 60, 40, 0.25)
+	full, _ := ItemCosineKNN(context.Background(), x, 20, nil)
+	k3, _ := ItemCosineKNN(context.Background(), x, 3, nil)
+	view := full.Truncate(8).Truncate(3)
+	if &view.ent[0] != &full.ent[0] {
+		t.Fatal("the truncation copied the entries")
+	}
+	if view.Len() != k3.Len() || view.MaxRow() != k3.MaxRow() || view.Truncate(10).Len() != k3.Len() {
+		t.Fatalf("Len %d, MaxRow %d, a longer cut's Len %d; want %d, %d, %d", view.Len(), view.MaxRow(), view.Truncate(10).Len(), k3.Len(), k3.MaxRow(), k3.Len())
+	}
+	for _, got := range []*Neighbours{view.Reverse(x.Items()), view.Clone().Reverse(x.Items())} {
+		want := k3.Reverse(x.Items())
+		checkLists(t, got, func(r int) []Neighbour { return want.Row(r) })
+	}
+	if c := view.Clone(); len(c.ent) != k3.Len() {
+		t.Fatalf("the clone of a cut holds %d entries, want %d", len(c.ent), k3.Len())
+	}
+	enc := func(nb *Neighbours) string {
+		var e blob.Encoder
+		WriteNeighbours(&e, nb)
+		return string(e.Bytes())
+	}
+	if enc(view) != enc(k3) {
+		t.Fatal("a cut encodes unlike lists computed at its k")
+	}
+	if z := full.Truncate(0); z.Len() != 0 || z.MaxRow() != 0 {
+		t.Fatalf("Truncate(0): %d entries", z.Len())
+	}
 }
 
 func TestItemCosineKNN_cancelled(t *testing.T) {

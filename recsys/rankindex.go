@@ -56,6 +56,10 @@ const (
 	rankBlocks   = 128
 	rankMinBlock = 64
 	rankLead     = 8
+	// rankSparse: a query whose history's reversed rows hold at most
+	// nItems/rankSparse entries scores the items they reach alone
+	// (sparseTop) instead of pushing whole blocks through the heap.
+	rankSparse = 8
 )
 
 // rankIndex holds the reversed lists of an item-item affinity A (row j:
@@ -114,7 +118,9 @@ type rankEntry struct {
 }
 
 type rankScratch struct {
-	rest    []bool // blocks left to the one pass
+	seen    []uint64 // sparse: a bit per item, set while it is in touched
+	touched []uint32 // sparse: the items the history's rows reach
+	rest    []bool   // blocks left to the one pass
 	hist    []uint32
 	ub      []float64
 	pending []blockBound // bounds computed, blocks not yet scored: ascending ub
@@ -324,6 +330,11 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	for _, j := range sc.hist {
 		full += x.ptr[j+1] - x.ptr[j]
 	}
+	if full <= x.nItems/rankSparse {
+		if top, ok := x.sparseTop(sc, popularity, skip, n, scores); ok {
+			return top
+		}
+	}
 	perBlock := 4*len(sc.hist) + full/max(1, nb)
 	spent := 0
 	for {
@@ -378,6 +389,51 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	top := q.sorted()
 	sc.heap = top
 	return slices.Clone(top)
+}
+
+// sparseTop is topN when the history's reversed rows hold few entries
+// against the catalogue (a million items, short lists): it scores the
+// items those rows reach, in one pass adding each item's terms in the
+// order of the history as the full scorer does, and selects among them.
+// Every other item scores 0, so when at least n of the reached items pass
+// skip with a positive score they are the answer, in the same order and
+// with the same scores as scoring every item; otherwise ok is false and
+// the blocks answer.
+func (x *rankIndex) sparseTop(sc *rankScratch, popularity []uint32, skip func(uint32) bool, n int, scores []float64) (_ []uint32, ok bool) {
+	if len(sc.seen) < (x.nItems+63)/64 {
+		sc.seen = make([]uint64, (x.nItems+63)/64)
+	}
+	touched := sc.touched[:0]
+	for _, j := range sc.hist {
+		for _, e := range x.row(j) {
+			if w, b := e.item/64, uint64(1)<<(e.item%64); sc.seen[w]&b == 0 {
+				sc.seen[w] |= b
+				touched = append(touched, e.item)
+				scores[e.item] = 0
+			}
+		}
+	}
+	for _, j := range sc.hist {
+		for _, e := range x.row(j) {
+			scores[e.item] += e.value
+		}
+	}
+	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: sc.heap[:0]}
+	positive := 0
+	for _, i := range touched {
+		sc.seen[i/64] = 0
+		if scores[i] > 0 && !skip(i) {
+			positive++
+			q.push(i)
+		}
+	}
+	sc.touched = touched
+	top := q.sorted()
+	sc.heap = top
+	if positive < n {
+		return nil, false
+	}
+	return slices.Clone(top), true
 }
 
 // rangeBounds adds to pending the bounds of blocks from..to−1, each

@@ -29,16 +29,18 @@ func fullTopN(m Model, history, pop []uint32, skip func(uint32) bool, n int, sco
 // the same items in the same order with bit-identical scores as scoring
 // the whole catalogue, over users, list lengths (past the catalogue too),
 // filters, histories with unknown and repeated items, a catalogue larger
-// than the model, and data whose scores tie.
+// than the model, data whose scores tie, and a wide catalogue whose
+// queries reach few items (rankIndex.sparseTop).
 func TestRankTop_sameAsFullScoring(t *testing.T) {
 	skewed := generated(t, 5, 600, 700, 40)
 	ties, _ := randomMatrix(t, 6, 60, 300, 0.03) // few co-occurrences: many equal scores
+	wide := generated(t, 7, 300, 20000, 30)      // short rows on a wide catalogue: the sparse path
 	negatives := 0                               // the sparse EASE's weights below 0
 	defer func() { mustNegative(t, negatives) }()
 	for _, data := range []struct {
 		name string
 		x    *Matrix
-	}{{"skewed", skewed}, {"ties", ties}} {
+	}{{"skewed", skewed}, {"ties", ties}, {"wide", wide}} {
 		for _, k := range []int{5, 50} {
 			m, neg := sparseEASE(t, data.x, k)
 			negatives += neg

@@ -144,7 +144,14 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 				bp, bestADG = p, v[metrics.MADG]
 				best.Model, best.Validation = m, v
 			}
-			prev, prevP = m, p
+			// Keep the fit for a warm start only when the next one may
+			// take it (recsys.WarmStart; the last of a batch, for the
+			// next batch): at a million items a fit's lists take
+			// gigabytes.
+			prev, prevP = nil, p
+			if c+1 == len(cs) || recsys.WarmStart(p, cs[c+1]) {
+				prev = m
+			}
 			if t.OnFit != nil {
 				t.OnFit()
 			}
