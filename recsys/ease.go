@@ -540,6 +540,7 @@ func (m *EASE) UnmarshalBinary(data []byte) error {
 		}
 		if d.Err() == nil {
 			out.side = newRankedItemSide(n, fwd)
+			out.side.rank.prepare() // a decoded model is about to serve
 		}
 	case mode == 0:
 		out.active, out.b = readDenseB(d, n)

@@ -125,5 +125,6 @@ func (m *ItemP) UnmarshalBinary(data []byte) error {
 	}
 	m.k, m.l1, m.l2 = k, l1, l2
 	m.side = newRankedItemSide(n, fwd)
+	m.side.rank.prepare() // a decoded model is about to serve
 	return nil
 }

@@ -108,6 +108,7 @@ type rankIndex struct {
 	// does not increase with b, as items are placed by decreasing row sum.
 	bound []float64
 	pool  sync.Pool // *rankScratch
+	once  sync.Once // bmax and boff built (blocks)
 }
 
 // rankEntry is one entry A(item, j) of reversed row j.
@@ -201,20 +202,6 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 	for x.shift = 0; 1<<x.shift < rankMinBlock || (nItems+1<<x.shift-1)>>x.shift > rankBlocks; x.shift++ {
 	}
 	nb := x.nBlocks()
-	x.bmax = make([]float32, nItems*nb)
-	x.boff = make([]uint32, nItems*(nb+1))
-	for j := 0; j < nItems; j++ {
-		m, off := x.bmax[j*nb:][:nb], x.boff[j*(nb+1):][:nb+1]
-		row := x.row(uint32(j))
-		for _, e := range row {
-			b := x.block(e.pos)
-			m[b] = max(m[b], roundUp32(e.value))
-			off[b+1]++
-		}
-		for b := range nb {
-			off[b+1] += off[b]
-		}
-	}
 	// A score adds some of the item's row entries. Rounded, each partial
 	// sum stays below the sum P of the positive entries added so far
 	// times (1+2⁻⁵³) per addition: a negative term lowers the exact sum,
@@ -230,6 +217,33 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 	x.pool.New = func() any { return &rankScratch{rest: make([]bool, nb), ub: make([]float64, nb)} }
 	return x
 }
+
+// blocks builds the per-row block maxima and offsets (bmax, boff) on the
+// first top-n query that needs them, or at prepare: a fit scored by
+// validation alone (accumulate) never does, and at a million items they
+// take 8·rankBlocks bytes per item.
+func (x *rankIndex) blocks() {
+	x.once.Do(func() {
+		nItems, nb := x.nItems, x.nBlocks()
+		x.bmax = make([]float32, nItems*nb)
+		x.boff = make([]uint32, nItems*(nb+1))
+		for j := 0; j < nItems; j++ {
+			m, off := x.bmax[j*nb:][:nb], x.boff[j*(nb+1):][:nb+1]
+			for _, e := range x.row(uint32(j)) {
+				b := x.block(e.pos)
+				m[b] = max(m[b], roundUp32(e.value))
+				off[b+1]++
+			}
+			for b := range nb {
+				off[b+1] += off[b]
+			}
+		}
+	})
+}
+
+// prepare builds what queries build lazily (blocks), for a model about to
+// serve.
+func (x *rankIndex) prepare() { x.blocks() }
 
 // scoreRest scores the items of the given blocks (not yet scored) in one
 // pass over the history's rows, each item's terms added in ascending j as
@@ -441,6 +455,7 @@ func (x *rankIndex) sparseTop(sc *rankScratch, popularity []uint32, skip func(ui
 // adds an item's terms (capped by the block's static bound), and returns
 // it in ascending order of bound.
 func (x *rankIndex) rangeBounds(sc *rankScratch, from, to int, pending []blockBound) []blockBound {
+	x.blocks()
 	nb := x.nBlocks()
 	ub := sc.ub[from:to]
 	clear(ub)
@@ -459,6 +474,7 @@ func (x *rankIndex) rangeBounds(sc *rankScratch, from, to int, pending []blockBo
 // scoreBlock sets the exact scores of the items of block b: each item's
 // terms added in ascending j, as the full scorer adds them.
 func (x *rankIndex) scoreBlock(sc *rankScratch, b int, scores []float64) {
+	x.blocks()
 	lo, hi := x.span(b)
 	for p := lo; p < hi; p++ {
 		scores[x.order[p]] = 0
