@@ -30,8 +30,10 @@ func RankHeldOutLive(ctx context.Context, m Model, train *Matrix, live [][]uint3
 		tops = make([][]Neighbour, nu)
 	}
 	ranker := NewRanker(pop, ni)
+	sparse, _ := m.(SparseScorer)
 	err := ParallelFor(ctx, nu, 16, "", nil, func() func(lo, hi int) {
 		scores := make([]float64, ni)
+		var touched []uint32
 		return func(lo, hi int) {
 			for u := lo; u < hi; u++ {
 				need := top > 0
@@ -44,6 +46,18 @@ func RankHeldOutLive(ctx context.Context, m Model, train *Matrix, live [][]uint3
 				history, self := train.Row(u), u
 				if live != nil && live[u] != nil {
 					history, self = live[u], -1
+				}
+				if sparse != nil && top == 0 {
+					var ok bool
+					if touched, ok = sparse.ScoreSparse(history, scores, touched); ok {
+						// Every item the history does not reach scores 0.
+						for s, set := range sets {
+							if len(set[u]) > 0 {
+								ranks[s][u] = ranker.RanksSparse(scores, touched, history, set[u])
+							}
+						}
+						continue
+					}
 				}
 				ScoreUser(m, self, history, scores)
 				for s, set := range sets {

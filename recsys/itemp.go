@@ -79,6 +79,12 @@ func (m *ItemP) RankTop(history []uint32, popularity []uint32, skip func(uint32)
 
 func (m *ItemP) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
 
+// ScoreSparse scores the items the history reaches through the reversed
+// lists alone, when that is few of a wide catalogue (SparseScorer).
+func (m *ItemP) ScoreSparse(history []uint32, scores []float64, touched []uint32) ([]uint32, bool) {
+	return m.side.rank.scoreSparse(history, scores, touched)
+}
+
 // Similar returns KNN(i) with A(i, j), best first (for SLIM: by cosine
 // order, with the learnt weights; zero weights are not stored).
 func (m *ItemP) Similar(item uint32) []Neighbour {

@@ -120,6 +120,115 @@ func (rk *Ranker) Ranks(scores []float64, exclude, relevant []uint32) []int {
 	return out
 }
 
+// SparseScorer is implemented by models whose score is 0 for every item a
+// history does not reach, which on a wide catalogue is most of them.
+// ScoreSparse appends to touched[:0] the items the history reaches, each
+// once, and sets their scores in scores (as Score would; every score it
+// sets is at least 0); the other entries of scores are left as they were,
+// and Score gives them 0. It returns false, setting nothing, when it
+// would not save work (the caller then scores every item).
+type SparseScorer interface {
+	ScoreSparse(history []uint32, scores []float64, touched []uint32) ([]uint32, bool)
+}
+
+// RanksSparse is Ranks for scores that are 0 outside touched (a
+// SparseScorer's): only the touched items' entries of scores are read.
+// The touched items are placed among the relevant ones as Ranks places
+// every item; the others all score 0, so those ranked before a relevant
+// item of score 0 are the ones with a lower tie position, counted from
+// the positions. A user costs O(|touched|·log|touched| + |exclude| +
+// |relevant|²) instead of a pass over the catalogue. touched must not
+// repeat an item, and its scores must be at least 0; exclude is sorted
+// ascending and disjoint from relevant.
+func (rk *Ranker) RanksSparse(scores []float64, touched, exclude, relevant []uint32) []int {
+	h := len(relevant)
+	out := make([]int, h)
+	if h == 0 {
+		return out
+	}
+	prank := rk.prank
+	sortedT := slices.Sorted(slices.Values(touched))
+	isTouched := func(i uint32) bool { _, ok := slices.BinarySearch(sortedT, i); return ok }
+	score := func(i uint32) float64 {
+		if isTouched(i) {
+			return scores[i]
+		}
+		return 0
+	}
+	order := make([]int, h) // positions of relevant, best first
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ia, ib := relevant[a], relevant[b]
+		sa, sb := score(ia), score(ib)
+		switch {
+		case a == b:
+			return 0
+		case sa > sb || (sa == sb && prank[ia] < prank[ib]):
+			return -1
+		}
+		return 1
+	})
+	rs, rp := make([]float64, h), make([]int32, h)
+	for q, k := range order {
+		rs[q], rp[q] = score(relevant[k]), prank[relevant[k]]
+	}
+	sortedRel := slices.Sorted(slices.Values(relevant))
+	// diff[q] counts the touched items ranked after exactly q relevant
+	// items, as in Ranks.
+	diff := make([]int, h+1)
+	tpos := make([]int32, 0, len(touched)) // tie positions of the touched
+	for _, i := range touched {
+		tpos = append(tpos, prank[i])
+		if _, ex := slices.BinarySearch(exclude, i); ex {
+			continue
+		}
+		if _, rel := slices.BinarySearch(sortedRel, i); rel {
+			continue
+		}
+		s, p := scores[i], prank[i]
+		lo, hi := 0, h
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if rs[mid] > s || (rs[mid] == s && rp[mid] < p) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		diff[lo]++
+	}
+	slices.Sort(tpos)
+	// The tie positions of the excluded and the relevant items that are
+	// not touched: with the touched, the items that are not untouched
+	// candidates.
+	var other []int32
+	for _, i := range exclude {
+		if int(i) < len(prank) && !isTouched(i) {
+			other = append(other, prank[i])
+		}
+	}
+	for _, i := range relevant {
+		if !isTouched(i) {
+			other = append(other, prank[i])
+		}
+	}
+	slices.Sort(other)
+	below := func(sorted []int32, p int32) int { n, _ := slices.BinarySearch(sorted, p); return n }
+	before := 0
+	for q, k := range order {
+		before += diff[q]
+		out[k] = q + before
+		if rs[q] == 0 {
+			// Of the rp[q] items with a lower tie position, the untouched
+			// candidates (score 0) rank before this one.
+			out[k] += int(rp[q]) - below(tpos, rp[q]) - below(other, rp[q])
+		}
+	}
+	return out
+}
+
 // ranks implements Ranks in O(|I| log |relevant|).
 func ranks(scores []float64, t tieOrder, exclude, relevant []uint32) []int {
 	h := len(relevant)

@@ -109,6 +109,8 @@ type rankIndex struct {
 	bound []float64
 	pool  sync.Pool // *rankScratch
 	once  sync.Once // bmax and boff built (blocks)
+	// negative is set when some entry is below 0 (EASE's weights).
+	negative bool
 }
 
 // rankEntry is one entry A(item, j) of reversed row j.
@@ -196,6 +198,7 @@ func newRankIndex(nItems int, fwd *Neighbours) *rankIndex {
 		}
 		for _, e := range fwd.Row(int(i)) {
 			x.ent[next[e.Index]] = rankEntry{item: i, pos: uint32(p), value: e.Value}
+			x.negative = x.negative || e.Value < 0
 			next[e.Index]++
 		}
 	}
@@ -298,14 +301,7 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	}
 	sc := x.pool.Get().(*rankScratch)
 	defer x.pool.Put(sc)
-	sc.hist = sc.hist[:0]
-	prev := -1
-	for _, j := range history {
-		if int(j) < x.nItems && int(j) != prev {
-			sc.hist = append(sc.hist, j)
-			prev = int(j)
-		}
-	}
+	full := x.history(sc, history)
 	nb := x.nBlocks()
 	// Items past the model's catalogue score 0: one more block, bound 0.
 	pending := sc.pending[:0]
@@ -340,10 +336,6 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 	// follow their row sums), the blocks left are scored in one pass over
 	// the history's rows, as the full scorer does, so that a query costs
 	// at most about 1.125 times a full scoring.
-	full := 0
-	for _, j := range sc.hist {
-		full += x.ptr[j+1] - x.ptr[j]
-	}
 	if full <= x.nItems/rankSparse {
 		if top, ok := x.sparseTop(sc, popularity, skip, n, scores); ok {
 			return top
@@ -414,10 +406,32 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 // with the same scores as scoring every item; otherwise ok is false and
 // the blocks answer.
 func (x *rankIndex) sparseTop(sc *rankScratch, popularity []uint32, skip func(uint32) bool, n int, scores []float64) (_ []uint32, ok bool) {
+	touched := x.reach(sc, scores, sc.touched[:0])
+	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: sc.heap[:0]}
+	positive := 0
+	for _, i := range touched {
+		if scores[i] > 0 && !skip(i) {
+			positive++
+			q.push(i)
+		}
+	}
+	sc.touched = touched
+	top := q.sorted()
+	sc.heap = top
+	if positive < n {
+		return nil, false
+	}
+	return slices.Clone(top), true
+}
+
+// reach appends to touched the items that the reversed rows of sc.hist
+// reach, each once, and sets their scores: the terms added in the order
+// of the history, as the full scorer adds them. Every other item's score
+// is 0 and is left as it was in scores.
+func (x *rankIndex) reach(sc *rankScratch, scores []float64, touched []uint32) []uint32 {
 	if len(sc.seen) < (x.nItems+63)/64 {
 		sc.seen = make([]uint64, (x.nItems+63)/64)
 	}
-	touched := sc.touched[:0]
 	for _, j := range sc.hist {
 		for _, e := range x.row(j) {
 			if w, b := e.item/64, uint64(1)<<(e.item%64); sc.seen[w]&b == 0 {
@@ -432,22 +446,41 @@ func (x *rankIndex) sparseTop(sc *rankScratch, popularity []uint32, skip func(ui
 			scores[e.item] += e.value
 		}
 	}
-	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: sc.heap[:0]}
-	positive := 0
 	for _, i := range touched {
 		sc.seen[i/64] = 0
-		if scores[i] > 0 && !skip(i) {
-			positive++
-			q.push(i)
+	}
+	return touched
+}
+
+// history sets sc.hist to the items of history the index knows, repeats
+// next to each other dropped, as the full scorer reads them, and returns
+// the number of reversed entries they hold.
+func (x *rankIndex) history(sc *rankScratch, history []uint32) int {
+	sc.hist = sc.hist[:0]
+	prev, full := -1, 0
+	for _, j := range history {
+		if int(j) < x.nItems && int(j) != prev {
+			sc.hist = append(sc.hist, j)
+			prev = int(j)
+			full += x.ptr[j+1] - x.ptr[j]
 		}
 	}
-	sc.touched = touched
-	top := q.sorted()
-	sc.heap = top
-	if positive < n {
-		return nil, false
+	return full
+}
+
+// scoreSparse is SparseScorer.ScoreSparse for the affinity score (scale
+// 1): when every entry is non-negative and the history's rows hold few
+// entries against the catalogue, the items they reach, scored.
+func (x *rankIndex) scoreSparse(history []uint32, scores []float64, touched []uint32) ([]uint32, bool) {
+	if x.negative || len(scores) < x.nItems {
+		return touched, false
 	}
-	return slices.Clone(top), true
+	sc := x.pool.Get().(*rankScratch)
+	defer x.pool.Put(sc)
+	if x.history(sc, history) > x.nItems/rankSparse {
+		return touched, false
+	}
+	return x.reach(sc, scores, touched[:0]), true
 }
 
 // rangeBounds adds to pending the bounds of blocks from..to−1, each

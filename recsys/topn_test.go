@@ -158,3 +158,60 @@ func TestRanks_matchFullSort(t *testing.T) {
 		}
 	}
 }
+
+// The hand example of TestRanks_handExample with item 2's score 0 and
+// three more items at 0 that the history did not reach (6, 7, 8): the
+// zero-scored items come after every positive one, by popularity.
+func TestRanksSparse_handExample(t *testing.T) {
+	// Order: 1 (4); 5, 0, 3 (2, by popularity 7, 5, 5); then the zeros
+	// by popularity then index: 7 (pop 6), 2 (pop 3), 6 and 8 (pop 0).
+	scores := []float64{2, 4, 0, 2, 9, 2, 99, 99, 99} // 6–8 untouched: their entries are not read
+	pop := []uint32{5, 0, 3, 5, 0, 7, 0, 6, 0}
+	touched := []uint32{5, 1, 0, 3, 4, 2}
+	got := NewRanker(pop, 9).RanksSparse(scores, touched, []uint32{4}, []uint32{3, 2, 8, 1})
+	want := []int{3, 5, 7, 0} // item 4 is excluded
+	if !slices.Equal(got, want) {
+		t.Fatalf("RanksSparse = %v, want %v", got, want)
+	}
+}
+
+// RanksSparse gives the ranks of a full sort of the whole catalogue when
+// the items outside touched score 0, with ties at 0 inside touched too,
+// touched items excluded and relevant items untouched.
+func TestRanksSparse_matchFullSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 300 {
+		n := 2 + rng.IntN(200)
+		full, pop := tiedScores(rng, n, 4, 3)
+		scores := make([]float64, n)
+		var touched []uint32
+		for _, i := range rng.Perm(n)[:rng.IntN(n)] {
+			touched = append(touched, uint32(i))
+			scores[i] = math.Abs(full[i]) * float64(rng.IntN(3)) // some touched items score 0
+		}
+		garbage := slices.Clone(scores)
+		for i := range garbage {
+			if !slices.Contains(touched, uint32(i)) {
+				garbage[i] = rng.Float64() - 0.5 // RanksSparse reads touched entries only
+			}
+		}
+		perm := rng.Perm(n)
+		nEx, nRel := rng.IntN(n/2+1), 1+rng.IntN(n/2)
+		exclude := make([]uint32, 0, nEx)
+		for _, i := range perm[:nEx] {
+			exclude = append(exclude, uint32(i))
+		}
+		slices.Sort(exclude)
+		var rel []uint32
+		for _, i := range perm[nEx:min(n, nEx+nRel)] {
+			rel = append(rel, uint32(i))
+		}
+		all := fullOrder(scores, pop, exclude)
+		got := NewRanker(pop, n).RanksSparse(garbage, touched, exclude, rel)
+		for k, i := range rel {
+			if want := slices.Index(all, i); got[k] != want {
+				t.Fatalf("n %d, %d touched: rank of %d = %d, want %d", n, len(touched), i, got[k], want)
+			}
+		}
+	}
+}
