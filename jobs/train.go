@@ -327,7 +327,6 @@ func formatSeconds(s float64) string {
 	}
 }
 
-
 // measureServingCost times the recommenders of models on the snapshot's
 // users (serving.CostProbe: one fixed sample for all, drawn with the
 // job's seed) and records the figures in their records, which persist
