@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -183,7 +184,7 @@ func ParseByteSize(s string) (int64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || !(v > 0) || v*mult >= 1<<62 || v*mult < 1 {
+	if err != nil || !(v > 0) || v*mult >= 1<<62 || v*mult < 1 || mult == 1 && v != math.Trunc(v) {
 		return 0, fmt.Errorf("%q is not a size such as 12GiB, 512MiB or 4000000000, or 0 or off", strings.TrimSpace(s))
 	}
 	return int64(v * mult), nil
