@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -232,4 +233,43 @@ func dbFlag(fs *flag.FlagSet, def, usage string) *string {
 	*p = envOr(envDB, def)
 	fs.Var(secretString{p, postgres.Redact}, "db", usage)
 	return p
+}
+
+// The training budget's flags, of serve and train (api.TrainBudget).
+const (
+	trainBudgetUsage = "the wall `time` within which a training job fits auto mode's additions to --models, counted from the job's start: " +
+		"one whose predicted time exceeds what is left is skipped, cheapest first, with the prediction in the job record (0 or off: no limit)"
+	trainMemoryUsage = "the `memory` above which a training job fits no model, named or not: a model whose predicted peak memory exceeds it is skipped " +
+		"with both figures in the job record; a size (12GiB, 512MiB, bytes), a share of the machine's memory (50%: its MemTotal, " +
+		"or its cgroup's memory.max when lower), or 0 or off for no limit"
+	defaultTrainMemory = "50%"
+)
+
+// parseTrainBudget reads --train-budget and --train-memory.
+func parseTrainBudget(timeSpec, memSpec string) (api.TrainBudget, error) {
+	var b api.TrainBudget
+	var err error
+	if b.Time, err = api.ParseTrainTime(timeSpec); err != nil {
+		return b, fmt.Errorf("--train-budget: %w", err)
+	}
+	if b.Memory, err = parseTrainMemory(memSpec, machineMemory()); err != nil {
+		return b, fmt.Errorf("--train-memory: %w", err)
+	}
+	return b, nil
+}
+
+// parseTrainMemory reads a memory budget: a size (api.ParseByteSize) or a
+// share of machine bytes written as a percentage in (0, 100]; a share of
+// an unknown machine (0) is no limit.
+func parseTrainMemory(s string, machine int64) (int64, error) {
+	t := strings.TrimSpace(s)
+	pct, ok := strings.CutSuffix(t, "%")
+	if !ok {
+		return api.ParseByteSize(t)
+	}
+	p, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+	if err != nil || !(p > 0 && p <= 100) {
+		return 0, fmt.Errorf("%q is not a share of the machine's memory in (0%%, 100%%]", t)
+	}
+	return int64(float64(machine) * p / 100), nil
 }

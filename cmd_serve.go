@@ -26,6 +26,7 @@ type serveValues struct {
 	types, allowedHosts, models, conv string
 	role                              string
 	budget                            string
+	trainTime, trainMemory            string
 	valUsers                          int
 	online                            bool
 }
@@ -61,8 +62,10 @@ func newServeFlags(c *Config, v *serveValues, stderr io.Writer) *envFlags {
 	fs.IntEnv(&c.ColdSlotsPer10, "cold-slots-per-10", "RECSYS_COLD_SLOTS_PER_10", serving.DefaultColdSlotsPer10, "how many slots in ten of a recommendation list may go to cold items (no events yet) that earn them on content; 0 turns cold slots off (env RECSYS_COLD_SLOTS_PER_10)")
 	fs.StringEnv(&v.models, "models", "RECSYS_MODELS", strings.Join(jobs.DefaultModels, ","), "models that retraining fits (env RECSYS_MODELS)")
 	fs.IntEnv(&v.valUsers, "validation-users", "RECSYS_VALIDATION_USERS", eval.DefaultValidationUsers, "retraining validates each grid point on a fixed-seed sample of this many users when there are more; 0: all (env RECSYS_VALIDATION_USERS)")
-	fs.BoolEnv(&c.Jobs.Auto, "auto", "RECSYS_AUTO", false, "retrain triggers activate the model with the best validation ADG (env RECSYS_AUTO=1)")
+	fs.BoolEnv(&c.Jobs.Auto, "auto", "RECSYS_AUTO", true, "the retrain triggers and the first training run auto mode: they fit --models and auto mode's other candidates (ease, rp3beta, wrmf, ials, febr-blend) within --train-budget and activate the best validation ADG within --serve-budget; --auto=false fits --models and keeps the active model (env RECSYS_AUTO=0)")
 	fs.StringEnv(&v.budget, "serve-budget", "RECSYS_SERVE_BUDGET", api.DefaultServeBudget.String(), serveBudgetUsage+" (env RECSYS_SERVE_BUDGET)")
+	fs.StringEnv(&v.trainTime, "train-budget", "RECSYS_TRAIN_BUDGET", api.FormatTrainTime(api.DefaultTrainTime), trainBudgetUsage+" (env RECSYS_TRAIN_BUDGET)")
+	fs.StringEnv(&v.trainMemory, "train-memory", "RECSYS_TRAIN_MEMORY", defaultTrainMemory, trainMemoryUsage+" (env RECSYS_TRAIN_MEMORY)")
 	fs.BoolEnv(&v.online, "online", "RECSYS_ONLINE", true, "name every recommendation answer, record impressions, attribute events and run experiments (env RECSYS_ONLINE=0 turns it off)")
 	fs.DurationEnv(&c.Online.Window, "attribution-window", "RECSYS_ATTRIBUTION_WINDOW", online.DefaultWindow, "a positive event without a recommendation_id is credited to the user's latest list that showed the item this long before (env RECSYS_ATTRIBUTION_WINDOW)")
 	fs.DurationEnv(&c.Online.Retention, "impression-retention", "RECSYS_IMPRESSION_RETENTION", online.DefaultRetention, "how long a recorded list is kept for attribution by its recommendation_id; its counts stay in /admin/online; 0 keeps every list (env RECSYS_IMPRESSION_RETENTION)")
@@ -97,6 +100,9 @@ func parseServeFlags(args []string, stderr io.Writer) (Config, error) {
 	}
 	c.Jobs.Train = jobs.DefaultTrainOptions
 	c.Jobs.Train.ValidationUsers = validationUsers(v.valUsers)
+	if c.Jobs.Train.Budget, err = parseTrainBudget(v.trainTime, v.trainMemory); err != nil {
+		return c, err
+	}
 	p, err := api.ParsePolicy(v.types)
 	if err != nil {
 		return c, fmt.Errorf("--event-types: %w", err)

@@ -24,18 +24,24 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	fs.SetOutput(stderr)
 	db := dbFlag(fs, "./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db (env RECSYS_DB)")
 	models := fs.String("models", strings.Join(jobs.DefaultModels, ","), "models to fit, comma-separated, or all")
-	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the neighbourhood models, every FEBR variant and the matrix factorisations")
+	auto := fs.Bool("auto", false, "activate the model with the best validation ADG; without --models, fit the default models and auto mode's other candidates (ease, rp3beta, wrmf, ials, febr-blend) within --train-budget")
 	statsOut := fs.String("stats", "", "write the time and peak memory of every stage, and the records of the models stored (their serving cost included), as JSON to this file")
 	valUsers := fs.Int("validation-users", eval.DefaultValidationUsers, "validate each grid point on a fixed-seed sample of this many users when there are more (0: all)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the training to this file (go tool pprof)")
 	memProfile := fs.String("memprofile", "", "write a heap profile to this file at the training's peak of live heap (go tool pprof)")
 	budgetSpec := fs.String("serve-budget", envOr("RECSYS_SERVE_BUDGET", api.DefaultServeBudget.String()), serveBudgetUsage+" (env RECSYS_SERVE_BUDGET)")
+	trainTime := fs.String("train-budget", envOr("RECSYS_TRAIN_BUDGET", api.FormatTrainTime(api.DefaultTrainTime)), trainBudgetUsage+" (env RECSYS_TRAIN_BUDGET)")
+	trainMemory := fs.String("train-memory", envOr("RECSYS_TRAIN_MEMORY", defaultTrainMemory), trainMemoryUsage+" (env RECSYS_TRAIN_MEMORY)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	budget, err := api.ParseServeBudget(*budgetSpec)
 	if err != nil {
 		return fmt.Errorf("--serve-budget: %w", err)
+	}
+	trainBudget, err := parseTrainBudget(*trainTime, *trainMemory)
+	if err != nil {
+		return err
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -82,6 +88,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	mem := newStageMemory()
 	train := jobs.DefaultTrainOptions
 	train.ValidationUsers = validationUsers(*valUsers)
+	train.Budget = trainBudget
 	sched := jobs.NewScheduler(st, eng, jobs.Options{
 		Models: names,
 		Train:  train,
@@ -123,7 +130,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "trained %d models in %.1fs (job %s)\n", len(job.Models), time.Since(start).Seconds(), job.ID)
+	fmt.Fprintf(stdout, "trained %d of %d models in %.1fs (job %s)\n", len(job.Versions), len(job.Models), time.Since(start).Seconds(), job.ID)
+	for _, sk := range job.Skipped {
+		fmt.Fprintf(stdout, "skipped %s: %s\n", sk.Model, sk.Reason)
+	}
 	printChoice(stdout, job, budget)
 	fmt.Fprintf(stdout, "%-15s %-8s %-28s %8s %8s %8s %9s %9s\n", "model", "version", "params", "val ADG", "val MAP", "seconds", "serve ms", "p99 ms")
 	var trained []api.ModelInfo
@@ -143,7 +153,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		fmt.Fprintf(stdout, "%-15s %-8s %-28s %8.4f %8.4f %8.1f %9s %9s%s\n", m.Name, m.Version, formatParams(m.Params),
 			m.Validation["adg"], m.Validation["map"], m.TrainSeconds, mean, p99, active)
 	}
-	stats := trainStats{Seconds: time.Since(start).Seconds(), CPUSeconds: cpuSeconds(), PeakRSS: mem.overall, Models: trained}
+	stats := trainStats{Seconds: time.Since(start).Seconds(), CPUSeconds: cpuSeconds(), PeakRSS: mem.overall, Models: trained, Skipped: job.Skipped}
 	fmt.Fprintf(stdout, "%-24s %8s %8s %13s\n", "stage", "seconds", "CPU s", "peak RSS MiB")
 	for _, sg := range job.Stages {
 		peak, cpu := mem.peaks[sg.Name], mem.cpu[sg.Name]
@@ -152,7 +162,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	fmt.Fprintf(stdout, "%-24s %8.1f %8.1f %13.0f\n", "total", stats.Seconds, stats.CPUSeconds, float64(stats.PeakRSS)/(1<<20))
 	if *statsOut != "" {
-		return writeJSONFile(*statsOut, stats)
+		if err := writeJSONFile(*statsOut, stats); err != nil {
+			return err
+		}
+	}
+	if len(job.Versions) == 0 {
+		return fmt.Errorf("training job %s fitted no model: every one was skipped (the reasons are above)", job.ID)
 	}
 	return nil
 }

@@ -69,12 +69,14 @@ func testBinary(tb testing.TB) string {
 	return bin
 }
 
-// startBinary runs `recsys serve` on db and waits until it answers.
+// startBinary runs `recsys serve` on db and waits until it answers. Its
+// triggers fit --models alone (--auto=false), as none of its callers is
+// about auto mode: an extra flag --auto turns it back on.
 func startBinary(tb testing.TB, db string, extra ...string) (*exec.Cmd, string) {
 	tb.Helper()
 	bin := testBinary(tb)
 	addr := freeAddr(tb)
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--db", db}, extra...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", addr, "--db", db, "--auto=false"}, extra...)...)
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {

@@ -307,7 +307,8 @@ func httpGetter(tb testing.TB, base string) func(string, any) int {
 // TestRetrain_autoActivatesBest: an auto job activates the model with the
 // best validation ADG even when another is active, and says so in its
 // record; a plain retrain leaves the active model alone; an auto job that
-// names no models fits the candidates of auto mode (issue 5).
+// names no models fits the server's models and auto mode's other
+// candidates (issues 5 and 37).
 func TestRetrain_autoActivatesBest(t *testing.T) {
 	a := startApp(t, nil)
 	a.load(t, clustered(300, 200, 20, 4, 5))
@@ -356,8 +357,10 @@ func TestRetrain_autoActivatesBest(t *testing.T) {
 		t.Fatalf("auto retrain without models: %d %s", status, body)
 	}
 	j = waitJob(t, a.getter(t), acc.JobID, 10*time.Minute, api.Job.Done) // every auto candidate, under -race
-	if j.State != api.JobSucceeded || fmt.Sprint(j.Models) != fmt.Sprint(append(slices.Clone(jobs.AutoModels), "content")) {
-		t.Fatalf("auto job without models: state %s, models %v, want %v", j.State, j.Models, jobs.AutoModels)
+	wantModels, wantAdded := jobs.AutoJobModels(jobs.DefaultModels)
+	if j.State != api.JobSucceeded || !slices.Equal(j.Models, wantModels) || !slices.Equal(j.Additions, wantAdded) || len(j.Versions) != len(wantModels)-1 {
+		t.Fatalf("auto job without models: state %s, models %v, additions %v, versions %v; want %v with %v added, every one but content (no features) trained",
+			j.State, j.Models, j.Additions, j.Versions, wantModels, wantAdded)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/procfs"
@@ -72,4 +73,53 @@ func loadAvg() string {
 		return ""
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// machineMemory is the memory this process may use, in bytes: the
+// machine's MemTotal (/proc/meminfo), or the limit of its cgroup (v2
+// memory.max) when that is lower; 0 where neither is known.
+func machineMemory() int64 {
+	total := memTotal(readFileOr("/proc/meminfo"))
+	if limit := cgroupLimit(readFileOr("/sys/fs/cgroup/memory.max")); limit > 0 && (total == 0 || limit < total) {
+		return limit
+	}
+	return total
+}
+
+func readFileOr(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// memTotal reads MemTotal, in bytes, from the text of /proc/meminfo
+// ("MemTotal:       24590788 kB"); 0 when it is not there.
+func memTotal(meminfo string) int64 {
+	for _, line := range strings.Split(meminfo, "\n") {
+		rest, ok := strings.CutPrefix(line, "MemTotal:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || kb <= 0 {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
+}
+
+// cgroupLimit reads a cgroup v2 memory.max: bytes, or "max" for none (0).
+func cgroupLimit(s string) int64 {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return v
 }

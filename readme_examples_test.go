@@ -557,7 +557,9 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	ran := map[string]int{}
 	t.Run("demo", func(t *testing.T) {
-		a := readmeServer(t, filepath.Join(t.TempDir(), "demo.db"), []string{"--demo"})
+		// The README's demo server: the default models alone (auto mode
+		// would add five, the slowest of the suite under -race).
+		a := readmeServer(t, filepath.Join(t.TempDir(), "demo.db"), []string{"--demo", "--auto=false"})
 		for _, ex := range byData["demo"] {
 			runReadmeExample(t, a, ex)
 			ran[ex.data]++

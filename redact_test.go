@@ -67,7 +67,7 @@ func TestCommands_redactDSN(t *testing.T) {
 	}{
 		{name: "import", args: []string{"import", "--db", inUser, "--format", "csv", csv}, ok: true, say: "recsys:xxxxx@"},
 		{name: "import, password in the query", args: []string{"import", "--db", inQuery, "--format", "csv", csv}, ok: true, say: "password=xxxxx"},
-		{name: "train", args: []string{"train", "--db", inUser, "--models", "popular"}, ok: true, say: "trained 1 models"},
+		{name: "train", args: []string{"train", "--db", inUser, "--models", "popular"}, ok: true, say: "trained 1 of 1 models"},
 		{name: "migrate from PostgreSQL", args: []string{"migrate", "--from", inQuery, "--to", filepath.Join(dir, "copy.db")}, ok: true, say: "password=xxxxx"},
 		{name: "migrate to PostgreSQL", args: []string{"migrate", "--from", file, "--to", intoQuery}, ok: true, say: "password=xxxxx"},
 		{name: "migrate into a database that holds data", args: []string{"migrate", "--from", file, "--to", inUser}, say: "already holds data"},

@@ -302,3 +302,81 @@ func TestServeFlags_serveBudget(t *testing.T) {
 		t.Fatalf("train --serve-budget p50=1ms: exit %d, %q; want an error naming the flag", code, stderr.String())
 	}
 }
+
+// TestServeFlags_autoAndTrainBudget: auto mode is on by default for the
+// triggers and the first training, off with --auto=false or
+// RECSYS_AUTO=0; --train-budget (default 30m) and --train-memory (default
+// half the machine's memory) parse, from the flags and the environment,
+// and a bad value is an error naming the flag, in serve and in train.
+func TestServeFlags_autoAndTrainBudget(t *testing.T) {
+	clearRecsysEnv(t)
+	c, err := parseServeFlags(nil, io.Discard)
+	half := machineMemory() / 2
+	if err != nil || !c.Jobs.Auto || c.Jobs.Train.Budget != (api.TrainBudget{Time: 30 * time.Minute, Memory: half}) {
+		t.Fatalf("defaults: auto %v, training budget %+v, %v; want auto on, 30m and %d bytes", c.Jobs.Auto, c.Jobs.Train.Budget, err, half)
+	}
+	if half <= 0 {
+		t.Fatalf("the machine's memory is unknown here: %d", machineMemory())
+	}
+	if c, err = parseServeFlags([]string{"--auto=false", "--train-budget", "off", "--train-memory", "0"}, io.Discard); err != nil || c.Jobs.Auto || c.Jobs.Train.Budget != (api.TrainBudget{}) {
+		t.Fatalf("--auto=false, off, 0: auto %v, %+v, %v", c.Jobs.Auto, c.Jobs.Train.Budget, err)
+	}
+	t.Setenv("RECSYS_AUTO", "0")
+	t.Setenv("RECSYS_TRAIN_BUDGET", "1h30m")
+	t.Setenv("RECSYS_TRAIN_MEMORY", "12GiB")
+	if c, err = parseServeFlags(nil, io.Discard); err != nil || c.Jobs.Auto || c.Jobs.Train.Budget != (api.TrainBudget{Time: 90 * time.Minute, Memory: 12 << 30}) {
+		t.Fatalf("RECSYS_AUTO=0, RECSYS_TRAIN_BUDGET=1h30m, RECSYS_TRAIN_MEMORY=12GiB: auto %v, %+v, %v", c.Jobs.Auto, c.Jobs.Train.Budget, err)
+	}
+	if c, err = parseServeFlags([]string{"--auto", "--train-memory", "25%"}, io.Discard); err != nil || !c.Jobs.Auto || c.Jobs.Train.Budget.Memory != machineMemory()/4 {
+		t.Fatalf("--auto --train-memory 25%%: auto %v, %+v, %v", c.Jobs.Auto, c.Jobs.Train.Budget, err)
+	}
+	for _, bad := range []struct{ flag, value string }{
+		{"--train-budget", "soon"}, {"--train-budget", "-5m"}, {"--train-memory", "lots"}, {"--train-memory", "12XB"},
+		{"--train-memory", "-1GiB"}, {"--train-memory", "150%"}, {"--train-memory", "0%"},
+	} {
+		if _, err := parseServeFlags([]string{bad.flag, bad.value}, io.Discard); err == nil || !strings.HasPrefix(err.Error(), bad.flag+": ") || !strings.Contains(err.Error(), bad.value) {
+			t.Errorf("serve %s %s: %v, want an error naming the flag and the value", bad.flag, bad.value, err)
+		}
+		var stderr strings.Builder
+		if code := runMain(t.Context(), []string{"train", "--db", filepath.Join(t.TempDir(), "x.db"), bad.flag, bad.value}, io.Discard, &stderr); code != 1 || !strings.Contains(stderr.String(), bad.flag+": ") {
+			t.Errorf("train %s %s: exit %d, %q; want an error naming the flag", bad.flag, bad.value, code, stderr.String())
+		}
+	}
+}
+
+// TestTrainMemory_sizes: the sizes --train-memory reads, and the machine's
+// memory read from /proc/meminfo and a cgroup's memory.max.
+func TestTrainMemory_sizes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+	}{
+		{"12GiB", 12 << 30}, {"12 gib", 12 << 30}, {"1.5GiB", 3 << 29}, {"512MiB", 512 << 20}, {"4000000000", 4e9},
+		{"4GB", 4e9}, {"2TiB", 2 << 40}, {"100B", 100}, {"off", 0}, {"0", 0}, {"50%", 500}, {"12.5%", 125},
+	} {
+		if got, err := parseTrainMemory(c.in, 1000); err != nil || got != c.want {
+			t.Errorf("%q: %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+	meminfo := "MemTotal:       24683548 kB\nMemFree:         1000 kB\n"
+	if got := memTotal(meminfo); got != 24683548*1024 {
+		t.Errorf("MemTotal: %d, want %d", got, 24683548*1024)
+	}
+	if got := memTotal("MemFree: 1 kB\n"); got != 0 {
+		t.Errorf("no MemTotal: %d", got)
+	}
+	if got := cgroupLimit("max\n"); got != 0 {
+		t.Errorf("memory.max max: %d, want no limit", got)
+	}
+	if got := cgroupLimit("8589934592\n"); got != 8<<30 {
+		t.Errorf("memory.max 8 GiB: %d", got)
+	}
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{512, "512 B"}, {12 << 30, "12 GiB"}, {44_853_084_160, "41.8 GiB"}, {8_000_000_000_000, "7.3 TiB"}, {1536, "1.5 KiB"}} {
+		if got := api.FormatBytes(c.n); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

@@ -60,6 +60,9 @@ type trainStats struct {
 	// Models are the records of the versions the job stored: parameters,
 	// validation measures, training time and serving cost.
 	Models []api.ModelInfo `json:"models,omitempty"`
+	// Skipped are the models the job did not fit, with the reason
+	// (api.Job.Skipped).
+	Skipped []api.SkippedModel `json:"skipped,omitempty"`
 }
 
 type stageStats struct {

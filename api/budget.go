@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -113,4 +114,91 @@ func (b ServeBudget) Warning(name string, c *ServingCost) string {
 	}
 	return fmt.Sprintf("model %s is over the serving budget %s: a request costs a mean of %.3g ms and a p99 of %.3g ms of CPU (%.1f× the budget)",
 		name, o.Budget, o.MeanMS, o.P99MS, o.Factor)
+}
+
+// TrainBudget bounds a training job (docs/design.md#jobs): Time is the wall
+// time within which its auto additions (Job.Additions) must be predicted
+// to finish, counted from the job's start; Memory the predicted peak
+// memory above which no model is fitted, named or not. A zero bound is no
+// bound.
+type TrainBudget struct {
+	Time   time.Duration
+	Memory int64
+}
+
+// DefaultTrainTime is serve's and train's --train-budget.
+const DefaultTrainTime = 30 * time.Minute
+
+// ParseTrainTime reads a training time budget: a positive Go duration
+// ("30m", "2h"), or 0 or off for none.
+func ParseTrainTime(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "off" || s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration such as 30m or 2h, or 0 or off", s)
+	}
+	return d, nil
+}
+
+// FormatTrainTime writes d as ParseTrainTime reads it: "30m", "1h30m",
+// "45s", or "off" for 0.
+func FormatTrainTime(d time.Duration) string {
+	if d == 0 {
+		return "off"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// byteUnits are the units ParseByteSize reads, longest first.
+var byteUnits = []struct {
+	name string
+	size float64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12}, {"b", 1},
+}
+
+// ParseByteSize reads a size in bytes: a number with an optional unit, B,
+// KiB, MiB, GiB, TiB (powers of 1024) or kB, MB, GB, TB (of 1000), in any
+// case ("12GiB", "1.5 GiB", "512MiB", "4000000000"), or 0 or off for none.
+func ParseByteSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "off" || t == "0" {
+		return 0, nil
+	}
+	mult := 1.0
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.name) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.name)), u.size
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(v > 0) || v*mult >= 1<<62 || v*mult < 1 || mult == 1 && v != math.Trunc(v) {
+		return 0, fmt.Errorf("%q is not a size such as 12GiB, 512MiB or 4000000000, or 0 or off", strings.TrimSpace(s))
+	}
+	return int64(v * mult), nil
+}
+
+// FormatBytes writes n in the largest binary unit that keeps it at least
+// 1, with one decimal when it has one: "12 GiB", "7.3 TiB", "512 B".
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v, u = v/1024, u+1
+	}
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	s = strings.TrimSuffix(s, ".0")
+	return s + " " + units[u]
 }

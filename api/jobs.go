@@ -35,7 +35,9 @@ type Job struct {
 	Versions []string      `json:"versions,omitempty"` // model versions the job produced
 	// Skipped lists the models a succeeded training job was asked for but
 	// did not fit, each with the reason (the content metric with too few
-	// items that have features); their previous versions keep serving.
+	// items that have features, a model over the training budget's memory,
+	// an auto addition over its time); their previous versions keep
+	// serving.
 	Skipped []SkippedModel `json:"skipped,omitempty"`
 	// Grid lists the models of a training job whose hyper-parameter search
 	// went past the ends of its grid, or chose a value still at an end of
@@ -46,6 +48,10 @@ type Job struct {
 	// default, if it changed it.
 	Auto      bool   `json:"auto,omitempty"`
 	Activated string `json:"activated,omitempty"`
+	// Additions lists the models an auto job that named none added to
+	// the server's models (auto mode's other candidates), among Models:
+	// the training budget may leave them out (Skipped), never the others.
+	Additions []string `json:"additions,omitempty"`
 	// OverBudget lists the candidates of a training job's choice of the
 	// active model whose measured serving cost exceeds the serving budget
 	// (ServeBudget), with by how much; the choice passed over them.
@@ -195,8 +201,8 @@ type ModelNames struct {
 
 // TrainRequest asks for a training job.
 type TrainRequest struct {
-	// Models to fit; none means the server's models, or with Auto the
-	// candidates of auto mode.
+	// Models to fit; none means the server's models, with Auto and the
+	// auto candidates they lack (Job.Additions).
 	Models []string
 	// Auto activates the fitted model with the best validation ADG, even
 	// when another model is active.

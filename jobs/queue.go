@@ -56,20 +56,15 @@ func (s *Scheduler) Recover(ctx context.Context) error {
 
 // SubmitTrain queues a training job. With a training job already queued or
 // running, it answers a conflict naming that job unless req.Queue is set.
-// An auto job that names no models fits AutoModels, the candidates of its
-// choice, and beside them the server's models that are not recommenders
-// (the content metric), which no choice concerns.
+// An auto job that names no models fits the server's models and the auto
+// candidates they lack (AutoJobModels), which it records as its additions.
 func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.Job, error) {
 	models := req.Models
+	var added []string
 	if len(models) == 0 {
 		models = s.opts.Models
 		if req.Auto {
-			models = slices.Clone(AutoModels)
-			for _, n := range s.opts.Models {
-				if !recsys.Recommends(n) && !slices.Contains(models, n) {
-					models = append(models, n)
-				}
-			}
+			models, added = AutoJobModels(s.opts.Models)
 		}
 	}
 	if err := checkModelNames(models, recsys.Kinds(), "trained"); err != nil {
@@ -77,7 +72,7 @@ func (s *Scheduler) SubmitTrain(ctx context.Context, req api.TrainRequest) (api.
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: req.Trigger, Auto: req.Auto}, !req.Queue)
+	return s.enqueueLocked(ctx, api.Job{Kind: api.JobTrain, Models: slices.Clone(models), Trigger: req.Trigger, Auto: req.Auto, Additions: added}, !req.Queue)
 }
 
 // trainConflict is the 409 of a training request while job id is.

@@ -58,8 +58,11 @@ type Options struct {
 	CheckEvery time.Duration
 	// Models are trained by triggers and by requests that name none.
 	Models []string
-	// Auto makes the triggers' jobs auto-mode jobs (api.TrainRequest):
-	// the model with the best validation ADG becomes the default.
+	// Auto makes the triggers' jobs, the first training among them,
+	// auto-mode jobs (api.TrainRequest): they fit Models and the auto
+	// candidates Models lack (AutoJobModels), and the model with the best
+	// validation ADG within Budget becomes the default. serve sets it by
+	// default (--auto).
 	Auto bool
 	// Budget bounds the serving cost of the model a training job
 	// activates (api.ServeBudget; zero: no bound): chooseActive passes

@@ -1,9 +1,11 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -37,6 +39,10 @@ type TrainOptions struct {
 	// at 10⁵ users × 10⁴ items it costs more than the fits; an evenly
 	// spaced subset keeps tuning affordable there.
 	ValidationUsers int
+	// Budget is the training budget (zero: none): a job skips an auto
+	// addition predicted to take longer than its time left and any model
+	// predicted to need more memory (fitGuard).
+	Budget api.TrainBudget
 }
 
 // tuning is o as eval.Tune's configuration of kind: the grid, the
@@ -100,12 +106,24 @@ func union[T comparable](a, b []T) []T {
 // marks so (recsys.Defaults).
 var DefaultModels = recsys.Defaults()
 
-// AutoModels are the candidates of an auto training job that names none
-// (recsys.AutoNames: the popularity baseline, the neighbourhood models,
-// EASE and RP3β, every FEBR variant, febr-blend and the matrix
-// factorisations), in the order a job fits them (fitOrder: febr-blend
-// after its bases wrmf and ials).
+// AutoModels are the recommenders auto mode compares (recsys.AutoNames:
+// the default models' recommenders with ease, rp3beta, wrmf, ials and
+// febr-blend), in fitOrder: febr-blend after its bases.
 var AutoModels = fitOrder(recsys.AutoNames())
+
+// AutoJobModels are the models of an auto job that names none on a server
+// whose models are base: base, and the kinds of AutoModels it lacks, the
+// additions, in fitOrder. The kinds of base that are not recommenders
+// (the content metric) are trained as in any job; a training job fits
+// the additions cheapest first within its training budget (fitAll).
+func AutoJobModels(base []string) (models, added []string) {
+	for _, n := range AutoModels {
+		if !slices.Contains(base, n) {
+			added = append(added, n)
+		}
+	}
+	return fitOrder(slices.Concat(base, added)), added
+}
 
 // fitOrder is names with each kind after the kinds it reuses
 // (recsys.Kind.Reuses) that names holds, and otherwise in names' order.
@@ -146,12 +164,16 @@ type stageFunc func(stage string, done float64)
 // (fitAll), records the ones skipped, and publishes the others; the events
 // of the snapshot then count as trained on.
 func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) error {
+	plan := fitPlan{names: j.Models, added: j.Additions, started: time.Now()}
+	if j.StartedAt != nil {
+		plan.started = *j.StartedAt
+	}
 	rec.stage("snapshot", 0)
 	snap, err := s.st.Snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	models, skipped, err := fitAll(ctx, snap, j.Models, s.opts.Train, func(stage string, done float64) {
+	models, skipped, err := fitAll(ctx, snap, plan, s.opts.Train, func(stage string, done float64) {
 		rec.stage(stage, 0.05+0.75*done)
 	})
 	if err != nil {
@@ -159,6 +181,10 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 	}
 	for _, sk := range skipped {
 		rec.skip(sk.Model, sk.Reason)
+		s.log.Warn("a model of the training job was skipped", "model", sk.Model, "reason", sk.Reason, "job", j.ID)
+	}
+	if len(models) == 0 {
+		s.log.Warn("the training job fitted no model: every one it was asked for was skipped (see its record)", "job", j.ID)
 	}
 	rec.stage("persist and swap", 0.9)
 	if err := s.publish(ctx, j, models); err != nil {
@@ -170,16 +196,25 @@ func (s *Scheduler) runTrain(ctx context.Context, j *api.Job, rec *recorder) err
 	return nil
 }
 
-// fitAll fits the models a job names: the recommenders through
-// trainModels, tuned on one validation split with shared neighbour caches,
-// then each other kind by its trainer, in the job's order, when the
-// recommenders' share of the progress is done. The recommenders are
-// fitted in fitOrder: a kind after the kinds whose fits it reuses, which
-// may differ from the order the job names them in. It returns the fitted
-// models, and those skipped with the reason. X is built once for all.
-func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainOptions, stage stageFunc) ([]trained, []api.SkippedModel, error) {
+// fitPlan is what a training job fits: its models, the auto additions
+// among them (api.Job.Additions), which the training budget's time may
+// leave out, and when the job started, from which that time counts.
+type fitPlan struct {
+	names, added []string
+	started      time.Time
+}
+
+// fitAll fits the models of plan: the recommenders through trainModelsOn,
+// tuned on one validation split with shared neighbour caches, then each
+// other kind by its trainer, in the job's order, when the recommenders'
+// share of the progress is done. The recommenders are fitted in
+// fitSequence's order: the named ones, then the additions cheapest first,
+// each kind after the kinds whose fits it reuses. Before each kind the
+// training budget may skip it (fitGuard). It returns the fitted models,
+// and those skipped with the reason. X is built once for all.
+func fitAll(ctx context.Context, snap *api.Snapshot, plan fitPlan, opts TrainOptions, stage stageFunc) ([]trained, []api.SkippedModel, error) {
 	var recommenders, others []string
-	for _, n := range names {
+	for _, n := range plan.names {
 		if recsys.Recommends(n) {
 			recommenders = append(recommenders, n)
 		} else {
@@ -193,12 +228,19 @@ func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainO
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := trainModelsOn(ctx, snap, x, fitOrder(recommenders), opts, stage)
+	g := fitGuard{budget: opts.Budget, added: plan.added, shape: recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(),
+		Features: len(snap.FeatureNames), KMax: slices.Max(opts.Grid)}}
+	check := func(name string) string { return g.reason(name, time.Since(plan.started)) }
+	out, skipped, err := trainModelsOn(ctx, snap, x, fitSequence(recommenders, plan.added, g.shape), opts, stage, check)
 	if err != nil {
 		return nil, nil, err
 	}
-	var skipped []api.SkippedModel
+	fitted := len(out) > 0
 	for _, name := range others {
+		if why := check(name); why != "" {
+			skipped = append(skipped, api.SkippedModel{Model: name, Reason: why})
+			continue
+		}
 		t, why, err := trainOther(ctx, snap, x, name, opts, func(s string) { stage(s, 1) })
 		if err != nil {
 			return nil, nil, err
@@ -209,13 +251,80 @@ func fitAll(ctx context.Context, snap *api.Snapshot, names []string, opts TrainO
 		}
 		out = append(out, *t)
 	}
-	if len(recommenders) > 0 {
+	if fitted {
 		stage("serving cost", 1)
 		if err := measureServingCost(ctx, snap, x, out, opts.Seed); err != nil {
 			return nil, nil, err
 		}
 	}
 	return out, skipped, nil
+}
+
+// fitSequence is the order a job fits its recommenders in: those it
+// names, in their order, then its auto additions (added) cheapest first
+// by their predicted time at shape (a kind without a prediction last), so
+// that the training budget leaves the slowest behind; each kind after the
+// kinds whose fits it reuses (fitOrder: febr-blend after its bases).
+func fitSequence(recommenders, added []string, shape recsys.Shape) []string {
+	var named, adds []string
+	for _, n := range recommenders {
+		if slices.Contains(added, n) {
+			adds = append(adds, n)
+		} else {
+			named = append(named, n)
+		}
+	}
+	seconds := func(n string) float64 {
+		if c, ok := recsys.CostOf(n, shape); ok && c.Seconds > 0 {
+			return c.Seconds
+		}
+		return math.Inf(1)
+	}
+	slices.SortStableFunc(adds, func(a, b string) int { return cmp.Compare(seconds(a), seconds(b)) })
+	return fitOrder(slices.Concat(named, adds))
+}
+
+// fitGuard is a job's training budget at its data's shape.
+type fitGuard struct {
+	budget api.TrainBudget
+	added  []string
+	shape  recsys.Shape
+}
+
+// reason is why the job skips the kind name once it has run for spent,
+// "" when it fits it: its predicted memory (recsys.CostOf) exceeds the
+// budget's, or, for an auto addition, its predicted time exceeds the
+// budget's time left. A kind without a prediction is fitted.
+func (g fitGuard) reason(name string, spent time.Duration) string {
+	c, ok := recsys.CostOf(name, g.shape)
+	if !ok {
+		return ""
+	}
+	if limit := g.budget.Memory; limit > 0 && c.Bytes > limit {
+		return fmt.Sprintf("needs about %s at %s users × %s items (%s); the memory budget is %s (--train-memory)",
+			api.FormatBytes(c.Bytes), recsys.FormatCount(int64(g.shape.Users)), recsys.FormatCount(int64(g.shape.Items)), c.Memory, api.FormatBytes(limit))
+	}
+	if limit := g.budget.Time; limit > 0 && c.Seconds > 0 && slices.Contains(g.added, name) {
+		if left := max(0, limit-spent); c.Seconds > left.Seconds() {
+			return fmt.Sprintf("predicted %s at %s positives × %s items exceeds the %s left of --train-budget %s; raise --train-budget or name it in --models",
+				formatSeconds(c.Seconds), recsys.FormatCount(int64(g.shape.Positives)), recsys.FormatCount(int64(g.shape.Items)),
+				formatSeconds(left.Seconds()), api.FormatTrainTime(limit))
+		}
+	}
+	return ""
+}
+
+// formatSeconds writes a time in the unit a reader thinks of it in: "40
+// s", "41 min", "2.5 h".
+func formatSeconds(s float64) string {
+	switch {
+	case s < 90:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 90*60:
+		return fmt.Sprintf("%.0f min", s/60)
+	default:
+		return fmt.Sprintf("%.1f h", s/3600)
+	}
 }
 
 // measureServingCost times the recommenders of models on the snapshot's
@@ -267,13 +376,18 @@ func trainOther(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, name 
 // trainModelsOn fits each recommender on x, the snapshot's matrix: the
 // main and secondary parameters are chosen on a 10% validation split by
 // ADG (dissertation §4.7.3), then the model is refitted with them on all
-// the data.
-func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []string, opts TrainOptions, stage stageFunc) ([]trained, error) {
+// the data. skip, when not nil, is asked before each kind starts: a
+// reason leaves it out, recorded with the reason.
+func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []string, opts TrainOptions, stage stageFunc,
+	skip func(name string) string) ([]trained, []api.SkippedModel, error) {
+	if len(names) == 0 {
+		return nil, nil, nil
+	}
 	stage("validation split", 0)
 	split, err := eval.NewSplit(&eval.Dataset{UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items},
 		eval.Standard, opts.Seed, 0, eval.DefaultMinPositives)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
@@ -292,13 +406,20 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 	fits := map[string]recsys.Fit{}
 	holdout := recsys.Holdout{Train: split.Train, Validation: split.Validation}
 	large := x.NNZ() > scalePositives
+	var skipped []api.SkippedModel
 	for k, name := range names {
+		if skip != nil {
+			if why := skip(name); why != "" {
+				skipped = append(skipped, api.SkippedModel{Model: name, Reason: why})
+				continue
+			}
+		}
 		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
 		stage("tune "+name, frac(0))
 		start := time.Now()
 		kind, err := recsys.KindOf(name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tuning := opts.tuning(kind)
 		scaleTuning(name, x.NNZ(), &tuning)
@@ -307,24 +428,24 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		}
 		t, err := eval.Tune(ctx, name, split, valCache, tuning)
 		if err != nil {
-			return nil, fmt.Errorf("tuning %s: %w", name, err)
+			return nil, nil, fmt.Errorf("tuning %s: %w", name, err)
 		}
 		p, val := t.Refit, t.Validation
 		stage("fit "+name, frac(0.7))
 		m, err := recsys.New(name)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.Cache = fullCache
 		if kind.Reuse != nil {
 			p = kind.Reuse.Refit(p, fits, x)
 		}
 		if err := m.Fit(ctx, x, p); err != nil {
-			return nil, fmt.Errorf("fitting %s: %w", name, err)
+			return nil, nil, fmt.Errorf("fitting %s: %w", name, err)
 		}
 		blob, err := m.MarshalBinary()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// The model served is the one persisted, decoded from its blob:
 		// it holds lists of its own where the fit's are views of the
@@ -345,7 +466,7 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 			fits[name] = recsys.Fit{Tuned: t.Model, TunedParams: t.Params, Full: m, FullParams: p}
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // countIDs counts the live ids (dense index 0 and deleted ones are empty).

@@ -16,5 +16,6 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	if err != nil {
 		return nil, err
 	}
-	return trainModelsOn(ctx, snap, x, names, opts, stage)
+	out, _, err := trainModelsOn(ctx, snap, x, names, opts, stage, nil)
+	return out, err
 }

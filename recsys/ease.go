@@ -590,3 +590,41 @@ func readDenseB(d *blob.Decoder, n int) ([]uint32, []float32) {
 	}
 	return active, b
 }
+
+// easeTime is EASE's training time at the measured catalogue: fitted as
+// itemknnTime's to docs/performance.md's "Auto mode at 1M, 5M and 20M"
+// (72, 88, 107 s at 1M, 5M and 20M positives), where its 27,000 items
+// took the sparse variant. That time is the items' k_max × k_max solves,
+// one per item and λ, so easeCost scales it by the items over
+// easeTimeItems (an assumption of the algorithm, not yet measured at
+// another catalogue size).
+var easeTime = TimeLaw{At1M: 71.7, Exponent: 0.132}
+
+const easeTimeItems = 27000
+
+func easeCost(s Shape) Cost {
+	b, what := easeMemory(s)
+	return Cost{Seconds: easeTime.Seconds(s.Positives) * float64(s.Items) / easeTimeItems, Bytes: b, Memory: what}
+}
+
+// easeMemory is EASE's, the items taken as all active. Dense (up to the
+// dense limit, easeLimits): the m×m float64 Gram matrix inverted in place
+// and the m×m float32 weights, with the best model of the search held
+// beside the one being fitted: 16·m². Sparse: the cosine lists at k_max
+// in both caches, and for every λ of the service's grid (easeService),
+// which easeFitGrid fits at once, its solved rows, their lists and their
+// ranked index; the pair counter; every list full.
+func easeMemory(s Shape) (int64, string) {
+	_, maxDense, k, err := easeLimits(Params{})
+	if err != nil {
+		maxDense, k = DefaultEASEMaxDense, DefaultEASENeighbours
+	}
+	n := int64(s.Items)
+	if s.Items <= maxDense {
+		return 16 * n * n, fmt.Sprintf("a dense %s² Gram matrix, its inverse and the weights", FormatCount(n))
+	}
+	k = max(0, min(k, s.Items-1))
+	lambdas := len(easeService.Settings)
+	return (2+3*int64(lambdas))*ListBytes(s.Items, k) + coCounterBytes(s),
+		fmt.Sprintf("sparse weights of %s items × %d neighbours for each of %d λ", FormatCount(n), k, lambdas)
+}

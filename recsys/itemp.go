@@ -134,3 +134,22 @@ func (m *ItemP) UnmarshalBinary(data []byte) error {
 	m.side.rank.prepare() // a decoded model is about to serve
 	return nil
 }
+
+// The training times of itemknn and kunn-i: power laws fitted (least
+// squares of log seconds on log positives) to the tune + fit wall seconds
+// at 1M, 5M and 20M positives on 27,000 items of docs/performance.md's
+// "Auto mode at 1M, 5M and 20M" and "The default models at 1M, 5M and
+// 20M" tables: itemknn 10, 12, 37 and 9.4, 11.8, 31.6 s; kunn-i 8, 31, 54
+// and 8.1, 26.9, 54.5 s. The catalogue size is not in them.
+var (
+	itemknnTime = TimeLaw{At1M: 8.38, Exponent: 0.413}
+	kunnITime   = TimeLaw{At1M: 8.70, Exponent: 0.641}
+)
+
+// itemPMemory is the memory of itemknn and kunn-i: their neighbour lists
+// at k_max in the validation and full caches (NeighbourCache), and the
+// refitted model's lists with their ranked index (rankIndex: 16 bytes an
+// entry too), every item's list taken full.
+func itemPMemory(s Shape) (int64, string) {
+	return 4 * ListBytes(s.Items, s.K()), fmt.Sprintf("neighbour lists of %s items × %d, cached twice and in the model", FormatCount(int64(s.Items)), s.K())
+}

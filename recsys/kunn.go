@@ -94,3 +94,15 @@ func (m *KUNN) UnmarshalBinary(data []byte) error {
 	m.set(k, x, nb)
 	return nil
 }
+
+// kunnTime is kunn's training time (fitted as itemknnTime's, the same
+// tables): 24, 36, 52 and 23.5, 34.6, 46.5 s at 1M, 5M and 20M positives.
+var kunnTime = TimeLaw{At1M: 23.8, Exponent: 0.243}
+
+// kunnMemory is kunn's: the item side's KUNN lists as itemknn's
+// (itemPMemory) and the user side's as userknn's (userPMemory).
+func kunnMemory(s Shape) (int64, string) {
+	items, _ := itemPMemory(s)
+	users, _ := userPMemory(s)
+	return items + users, fmt.Sprintf("neighbour lists of %s items and %s users × %d", FormatCount(int64(s.Items)), FormatCount(int64(s.Users)), max(s.K(), s.UserK()))
+}

@@ -128,15 +128,15 @@ func (p Params) WithDefaults() Params {
 // sub-packages' in the order they register.
 var (
 	registry = map[string]Kind{
-		PopularModel: {New: func() Model { return &Popular{} }, Service: defaultAuto},
-		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates, Service: similar(1)},
-		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates, Service: defaultAuto},
-		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, Service: similar(4)},
-		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates, Service: similar(3)},
-		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates, Service: defaultAuto},
-		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: slimService},
-		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, Service: easeService},
-		"rp3beta":    {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid, Service: Service{Auto: true}},
+		PopularModel: {New: func() Model { return &Popular{} }, Service: defaultAuto.costing(popularTime, popularMemory)},
+		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates, Service: similar(1).costing(itemknnTime, itemPMemory)},
+		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates, Service: defaultAuto.costing(userknnTime, userPMemory)},
+		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, Service: similar(4).costing(kunnTime, kunnMemory)},
+		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates, Service: similar(3).costing(kunnITime, itemPMemory)},
+		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates, Service: defaultAuto.costing(kunnUTime, userPMemory)},
+		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: slimService.costing(slimTime, slimMemory)},
+		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, Service: easeServiceWithCost()},
+		"rp3beta":    {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid, Service: Service{Auto: true}.costing(rp3betaTime, rp3betaMemory)},
 	}
 	recommenders = []string{PopularModel, "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}
 )
@@ -145,6 +145,21 @@ var (
 // and the popularity baseline: trained by default and compared in auto
 // mode.
 var defaultAuto = Service{Default: true, Auto: true}
+
+// costing is s with the Cost of time law t and memory formula memory
+// (CostModel).
+func (s Service) costing(t TimeLaw, memory func(Shape) (int64, string)) Service {
+	s.Cost = CostModel(t, memory)
+	return s
+}
+
+// easeServiceWithCost is easeService with easeCost, which scales its time
+// by the items.
+func easeServiceWithCost() Service {
+	s := easeService
+	s.Cost = easeCost
+	return s
+}
 
 // similar is defaultAuto for a model whose item lists answer similar items
 // at preference rank when the active model has none: itemknn's cosine

@@ -3,7 +3,9 @@ package recsys
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"unsafe"
 )
 
 // Kind is everything the service knows of one kind of model, registered
@@ -79,6 +81,81 @@ type Service struct {
 	// (ItemNeighbourhood) for similar items when the active model has
 	// none; the lowest rank served answers.
 	SimilarRank int
+	// Cost predicts what the service's search and refit of the kind cost
+	// on data of a shape, which a training job checks against its
+	// training and memory budgets before fitting the kind (package jobs).
+	// nil: unknown, never skipped.
+	Cost func(Shape) Cost
+}
+
+// Shape is the size of a training job's data, which a kind's predicted
+// cost depends on.
+type Shape struct {
+	Users, Items, Positives int
+	// Features counts the item features (TrainData.FeatureNames).
+	Features int
+	// KMax is the largest neighbourhood size of the job's grid (0: 200,
+	// the service's), the length of the neighbour lists it caches.
+	KMax int
+}
+
+// K is s.KMax, or the service's 200 when it is not set, capped by the
+// other items: the longest item neighbour list a fit keeps.
+func (s Shape) K() int { return s.capK(s.Items) }
+
+// UserK is K for user neighbour lists: capped by the other users.
+func (s Shape) UserK() int { return s.capK(s.Users) }
+
+func (s Shape) capK(n int) int {
+	k := s.KMax
+	if k <= 0 {
+		k = 200
+	}
+	return max(0, min(k, n-1))
+}
+
+// Cost is a kind's predicted cost on data of one shape (Service.Cost). A
+// zero field is not predicted: a job never skips a kind for it.
+type Cost struct {
+	// Seconds is the wall time on 2 cores of the service's whole search
+	// and refit of the kind.
+	Seconds float64
+	// Bytes is the peak memory the fit adds to the job's (the snapshot and
+	// its matrix are the job's), and Memory says what holds most of it,
+	// for the record of a kind skipped for it: "sparse weights of …".
+	Bytes  int64
+	Memory string
+}
+
+// CostOf is the predicted cost of the kind name on data of shape s
+// (Service.Cost); ok is false for a kind without a prediction.
+func CostOf(name string, s Shape) (_ Cost, ok bool) {
+	k, found := registry[name]
+	if !found || k.Service.Cost == nil {
+		return Cost{}, false
+	}
+	return k.Service.Cost(s), true
+}
+
+// TimeLaw is a kind's training time as a power law in the positives
+// fitted to measurements at one catalogue size: Seconds(P) = At1M ·
+// (P/10⁶)^Exponent, At1M the wall seconds at a million positives. Each
+// kind names the measurements its constants come from.
+type TimeLaw struct{ At1M, Exponent float64 }
+
+// Seconds is the law at positives.
+func (l TimeLaw) Seconds(positives int) float64 {
+	if positives <= 0 {
+		return 0
+	}
+	return l.At1M * math.Pow(float64(positives)/1e6, l.Exponent)
+}
+
+// ListBytes are the bytes of neighbour lists of rows rows of k entries
+// (Neighbours: an item index and a float64 value each, 16 bytes with the
+// padding), the unit of the memory formulas of the kinds that keep them.
+func ListBytes(rows, k int) int64 {
+	return int64(rows) * int64(k) * int64(unsafe.Sizeof(Neighbour{}))
 }
 
 // Reuse is how a kind takes the fits that the same training job made of
@@ -204,8 +281,8 @@ func Recommends(name string) bool {
 // (Service.Default), in Kinds' order.
 func Defaults() []string { return kindsWhere(func(k Kind) bool { return k.Service.Default }) }
 
-// AutoNames lists the recommenders an auto job that names none compares
-// (Service.Auto), in Kinds' order.
+// AutoNames lists the recommenders an auto job adds to the server's
+// models when it names none (Service.Auto), in Kinds' order.
 func AutoNames() []string { return kindsWhere(func(k Kind) bool { return k.Service.Auto }) }
 
 // SimilarFallbacks lists the kinds with a SimilarRank, lowest first.
@@ -255,4 +332,34 @@ func ReadHeader(data []byte, name string) ([]byte, error) {
 		return nil, err
 	}
 	return d.Rest(), nil
+}
+
+// CostModel is a kind's Service.Cost from its time law and its memory
+// formula, which returns the bytes and what holds them.
+func CostModel(t TimeLaw, memory func(Shape) (int64, string)) func(Shape) Cost {
+	return func(s Shape) Cost {
+		b, what := memory(s)
+		return Cost{Seconds: t.Seconds(s.Positives), Bytes: b, Memory: what}
+	}
+}
+
+// FormatCount is n with thousands separators ("1,000,000"), as the
+// descriptions of costs write counts.
+func FormatCount(n int64) string {
+	s := fmt.Sprint(n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var out []byte
+	for k := range len(s) {
+		if k > 0 && (len(s)-k)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[k])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
 }

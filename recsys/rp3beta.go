@@ -259,3 +259,22 @@ func (m *RP3Beta) UnmarshalBinary(data []byte) error {
 	m.side = &itemSide{nItems: n, fwd: out.Reverse(n), rev: out}
 	return nil
 }
+
+// rp3betaTime is rp3beta's training time, fitted to the tune + fit wall
+// seconds of docs/performance.md's "Auto mode at 1M, 5M and 20M" (44, 40,
+// 56 s at 1M, 5M and 20M positives, 27,000 items; least squares of log
+// seconds on log positives).
+var rp3betaTime = TimeLaw{At1M: 41.1, Exponent: 0.077}
+
+// rp3betaMemory is rp3beta's: the rows at k_max of every β of the grid
+// (DefaultRP3Betas), held by rp3Rows and copied into lists, when they fit
+// rp3GridMemory, else one fit's at a time; and the chosen model's lists
+// with their ranked index.
+func rp3betaMemory(s Shape) (int64, string) {
+	l := ListBytes(s.Items, s.K())
+	held := int64(len(DefaultRP3Betas)) * l
+	if held <= rp3GridMemory {
+		return 2*held + 2*l, fmt.Sprintf("walk rows of %d β × %s items × %d", len(DefaultRP3Betas), FormatCount(int64(s.Items)), s.K())
+	}
+	return 4 * l, fmt.Sprintf("walk rows of %s items × %d", FormatCount(int64(s.Items)), s.K())
+}

@@ -2,6 +2,7 @@ package recsys
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 )
@@ -332,4 +333,24 @@ func (s *slimSolver) descend(lambda, beta, tol float64, maxIter int) {
 			return
 		}
 	}
+}
+
+// slimTime is slim's training time (fitted as itemknnTime's, the same
+// tables): 29, 31, 40 and 28.2, 27.1, 38.6 s at 1M, 5M and 20M positives.
+var slimTime = TimeLaw{At1M: 27.2, Exponent: 0.103}
+
+// slimMemory is slim's: the cosine lists at k_max in both caches, the
+// pair counter (coCounterBytes), the weights of the whole grid, which
+// slimFitGrid holds together (the service's two (ℓ1, ℓ2) pairs at every
+// k, the k of the grid adding up to about 2·k_max: 4 lists of k_max), and
+// the refitted model's lists with their ranked index; every list full.
+func slimMemory(s Shape) (int64, string) {
+	return 8*ListBytes(s.Items, s.K()) + coCounterBytes(s), fmt.Sprintf("fsSLIM weights of the whole grid, %s items × up to %d", FormatCount(int64(s.Items)), s.K())
+}
+
+// coCounterBytes is newCoCounter's memory: the popular items' pair counts
+// (P²·4 bytes) and their user bit rows (P·|U|/8).
+func coCounterBytes(s Shape) int64 {
+	p := int64(min(slimPopularItems, s.Items))
+	return p*p*4 + p*int64((s.Users+63)/64)*8
 }

@@ -73,3 +73,19 @@ func (m *UserP) UnmarshalBinary(data []byte) error {
 	m.side = newUserSide(x, k, m.kunn())
 	return nil
 }
+
+// The training times of userknn and kunn-u (fitted as itemknnTime's, the
+// same tables): userknn 8, 12, 26 and 8.1, 12.0, 24.6 s; kunn-u 9, 11, 20
+// and 7.9, 11.2, 20.3 s at 1M, 5M and 20M positives.
+var (
+	userknnTime = TimeLaw{At1M: 7.53, Exponent: 0.379}
+	kunnUTime   = TimeLaw{At1M: 7.95, Exponent: 0.288}
+)
+
+// userPMemory is the memory of userknn and kunn-u: the memo of KNN(u) at
+// k_max of the users that validation scores (userLists) and the model's
+// user side, taken as two lists of k_max per user.
+func userPMemory(s Shape) (int64, string) {
+	k := s.UserK()
+	return 2 * ListBytes(s.Users, k), fmt.Sprintf("user neighbour lists of %s users × %d", FormatCount(int64(s.Users)), k)
+}

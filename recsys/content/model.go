@@ -24,7 +24,17 @@ const Name = "content"
 // The content metric is a kind of its own: trained by default, read back
 // by UnmarshalBinary, never a recommender.
 func init() {
-	recsys.Register(Name, recsys.Kind{Train: train, Decode: decode, Service: recsys.Service{Default: true}})
+	recsys.Register(Name, recsys.Kind{Train: train, Decode: decode, Service: recsys.Service{Default: true, Cost: cost}})
+}
+
+// cost is the content metric's Service.Cost. Its time was not measured
+// at scale (the scale runs' items have no features), so it is not
+// predicted. Its memory is the items' collaborative neighbour lists
+// (contentNeighbours each) and their feature rows, read and copied into
+// the metric's training set (8 bytes a value, twice).
+func cost(s recsys.Shape) recsys.Cost {
+	return recsys.Cost{Bytes: recsys.ListBytes(s.Items, contentNeighbours) + 2*8*int64(s.Items)*int64(s.Features),
+		Memory: fmt.Sprintf("the features and neighbour lists of %s items", recsys.FormatCount(int64(s.Items)))}
 }
 
 func decode(b []byte) (recsys.Artefact, error) {

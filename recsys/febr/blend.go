@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -376,4 +377,29 @@ func (m *Blend) Params() map[string]float64 {
 		}
 	}
 	return out
+}
+
+// blendTime is febr-blend's training time: a power law fitted (least
+// squares of log seconds on log positives) to its tune + fit wall seconds
+// at 1M, 5M and 20M positives on 27,000 items of docs/performance.md's
+// "Auto mode at 1M, 5M and 20M" table (75, 185, 198 s), where it reused
+// the job's fits of every base; a base the job did not fit costs its own
+// time more.
+var blendTime = recsys.TimeLaw{At1M: 84.3, Exponent: 0.330}
+
+// blendCost is febr-blend's Service.Cost: blendTime, and in memory every
+// base at once (each base's predicted bytes: the blend fits those the job
+// did not) with the stack of blendStackUsers users' held-out positives
+// and DefaultBlendNegatives negatives scored by every base (8 bytes a
+// score).
+func blendCost(s recsys.Shape) recsys.Cost {
+	bases := BlendBases()
+	b := int64(blendStackUsers) * int64(DefaultBlendNegatives) * int64(len(bases)) * 8
+	for _, n := range bases {
+		if c, ok := recsys.CostOf(n, s); ok {
+			b += c.Bytes
+		}
+	}
+	return recsys.Cost{Seconds: blendTime.Seconds(s.Positives), Bytes: b,
+		Memory: fmt.Sprintf("its %d bases at once (%s) and their stacked scores", len(bases), strings.Join(bases, ", "))}
 }

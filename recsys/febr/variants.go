@@ -1,6 +1,8 @@
 package febr
 
 import (
+	"fmt"
+
 	"github.com/recsys-engine/recsys/recsys"
 )
 
@@ -33,18 +35,64 @@ var variants = []variant{
 
 // init registers FEBR's models after the built-in ones, in report order:
 // febr, the seven variants, then febr-blend. The service trains febr by
-// default and compares every variant in auto mode but febr-i-slim, which
-// febr is. On large data their grids stay fixed: each step past an end is
-// a whole search.
+// default and compares it and febr-blend in auto mode; the other variants
+// (none above both febr and the blend on the data measured,
+// docs/evaluation.md) are trained when named. On large data their grids
+// stay fixed: each step past an end is a whole search.
 func init() {
 	v, _ := variantOf(Name)
 	lambdas := recsys.Grid{Lambda: serviceLambdas}
-	recsys.Register(Name, v.kind(recsys.Service{Default: true, Auto: true, FixedGridAtScale: true, Options: serviceOptions, Grid: lambdas}))
+	recsys.Register(Name, v.kind(recsys.Service{Default: true, Auto: true, FixedGridAtScale: true, Options: serviceOptions, Grid: lambdas,
+		Cost: recsys.CostModel(variantTimes[Name], v.memory)}))
 	for _, v := range variants {
-		recsys.Register(v.name, v.kind(recsys.Service{Auto: v.affinity != affSLIM, FixedGridAtScale: true, Options: serviceOptions, Grid: lambdas}))
+		recsys.Register(v.name, v.kind(recsys.Service{FixedGridAtScale: true, Options: serviceOptions, Grid: lambdas,
+			Cost: recsys.CostModel(variantTimes[v.name], v.memory)}))
 	}
 	recsys.Register(BlendName, recsys.Kind{New: func() recsys.Model { return &Blend{} }, Candidates: blendCandidates, Search: searchBlend,
-		Reuses: DefaultBlendBases, Reuse: blendReuse, Service: recsys.Service{Auto: true, Options: serviceOptions}})
+		Reuses: DefaultBlendBases, Reuse: blendReuse, Service: recsys.Service{Auto: true, Options: serviceOptions, Cost: blendCost}})
+}
+
+// variantTimes are the variants' training times: power laws fitted
+// (least squares of log seconds on log positives) to the tune + fit wall
+// seconds at 1M, 5M and 20M positives on 27,000 items of
+// docs/performance.md's "Auto mode at 1M, 5M and 20M" table, where each
+// reused the job's fits of its baselines (and febr slim's): febr 32, 39,
+// 57 s (with 32.0, 37.1, 57.9 s of "The default models at 1M, 5M and
+// 20M"); febr-i-cosine 2, 6, 34; febr-u-cosine 14, 20, 41; febr-iu-cosine
+// 36, 48, 73; febr-i-kunn 3, 80, 40; febr-u-kunn 22, 28, 48; febr-iu-kunn
+// 48, 58, 82 s. febr-i-slim was not measured apart: febr's.
+var variantTimes = map[string]recsys.TimeLaw{
+	Name:             {At1M: 30.6, Exponent: 0.193},
+	"febr-i-cosine":  {At1M: 1.76, Exponent: 0.939},
+	"febr-u-cosine":  {At1M: 13.1, Exponent: 0.355},
+	"febr-iu-cosine": {At1M: 35.0, Exponent: 0.234},
+	"febr-i-kunn":    {At1M: 5.37, Exponent: 0.896},
+	"febr-u-kunn":    {At1M: 20.8, Exponent: 0.257},
+	"febr-iu-kunn":   {At1M: 46.6, Exponent: 0.177},
+	"febr-i-slim":    {At1M: 30.6, Exponent: 0.193},
+}
+
+// memory is a variant's: the training memo (ServiceMemory) and the memo
+// of validation blocks (validationMemo) at their bounds, and the
+// affinity's neighbour lists at k_max, cached twice and in the model: an
+// item side's as itemknn's, a user side's as userknn's (two lists a
+// user). The job's fits of its baselines and of slim, which it reuses,
+// are theirs.
+func (v variant) memory(s recsys.Shape) (int64, string) {
+	b := int64(ServiceMemory) + validationMemo
+	var what []any
+	if v.item {
+		b += 4 * recsys.ListBytes(s.Items, s.K())
+		what = append(what, recsys.FormatCount(int64(s.Items))+" items")
+	}
+	if v.user {
+		b += 2 * recsys.ListBytes(s.Users, s.UserK())
+		what = append(what, recsys.FormatCount(int64(s.Users))+" users")
+	}
+	if len(what) == 2 {
+		return b, fmt.Sprintf("feature memos and neighbour lists of %s and %s × %d", append(what, max(s.K(), s.UserK()))...)
+	}
+	return b, fmt.Sprintf("feature memos and neighbour lists of %s × %d", append(what, max(s.K(), s.UserK()))...)
 }
 
 // kind is the registration of a variant: its search (search.go) tunes λ

@@ -56,7 +56,7 @@ export function render(view, {signal}) {
   form.append(
     modelPicker('model', signal, (out) => out.trainable, (out) => out.defaults),
     h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'queue', id: 'retrain-queue'}), 'queue behind a running training job instead of refusing'),
-    h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'auto', id: 'retrain-auto'}), 'auto: activate the best model by validation ADG (with no models picked: the neighbourhood models, every FEBR variant and the matrix factorisations)'),
+    h('label', {class: 'check'}, h('input', {type: 'checkbox', name: 'auto', id: 'retrain-auto'}), 'auto: activate the best model by validation ADG (with no models picked: the server\'s models and auto mode\'s other candidates, within the training budget)'),
     h('div', {class: 'row'}, h('button', {type: 'submit', id: 'retrain-start'}, 'Start retraining')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();

@@ -1,0 +1,258 @@
+package jobs
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/serving"
+)
+
+// The auto set is the default models' recommenders with ease, rp3beta,
+// wrmf, ials and febr-blend, febr-blend after its bases; the other FEBR
+// variants, bpr and mfauc stay out.
+func TestAutoModels_set(t *testing.T) {
+	want := []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta", "febr", "wrmf", "ials", "febr-blend"}
+	if !slices.Equal(AutoModels, want) {
+		t.Fatalf("AutoModels %q, want %q", AutoModels, want)
+	}
+	for _, n := range []string{"febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn", "febr-i-slim", "bpr", "mfauc"} {
+		if k, err := recsys.KindOf(n); err != nil || k.Service.Auto {
+			t.Errorf("%s: auto %v (%v), want a kind trained by name only", n, k.Service.Auto, err)
+		}
+	}
+}
+
+// An auto job that names no models fits the server's models, the content
+// metric kept, and the auto kinds they lack, recorded as its additions.
+func TestAutoJobModels(t *testing.T) {
+	models, added := AutoJobModels(DefaultModels)
+	want := []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "febr", "content", "ease", "rp3beta", "wrmf", "ials", "febr-blend"}
+	if !slices.Equal(models, want) || !slices.Equal(added, []string{"ease", "rp3beta", "wrmf", "ials", "febr-blend"}) {
+		t.Fatalf("auto job on the default models: %q, added %q; want %q, added the last five", models, added, want)
+	}
+	// A server training febr-blend and content only: the blend's bases
+	// come first, though --models names the blend first.
+	models, added = AutoJobModels([]string{"febr-blend", "content"})
+	want = []string{"popular", "kunn", "slim", "ease", "rp3beta", "wrmf", "ials", "febr-blend", "content", "itemknn", "userknn", "kunn-i", "kunn-u", "febr"}
+	if !slices.Equal(models, want) || slices.Contains(added, "febr-blend") || slices.Contains(added, "content") || len(added) != 12 {
+		t.Fatalf("auto job on febr-blend,content: %q, added %q; want %q and the twelve others added", models, added, want)
+	}
+
+	s := NewScheduler(mustStore(t), serving.NewEngine(nil, serving.EngineOptions{}), Options{})
+	j, err := s.SubmitTrain(context.Background(), api.TrainRequest{Auto: true, Trigger: "interval"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantModels, wantAdded := AutoJobModels(DefaultModels); !slices.Equal(j.Models, wantModels) || !slices.Equal(j.Additions, wantAdded) {
+		t.Fatalf("the trigger's auto job: models %q, additions %q", j.Models, j.Additions)
+	}
+}
+
+// scale20M is the shape of docs/performance.md's 20M scale runs: 141,772
+// users, 27,000 items.
+var scale20M = recsys.Shape{Users: 141772, Items: 27000, Positives: 20_000_000, KMax: 200}
+
+// The additions are fitted cheapest first by their predicted time, after
+// the models the job names, each after the kinds it reuses.
+func TestFitSequence_cheapestFirst(t *testing.T) {
+	named := []string{"popular", "itemknn"}
+	added := []string{"ease", "rp3beta", "wrmf", "ials", "febr-blend"}
+	// At 20M: rp3beta 41.1·20^0.077 = 51.8 s, wrmf 10.5·20^0.541 = 53.1,
+	// ials 10.5·20^0.634 = 70.2, ease 71.7·20^0.132 = 106.5, febr-blend
+	// 84.3·20^0.330 = 226.5.
+	if got, want := fitSequence(slices.Concat(named, added), added, scale20M), []string{"popular", "itemknn", "rp3beta", "wrmf", "ials", "ease", "febr-blend"}; !slices.Equal(got, want) {
+		t.Errorf("at 20M: %q, want %q", got, want)
+	}
+	// At 1M: wrmf and ials 10.5 s (tied: the job's order), rp3beta 41.1,
+	// ease 71.7, febr-blend 84.3.
+	at1M := scale20M
+	at1M.Positives = 1_000_000
+	if got, want := fitSequence(slices.Concat(named, added), added, at1M), []string{"popular", "itemknn", "wrmf", "ials", "rp3beta", "ease", "febr-blend"}; !slices.Equal(got, want) {
+		t.Errorf("at 1M: %q, want %q", got, want)
+	}
+	// A named kind keeps its place, whatever it costs.
+	if got, want := fitSequence([]string{"ease", "popular", "wrmf"}, []string{"wrmf"}, scale20M), []string{"ease", "popular", "wrmf"}; !slices.Equal(got, want) {
+		t.Errorf("ease named: %q, want %q", got, want)
+	}
+}
+
+// The training budget's reasons, through the kinds' real cost functions:
+// EASE at a million items is over 12 GiB whether named or added, and,
+// memory unbounded, over the time left when it is an addition only.
+func TestFitGuard_reasons(t *testing.T) {
+	shape := recsys.Shape{Users: 141772, Items: 1_000_000, Positives: 20_000_000, KMax: 200}
+	// Sparse EASE (1,000,000 items > the dense limit of 8,000): 2 cosine
+	// caches + 4 λ × (rows, lists, ranked index) = 14 lists of 10⁶ × 200
+	// entries of 16 bytes = 44,800,000,000 bytes, and the pair counter of
+	// the 2,048 most popular items: 2048²·4 = 16,777,216 bytes of counts
+	// and 2048 × ⌈141,772/64⌉ = 2,216 words of 8 bytes = 36,306,944 bytes
+	// of user bits: 44,853,084,160 bytes = 41.77 GiB.
+	c, ok := recsys.CostOf("ease", shape)
+	if !ok || c.Bytes != 44_853_084_160 {
+		t.Fatalf("ease at a million items: %d bytes (%v), want 44,853,084,160", c.Bytes, ok)
+	}
+	const gib12 = 12 << 30
+	mem := fitGuard{budget: api.TrainBudget{Time: 30 * time.Minute, Memory: gib12}, shape: shape, added: []string{"ease", "wrmf"}}
+	wantMem := "needs about 41.8 GiB at 141,772 users × 1,000,000 items (sparse weights of 1,000,000 items × 200 neighbours for each of 4 λ); the memory budget is 12 GiB (--train-memory)"
+	for _, g := range []fitGuard{mem, {budget: mem.budget, shape: shape}} { // added, then named
+		if got := g.reason("ease", 0); got != wantMem {
+			t.Errorf("ease (added %v): %q, want %q", g.added, got, wantMem)
+		}
+	}
+	// wrmf: 3 × ((141,772 + 10⁶)·50·8 + 10⁶·8 + 141,772·24) = 1.3 GiB,
+	// within; its time 10.5·20^0.541 = 53 s, within the 12 min left.
+	if got := mem.reason("wrmf", 18*time.Minute); got != "" {
+		t.Errorf("wrmf: %q, want it fitted", got)
+	}
+
+	// Time: ease's 106.5 s at 20M on 27,000 items, times 10⁶/27,000
+	// items = 3,943 s = 66 min, over the 12 min left of 30 min after 18.
+	timed := fitGuard{budget: api.TrainBudget{Time: 30 * time.Minute}, shape: shape, added: []string{"ease"}}
+	if c.Seconds < 3940 || c.Seconds > 3947 {
+		t.Fatalf("ease's predicted time %.1f s, want 71.7·20^0.132·10⁶/27,000 = 3,943 s", c.Seconds)
+	}
+	wantTime := "predicted 66 min at 20,000,000 positives × 1,000,000 items exceeds the 12 min left of --train-budget 30m; raise --train-budget or name it in --models"
+	if got := timed.reason("ease", 18*time.Minute); got != wantTime {
+		t.Errorf("ease added: %q, want %q", got, wantTime)
+	}
+	if got := timed.reason("ease", time.Hour); !strings.Contains(got, "exceeds the 0 s left of --train-budget 30m") {
+		t.Errorf("ease added, the budget spent: %q", got)
+	}
+	timed.added = nil
+	if got := timed.reason("ease", time.Hour); got != "" {
+		t.Errorf("ease named, over the time: %q, want it fitted (the time applies to additions only)", got)
+	}
+	// The content metric has no time prediction: never skipped for time.
+	timed.added = []string{"content"}
+	if got := timed.reason("content", time.Hour); got != "" {
+		t.Errorf("content: %q, want it fitted", got)
+	}
+	if got := (fitGuard{shape: shape, added: []string{"ease"}}).reason("ease", time.Hour); got != "" {
+		t.Errorf("no budget: %q", got)
+	}
+}
+
+// The time laws reproduce the measurements they were fitted to: at 20M
+// positives on 27,000 items each kind's prediction is within a factor of
+// 2 of the auto run's wall seconds (docs/performance.md, "Auto mode at
+// 1M, 5M and 20M"); no kind is predicted above 12 GiB there, where every
+// kind ran; and the five additions to the default models are predicted
+// at 509 s (51.8 + 53.1 + 70.2 + 106.5 + 226.5), within 30 minutes.
+func TestCosts_calibrated(t *testing.T) {
+	measured := map[string]float64{"popular": 1, "itemknn": 37, "userknn": 26, "kunn": 52, "kunn-i": 54, "kunn-u": 20, "slim": 40,
+		"ease": 107, "rp3beta": 56, "febr": 57, "febr-i-cosine": 34, "febr-u-cosine": 41, "febr-iu-cosine": 73, "febr-i-kunn": 40,
+		"febr-u-kunn": 48, "febr-iu-kunn": 82, "bpr": 112, "wrmf": 62, "ials": 82, "mfauc": 48, "febr-blend": 198}
+	for _, n := range recsys.Kinds() {
+		c, ok := recsys.CostOf(n, scale20M)
+		if !ok {
+			t.Errorf("%s has no cost", n)
+			continue
+		}
+		if c.Bytes <= 0 || c.Bytes > 12<<30 || c.Memory == "" {
+			t.Errorf("%s at 20M × 27,000: %d bytes (%q), want a prediction within 12 GiB", n, c.Bytes, c.Memory)
+		}
+		if m, ok := measured[n]; ok && (c.Seconds < m/2 || c.Seconds > 2*m) {
+			t.Errorf("%s at 20M × 27,000: predicted %.1f s, measured %.0f s", n, c.Seconds, m)
+		}
+	}
+	_, added := AutoJobModels(DefaultModels)
+	total := 0.0
+	for _, n := range added {
+		c, _ := recsys.CostOf(n, scale20M)
+		total += c.Seconds
+	}
+	if math.Abs(total-509) > 2 {
+		t.Errorf("the additions at 20M: %.1f s predicted, want about 509", total)
+	}
+}
+
+// budgetJob runs one training job on budgetStore's data under the
+// training budget tb, the server's models base, and returns its record.
+func budgetJob(t *testing.T, tb api.TrainBudget, req api.TrainRequest, base ...string) (api.Job, recsys.Shape) {
+	t.Helper()
+	ctx := context.Background()
+	st := budgetStore(t)
+	snap, err := st.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := snapshotMatrix(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape := recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(), KMax: 10}
+	opts := Options{Models: base, Train: DefaultTrainOptions}
+	opts.Train.Grid = []int{5, 10}
+	opts.Train.Budget = tb
+	s := NewScheduler(st, serving.NewEngine(st, serving.EngineOptions{}), opts)
+	j, err := s.SubmitTrain(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RunQueued(ctx)
+	if j, err = st.Job(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	return j, shape
+}
+
+func skippedNames(j api.Job) []string {
+	var out []string
+	for _, sk := range j.Skipped {
+		out = append(out, sk.Model)
+	}
+	return out
+}
+
+// A budget of a nanosecond leaves every addition of an auto job behind,
+// each with its prediction, and fits the server's models.
+func TestTrain_timeBudgetSkipsAdditions(t *testing.T) {
+	j, shape := budgetJob(t, api.TrainBudget{Time: time.Nanosecond}, api.TrainRequest{Auto: true, Trigger: "cli"}, "popular", "itemknn")
+	_, added := AutoJobModels([]string{"popular", "itemknn"})
+	if j.State != api.JobSucceeded || len(j.Versions) != 2 || !strings.HasPrefix(j.Versions[0], "popular@") || !strings.HasPrefix(j.Versions[1], "itemknn@") {
+		t.Fatalf("job %+v, want popular and itemknn trained", j)
+	}
+	if got := skippedNames(j); !slices.Equal(got, fitSequence(added, added, shape)) {
+		t.Errorf("skipped %q, want every addition %q, cheapest first", got, added)
+	}
+	for _, sk := range j.Skipped {
+		if !strings.HasPrefix(sk.Reason, "predicted ") || !strings.Contains(sk.Reason, " items exceeds the 0 s left of --train-budget 1ns; raise --train-budget or name it in --models") {
+			t.Errorf("%s skipped because %q", sk.Model, sk.Reason)
+		}
+	}
+	if j.Activated == "" {
+		t.Errorf("the auto job activated nothing")
+	}
+}
+
+// The memory guard holds for every model, named or not, the content
+// metric too; a job whose every model is skipped succeeds saying so, and
+// activates nothing.
+func TestTrain_memoryGuard(t *testing.T) {
+	// 91 users and 61 items (dense index 0 included), k_max 10: popular
+	// 61·8 = 488 bytes; itemknn 4 lists of 61 × 10 entries of 16 bytes =
+	// 39,040; content 61 × 10 × 16 = 9,760 (no features).
+	j, _ := budgetJob(t, api.TrainBudget{Memory: 1000}, api.TrainRequest{Trigger: "cli"}, "popular", "itemknn", "content")
+	if j.State != api.JobSucceeded || len(j.Versions) != 1 || !strings.HasPrefix(j.Versions[0], "popular@") {
+		t.Fatalf("job %+v, want popular trained alone", j)
+	}
+	want := []api.SkippedModel{
+		{Model: "itemknn", Reason: "needs about 38.1 KiB at 91 users × 61 items (neighbour lists of 61 items × 10, cached twice and in the model); the memory budget is 1000 B (--train-memory)"},
+		{Model: "content", Reason: "needs about 9.5 KiB at 91 users × 61 items (the features and neighbour lists of 61 items); the memory budget is 1000 B (--train-memory)"},
+	}
+	if !slices.Equal(j.Skipped, want) {
+		t.Errorf("skipped %+v, want %+v", j.Skipped, want)
+	}
+
+	j, _ = budgetJob(t, api.TrainBudget{Memory: 100}, api.TrainRequest{Trigger: "cli"}, "popular")
+	if j.State != api.JobSucceeded || len(j.Versions) != 0 || j.Activated != "" || !slices.Equal(skippedNames(j), []string{"popular"}) ||
+		!strings.HasPrefix(j.Skipped[0].Reason, "needs about 488 B at 91 users × 61 items (one count per item)") {
+		t.Fatalf("every model skipped: %+v, want a succeeded job with no version and popular's reason", j)
+	}
+}
