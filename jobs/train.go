@@ -453,7 +453,7 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		// which the job frees when it ends.
 		served, err := recsys.Load(blob)
 		if err != nil {
-			return nil, fmt.Errorf("decoding %s: %w", name, err)
+			return nil, nil, fmt.Errorf("decoding %s: %w", name, err)
 		}
 		info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs), Items: countIDs(snap.ItemIDs),
 			Positives: x.NNZ(), Params: recsys.ParamsOf(m), TrainSeconds: time.Since(start).Seconds(),
