@@ -230,7 +230,7 @@ func fitAll(ctx context.Context, snap *api.Snapshot, plan fitPlan, opts TrainOpt
 	}
 	g := fitGuard{budget: opts.Budget, added: plan.added, shape: recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(),
 		Features: len(snap.FeatureNames), KMax: slices.Max(opts.Grid)}}
-	check := func(name string) string { return g.reason(name, time.Since(plan.started)) }
+	check := g.check(plan.started)
 	out, skipped, err := trainModelsOn(ctx, snap, x, fitSequence(recommenders, plan.added, g.shape), opts, stage, check)
 	if err != nil {
 		return nil, nil, err
@@ -314,6 +314,23 @@ func (g fitGuard) reason(name string, spent time.Duration) string {
 	return ""
 }
 
+// check returns the guard of a job started at started: the reason it
+// skips a kind (reason), asked once before each kind starts. A job
+// searches every kind before it refits any (trainModelsOn), so the time
+// a kind admitted will take counts as spent when it is admitted: the
+// budget left is what neither the time spent nor the predictions of the
+// kinds admitted take.
+func (g fitGuard) check(started time.Time) func(name string) string {
+	var admitted time.Duration
+	return func(name string) string {
+		why := g.reason(name, max(time.Since(started), admitted))
+		if c, ok := recsys.CostOf(name, g.shape); ok && why == "" {
+			admitted += time.Duration(c.Seconds * float64(time.Second))
+		}
+		return why
+	}
+}
+
 // formatSeconds writes a time in the unit a reader thinks of it in: "40
 // s", "41 min", "2.5 h".
 func formatSeconds(s float64) string {
@@ -376,22 +393,15 @@ func trainOther(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, name 
 // trainModelsOn fits each recommender on x, the snapshot's matrix: the
 // main and secondary parameters are chosen on a 10% validation split by
 // ADG (dissertation §4.7.3), then the model is refitted with them on all
-// the data. skip, when not nil, is asked before each kind starts: a
-// reason leaves it out, recorded with the reason.
+// the data. Every search runs first (tuneAll), then every refit, so that
+// each phase holds one matrix's neighbour lists: at a million items they
+// take gigabytes per similarity. skip, when not nil, is asked before each
+// kind starts: a reason leaves it out, recorded with the reason.
 func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []string, opts TrainOptions, stage stageFunc,
 	skip func(name string) string) ([]trained, []api.SkippedModel, error) {
 	if len(names) == 0 {
 		return nil, nil, nil
 	}
-	stage("validation split", 0)
-	split, err := eval.NewSplit(&eval.Dataset{UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items},
-		eval.Standard, opts.Seed, 0, eval.DefaultMinPositives)
-	if err != nil {
-		return nil, nil, err
-	}
-	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
-	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
-	var out []trained
 	// The job's fits of the kinds that a later kind of the job reuses
 	// (recsys.Kind.Reuses), which it takes instead of fitting them again.
 	// Only those are kept: every tuned model held to the end of the job
@@ -404,41 +414,25 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		}
 	}
 	fits := map[string]recsys.Fit{}
-	holdout := recsys.Holdout{Train: split.Train, Validation: split.Validation}
-	large := x.NNZ() > scalePositives
-	var skipped []api.SkippedModel
-	for k, name := range names {
-		if skip != nil {
-			if why := skip(name); why != "" {
-				skipped = append(skipped, api.SkippedModel{Model: name, Reason: why})
-				continue
-			}
-		}
-		frac := func(f float64) float64 { return (float64(k) + f) / float64(len(names)) }
-		stage("tune "+name, frac(0))
+	chosen, skipped, err := tuneAll(ctx, snap, x, names, opts, stage, skip, reused, fits)
+	if err != nil {
+		return nil, nil, err
+	}
+	clear(fits) // the split's fits are done with
+	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
+	var out []trained
+	for k, c := range chosen {
+		name, t := c.name, c.t
+		stage("fit "+name, 0.7+0.3*float64(k)/float64(len(chosen)))
 		start := time.Now()
-		kind, err := recsys.KindOf(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		tuning := opts.tuning(kind)
-		scaleTuning(name, x.NNZ(), &tuning)
-		if kind.Reuse != nil {
-			tuning.Options = kind.Reuse.Search(tuning.Options, fits, holdout, large)
-		}
-		t, err := eval.Tune(ctx, name, split, valCache, tuning)
-		if err != nil {
-			return nil, nil, fmt.Errorf("tuning %s: %w", name, err)
-		}
 		p, val := t.Refit, t.Validation
-		stage("fit "+name, frac(0.7))
 		m, err := recsys.New(name)
 		if err != nil {
 			return nil, nil, err
 		}
 		p.Cache = fullCache
-		if kind.Reuse != nil {
-			p = kind.Reuse.Refit(p, fits, x)
+		if c.kind.Reuse != nil {
+			p = c.kind.Reuse.Refit(p, fits, x)
 		}
 		if err := m.Fit(ctx, x, p); err != nil {
 			return nil, nil, fmt.Errorf("fitting %s: %w", name, err)
@@ -456,15 +450,71 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 			return nil, nil, fmt.Errorf("decoding %s: %w", name, err)
 		}
 		info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs), Items: countIDs(snap.ItemIDs),
-			Positives: x.NNZ(), Params: recsys.ParamsOf(m), TrainSeconds: time.Since(start).Seconds(),
+			Positives: x.NNZ(), Params: recsys.ParamsOf(m), TrainSeconds: c.seconds + time.Since(start).Seconds(),
 			Validation: map[string]float64{}, GridExtended: t.Extended, GridEdge: t.AtEdge}
 		for i, key := range metrics.Names {
 			info.Validation[key] = val[i]
 		}
 		out = append(out, trained{served: &serving.Served{Info: info, Model: served}, blob: blob})
 		if reused[name] {
-			fits[name] = recsys.Fit{Tuned: t.Model, TunedParams: t.Params, Full: m, FullParams: p}
+			fits[name] = recsys.Fit{Full: m, FullParams: p}
 		}
+	}
+	return out, skipped, nil
+}
+
+// tuned is one kind's search in a training job: its choice (the tuned
+// model dropped) and how long the search took.
+type tuned struct {
+	name    string
+	kind    recsys.Kind
+	t       *eval.Tuned
+	seconds float64
+}
+
+// tuneAll searches each kind of names on a validation split of the
+// snapshot, in order, leaving out those skip gives a reason for, and
+// records in fits the tuned models of the kinds reused.
+func tuneAll(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []string, opts TrainOptions, stage stageFunc,
+	skip func(name string) string, reused map[string]bool, fits map[string]recsys.Fit) ([]tuned, []api.SkippedModel, error) {
+	stage("validation split", 0)
+	split, err := eval.NewSplit(&eval.Dataset{UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items},
+		eval.Standard, opts.Seed, 0, eval.DefaultMinPositives)
+	if err != nil {
+		return nil, nil, err
+	}
+	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
+	holdout := recsys.Holdout{Train: split.Train, Validation: split.Validation}
+	large := x.NNZ() > scalePositives
+	var out []tuned
+	var skipped []api.SkippedModel
+	for k, name := range names {
+		if skip != nil {
+			if why := skip(name); why != "" {
+				skipped = append(skipped, api.SkippedModel{Model: name, Reason: why})
+				continue
+			}
+		}
+		stage("tune "+name, 0.7*float64(k)/float64(len(names)))
+		start := time.Now()
+		kind, err := recsys.KindOf(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		tuning := opts.tuning(kind)
+		scaleTuning(name, x.NNZ(), &tuning)
+		if kind.Reuse != nil {
+			tuning.Options = kind.Reuse.Search(tuning.Options, fits, holdout, large)
+		}
+		t, err := eval.Tune(ctx, name, split, valCache, tuning)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tuning %s: %w", name, err)
+		}
+		if reused[name] {
+			fits[name] = recsys.Fit{Tuned: t.Model, TunedParams: t.Params}
+		}
+		t.Model = nil // the refit replaces it
+		out = append(out, tuned{name: name, kind: kind, t: t, seconds: time.Since(start).Seconds()})
 	}
 	return out, skipped, nil
 }

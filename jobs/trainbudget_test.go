@@ -138,6 +138,33 @@ func TestFitGuard_reasons(t *testing.T) {
 	}
 }
 
+// A job's guard counts the predicted time of each kind it admits as
+// spent: at 20M positives × 27,000 items wrmf is predicted at 53.1 s
+// and ials at 70.2 s (TestCosts_calibrated), so with a budget of 100 s
+// the first is admitted at once and the second, asked straight after,
+// has 100 − 53.1 = 46.9 s left and is skipped; a budget of 124 s admits
+// both.
+func TestFitGuard_checkCountsTheAdmitted(t *testing.T) {
+	shape := recsys.Shape{Users: 141772, Items: 27000, Positives: 20_000_000, KMax: 200}
+	for _, c := range []struct {
+		budget time.Duration
+		ials   bool
+	}{{100 * time.Second, false}, {124 * time.Second, true}} {
+		g := fitGuard{budget: api.TrainBudget{Time: c.budget}, shape: shape, added: []string{"wrmf", "ials"}}
+		check := g.check(time.Now())
+		if why := check("wrmf"); why != "" {
+			t.Fatalf("budget %v: wrmf skipped: %s", c.budget, why)
+		}
+		why := check("ials")
+		if (why == "") != c.ials {
+			t.Fatalf("budget %v: ials reason %q, want fitted=%v", c.budget, why, c.ials)
+		}
+		if !c.ials && !strings.Contains(why, "exceeds the 47 s left of --train-budget 1m40s") {
+			t.Fatalf("budget %v: %q, want the 47 s left", c.budget, why)
+		}
+	}
+}
+
 // The time laws reproduce the measurements they were fitted to: at 20M
 // positives on 27,000 items each kind's prediction is within a factor of
 // 2 of the auto run's wall seconds (docs/performance.md, "Auto mode at
