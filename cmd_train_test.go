@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/recsys-engine/recsys/api"
 )
 
 // TestTrain_everyModelSkipped: a `train` whose every model the memory
@@ -30,5 +33,21 @@ func TestTrain_everyModelSkipped(t *testing.T) {
 	}
 	if code, stdout, stderr := runCmd(t, "train", "--db", db, "--models", "popular", "--train-memory", "1KiB"); code != 0 || !strings.Contains(stdout, "trained 1 of 1 models") {
 		t.Fatalf("train under 1 KiB: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// The memory budget becomes the runtime's soft limit unless GOMEMLIMIT
+// sets one, and a budget of 0 leaves the runtime alone.
+func TestLimitMemory(t *testing.T) {
+	defer func(f func(int64) int64) { setMemoryLimit = f }(setMemoryLimit)
+	var got []int64
+	setMemoryLimit = func(n int64) int64 { got = append(got, n); return 0 }
+	t.Setenv("GOMEMLIMIT", "")
+	limitMemory(api.TrainBudget{Memory: 12 << 30})
+	limitMemory(api.TrainBudget{})
+	t.Setenv("GOMEMLIMIT", "8GiB")
+	limitMemory(api.TrainBudget{Memory: 12 << 30})
+	if !slices.Equal(got, []int64{12 << 30}) {
+		t.Fatalf("limits set: %v, want [12 GiB]", got)
 	}
 }
