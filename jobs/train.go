@@ -331,6 +331,34 @@ func (g fitGuard) check(started time.Time) func(name string) string {
 	}
 }
 
+// memoryMaxK bounds the extension of a kind's k past the grid by the
+// memory budget: the largest k of the doublings of the grid's largest
+// (the extension's steps) at which the kind's predicted memory at shape
+// stays within limit, 0 when the budget does not bound it (no limit, no
+// prediction, or k capped by the data first).
+func memoryMaxK(name string, limit int64, shape recsys.Shape) int {
+	if limit <= 0 || shape.KMax <= 0 {
+		return 0
+	}
+	at := shape
+	for k := shape.KMax; k < 1<<24; k *= 2 {
+		next := at
+		next.KMax = 2 * k
+		if next.K() == at.K() && next.UserK() == at.UserK() {
+			return 0 // the data caps k
+		}
+		c, ok := recsys.CostOf(name, next)
+		if !ok {
+			return 0
+		}
+		if c.Bytes > limit {
+			return k
+		}
+		at = next
+	}
+	return 0
+}
+
 // formatSeconds writes a time in the unit a reader thinks of it in: "40
 // s", "41 min", "2.5 h".
 func formatSeconds(s float64) string {
@@ -486,6 +514,7 @@ func tuneAll(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	holdout := recsys.Holdout{Train: split.Train, Validation: split.Validation}
 	large := x.NNZ() > scalePositives
+	shape := recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(), KMax: slices.Max(opts.Grid)}
 	var out []tuned
 	var skipped []api.SkippedModel
 	for k, name := range names {
@@ -503,6 +532,7 @@ func tuneAll(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []
 		}
 		tuning := opts.tuning(kind)
 		scaleTuning(name, x.NNZ(), &tuning)
+		tuning.MaxK = memoryMaxK(name, opts.Budget.Memory, shape)
 		if kind.Reuse != nil {
 			tuning.Options = kind.Reuse.Search(tuning.Options, fits, holdout, large)
 		}

@@ -283,3 +283,26 @@ func TestTrain_memoryGuard(t *testing.T) {
 		t.Fatalf("every model skipped: %+v, want a succeeded job with no version and popular's reason", j)
 	}
 }
+
+// The memory budget bounds k's extension: at 141,772 users × 1,000,000
+// items kunn's predicted memory is its item lists (4 × 10⁶·k·16 bytes)
+// and user lists (2 × 141,772·k·16) = 68,536,704·k bytes: 13.7 GB at
+// k = 200, 27.4 GB at 400. A 16 GiB budget (17,179,869,184 bytes) admits
+// 200 and not 400; 64 GiB admits 800 (54.8 GB) and not 1,600. At 27,000
+// items the data caps the item lists at k = 26,999 but not the users',
+// so the bound stays. No budget, no bound.
+func TestMemoryMaxK(t *testing.T) {
+	wide := recsys.Shape{Users: 141772, Items: 1_000_000, Positives: 20_000_000, KMax: 200}
+	for _, c := range []struct {
+		limit int64
+		want  int
+	}{{16 << 30, 200}, {64 << 30, 800}, {0, 0}} {
+		if got := memoryMaxK("kunn", c.limit, wide); got != c.want {
+			t.Errorf("kunn at a million items, budget %d: max k %d, want %d", c.limit, got, c.want)
+		}
+	}
+	tiny := recsys.Shape{Users: 50, Items: 40, Positives: 500, KMax: 200}
+	if got := memoryMaxK("kunn", 1<<30, tiny); got != 0 {
+		t.Errorf("k capped by 40 items and 50 users: max k %d, want 0 (no bound)", got)
+	}
+}

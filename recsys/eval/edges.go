@@ -173,7 +173,7 @@ func (e *edgeState) add(side int, v float64) {
 // the reports flag: a larger grid might choose otherwise.
 func extendEdges(best recsys.Params, dims []dimension, cands []recsys.Params, limit int,
 	gen func(d dimension, best recsys.Params, v float64) []recsys.Params,
-	try func(cands []recsys.Params) (recsys.Params, error)) (recsys.Params, []string, []string, error) {
+	try func(cands []recsys.Params) (recsys.Params, error), admit func(d dimension, v float64) bool) (recsys.Params, []string, []string, error) {
 	states := make([]*edgeState, len(dims))
 	for k, d := range dims {
 		states[k] = newEdgeState(d, cands)
@@ -196,8 +196,8 @@ func extendEdges(best recsys.Params, dims []dimension, cands []recsys.Params, li
 					e.blocked[side] = true
 					continue
 				}
-				if e.count[side] >= limit {
-					continue
+				if e.count[side] >= limit || admit != nil && !admit(e.d, next) {
+					continue // an edge: the next value was not tried
 				}
 				e.add(side, next)
 				extended = append(extended, e.d.format(next))

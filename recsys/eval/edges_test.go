@@ -21,6 +21,7 @@ func TestExtendEdges_byHand(t *testing.T) {
 		peak      float64
 		limit     int
 		capAt     int // gen gives nothing for k above it (0: no cap)
+		maxK      int // Tuning.MaxK: admit no k above it (0: no bound)
 		chosen    int
 		extended  []string
 		edges     []string
@@ -37,6 +38,9 @@ func TestExtendEdges_byHand(t *testing.T) {
 		{name: "no extension", peak: 10000, limit: 0, chosen: 100, edges: []string{"k=100"}},
 		// The data caps k at 100: no step above and no flag.
 		{name: "capped by the data", peak: 10000, limit: 2, capAt: 100, chosen: 100},
+		// The memory budget bounds k at 300: 200 is tried, 400 is not,
+		// and 200 is flagged as an edge (a larger k was not tried).
+		{name: "bounded by the budget", peak: 10000, limit: 2, maxK: 300, chosen: 200, extended: []string{"k=200"}, edges: []string{"k=200"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cands []recsys.Params
@@ -64,7 +68,7 @@ func TestExtendEdges_byHand(t *testing.T) {
 				}
 				return best, nil
 			}
-			got, extended, edges, err := extendEdges(best, dimensions(cands, "k", false), cands, tc.limit, gen, try)
+			got, extended, edges, err := extendEdges(best, dimensions(cands, "k", false), cands, tc.limit, gen, try, Tuning{MaxK: tc.maxK}.admit)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +105,7 @@ func TestExtendEdges_secondary(t *testing.T) {
 				}
 			}
 			return best, nil
-		})
+		}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,10 +37,21 @@ type Tuning struct {
 	// when the choice sits there (extendEdges): 0 means DefaultExtend,
 	// negative none (the edge is then only reported).
 	Extend int
+	// MaxK, when positive, bounds the extension of k: a value past it is
+	// not tried, and a choice at the grid's end is reported as an edge
+	// (the service sets it from its memory budget: at a million items a
+	// neighbour list per k costs gigabytes).
+	MaxK int
 }
 
 // extend is t.Extend with its default (zeroOr).
 func (t Tuning) extend() int { return zeroOr(t.Extend, DefaultExtend) }
+
+// admit reports whether the extension may try value v of dimension d
+// (MaxK).
+func (t Tuning) admit(d dimension, v float64) bool {
+	return t.MaxK <= 0 || !d.main || d.name != "k" || int(v) <= t.MaxK
+}
 
 // DefaultValidationUsers is the validation-user sample of Tuning: with the
 // per-user ADG's standard deviation of 0.1–0.15 on ml-100k and Last.fm, a
@@ -184,7 +195,7 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		cands = append(cands, cs...)
 		return try(cs)
 	}
-	if bp, extended, edges, err = extendEdges(bp, dimensions(cands, mainName, false), cands, t.extend(), gen, tryMore); err != nil {
+	if bp, extended, edges, err = extendEdges(bp, dimensions(cands, mainName, false), cands, t.extend(), gen, tryMore, t.admit); err != nil {
 		return nil, err
 	}
 	bp.Cache, bp.Init = nil, nil
@@ -245,7 +256,7 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 		}
 		return c.Params, nil
 	}
-	_, extended, edges, err := extendEdges(c.Params, dimensions(cands, "k", true), cands, t.extend(), gen, try)
+	_, extended, edges, err := extendEdges(c.Params, dimensions(cands, "k", true), cands, t.extend(), gen, try, t.admit)
 	if err != nil {
 		return nil, err
 	}
