@@ -228,7 +228,7 @@ func fitAll(ctx context.Context, snap *api.Snapshot, plan fitPlan, opts TrainOpt
 	if err != nil {
 		return nil, nil, err
 	}
-	g := fitGuard{budget: opts.Budget, added: plan.added, shape: recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(),
+	g := fitGuard{budget: opts.Budget, added: plan.added, shape: recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(), ValidationUsers: opts.ValidationUsers,
 		Features: len(snap.FeatureNames), KMax: slices.Max(opts.Grid)}}
 	check := g.check(plan.started)
 	out, skipped, err := trainModelsOn(ctx, snap, x, fitSequence(recommenders, plan.added, g.shape), opts, stage, check)
@@ -514,7 +514,7 @@ func tuneAll(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	holdout := recsys.Holdout{Train: split.Train, Validation: split.Validation}
 	large := x.NNZ() > scalePositives
-	shape := recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(), KMax: slices.Max(opts.Grid)}
+	shape := recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(), KMax: slices.Max(opts.Grid), ValidationUsers: opts.ValidationUsers}
 	var out []tuned
 	var skipped []api.SkippedModel
 	for k, name := range names {

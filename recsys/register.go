@@ -97,6 +97,17 @@ type Shape struct {
 	// KMax is the largest neighbourhood size of the job's grid (0: 200,
 	// the service's), the length of the neighbour lists it caches.
 	KMax int
+	// ValidationUsers is how many users score each grid point (0: all),
+	// the users whose neighbour lists a user model's search memoises.
+	ValidationUsers int
+}
+
+// Validated is the number of users validation scores.
+func (s Shape) Validated() int {
+	if s.ValidationUsers > 0 {
+		return min(s.Users, s.ValidationUsers)
+	}
+	return s.Users
 }
 
 // K is s.KMax, or the service's 200 when it is not set, capped by the

@@ -83,9 +83,10 @@ var (
 )
 
 // userPMemory is the memory of userknn and kunn-u: the memo of KNN(u) at
-// k_max of the users that validation scores (userLists) and the model's
-// user side, taken as two lists of k_max per user.
+// k_max of the users that validation scores (userLists), twice for the
+// split's and the refit's caches; the model's user side holds the matrix
+// alone and searches KNN(u) at scoring time.
 func userPMemory(s Shape) (int64, string) {
 	k := s.UserK()
-	return 2 * ListBytes(s.Users, k), fmt.Sprintf("user neighbour lists of %s users × %d", FormatCount(int64(s.Users)), k)
+	return 2 * ListBytes(s.Validated(), k), fmt.Sprintf("user neighbour lists of %s validation users × %d", FormatCount(int64(s.Validated())), k)
 }
