@@ -39,6 +39,9 @@ type benchConfig struct {
 	UserPrefix  string
 	N           int
 	Model       string
+	// SimilarBy is the by= of each similar-items request (collaborative,
+	// content or hybrid; "": the server's default).
+	SimilarBy string
 	// IngestUsers draws the user of each ingested event at random among
 	// the users PREFIX1..PREFIXN (events of existing users, scattered over
 	// the store); otherwise each batch is one fresh user's.
@@ -242,7 +245,7 @@ func benchCall(ctx context.Context, cl *client.Client, c benchConfig, op benchOp
 		// generator, on the server's cores, 18% of the measured rate.
 		return cl.Send(ctx, client.RecommendCall(user, client.RecommendOptions{N: c.N, Model: c.Model}))
 	case opSimilar:
-		return cl.Send(ctx, client.SimilarCall(items[rng.IntN(len(items))], client.SimilarOptions{N: c.N}))
+		return cl.Send(ctx, client.SimilarCall(items[rng.IntN(len(items))], client.SimilarOptions{N: c.N, By: c.SimilarBy}))
 	}
 	// The batch is written by hand: encoding/json would cost the load
 	// generator, which shares the machine with the server, more CPU.

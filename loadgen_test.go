@@ -83,3 +83,36 @@ func TestBench_pacedChargesStalls(t *testing.T) {
 		}
 	}
 }
+
+// A similar-items load asks for the items the server lists, with the
+// --similar-by and n given.
+func TestBench_similarBy(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/items" {
+			_, _ = io.WriteString(w, `{"items":[{"id":"i1"},{"id":"i2"}]}`)
+			return
+		}
+		mu.Lock()
+		asked = append(asked, r.URL.Path+"?"+r.URL.RawQuery)
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	c := benchConfig{Addr: strings.TrimPrefix(srv.URL, "http://"), Duration: 200 * time.Millisecond, Concurrency: 1,
+		Mix: map[benchOp]int{opSimilar: 1}, Batch: 1, Users: 1, N: 5, Seed: 1, Rate: 50, SimilarBy: "content"}
+	if _, err := bench(context.Background(), c, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) == 0 {
+		t.Fatal("no similar-items request")
+	}
+	for _, a := range asked {
+		if a != "/items/i1/similar?by=content&n=5" && a != "/items/i2/similar?by=content&n=5" {
+			t.Fatalf("asked %q, want /items/i1|i2/similar?by=content&n=5", a)
+		}
+	}
+}
