@@ -1,17 +1,39 @@
 package recsys
 
-import "context"
+import (
+	"cmp"
+	"context"
+	"slices"
+)
 
 // Popular scores an item by its number of users c(i): the popularity
 // baseline of dissertation §4.7.2.
 type Popular struct {
 	counts []uint32
+	// order holds the items by decreasing count, then index: RankTop
+	// walks it instead of the catalogue.
+	order []uint32
+}
+
+// sortItems sets order from counts.
+func (m *Popular) sortItems() {
+	m.order = make([]uint32, len(m.counts))
+	for i := range m.order {
+		m.order[i] = uint32(i)
+	}
+	slices.SortFunc(m.order, func(a, b uint32) int {
+		if c := cmp.Compare(m.counts[b], m.counts[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 }
 
 func (m *Popular) Name() string { return "popular" }
 
 func (m *Popular) Fit(ctx context.Context, x *Matrix, _ Params) error {
 	m.counts = x.Popularity()
+	m.sortItems()
 	return ctx.Err()
 }
 
@@ -38,7 +60,66 @@ func (m *Popular) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	m.counts = counts
+	m.sortItems()
 	return nil
+}
+
+// RankTop takes the items in decreasing order of count, each group of
+// equal counts ordered by the tie order (TopN's: popularity, then index),
+// and the items of count 0 and past the model's catalogue last: the
+// answer of scoring every item, found by reading the groups it reaches.
+func (m *Popular) RankTop(_ []uint32, popularity []uint32, skip func(uint32) bool, n int, scores []float64) []uint32 {
+	if n <= 0 {
+		return nil
+	}
+	t := tieOrder{pop: popularity}
+	var out []uint32
+	take := func(items func(yield func(uint32) bool), score float64) {
+		q := topHeap{t: t, scores: scores, n: n - len(out)}
+		for i := range items {
+			if !skip(i) {
+				scores[i] = score
+				q.push(i)
+			}
+		}
+		out = append(out, q.sorted()...)
+	}
+	at := 0
+	for at < len(m.order) && len(out) < n {
+		c := m.counts[m.order[at]]
+		if c == 0 {
+			break
+		}
+		end := at
+		for end < len(m.order) && m.counts[m.order[end]] == c {
+			end++
+		}
+		group := m.order[at:end]
+		take(func(yield func(uint32) bool) {
+			for _, i := range group {
+				if int(i) < len(scores) && !yield(i) {
+					return
+				}
+			}
+		}, float64(c))
+		at = end
+	}
+	if len(out) < n {
+		zeros := m.order[at:]
+		take(func(yield func(uint32) bool) {
+			for _, i := range zeros {
+				if int(i) < len(scores) && !yield(i) {
+					return
+				}
+			}
+			for i := len(m.counts); i < len(scores); i++ {
+				if !yield(uint32(i)) {
+					return
+				}
+			}
+		}, 0)
+	}
+	return out
 }
 
 // popularTime is popular's training time: 1 s at 1M, 5M and 20M positives

@@ -25,7 +25,7 @@ func fullTopN(m Model, history, pop []uint32, skip func(uint32) bool, n int, sco
 	return TopN(scores, pop, nil, n)
 }
 
-// TestRankTop_sameAsFullScoring: for every item-based model, RankTop gives
+// TestRankTop_sameAsFullScoring: for every item-based model and popular, RankTop gives
 // the same items in the same order with bit-identical scores as scoring
 // the whole catalogue, over users, list lengths (past the catalogue too),
 // filters, histories with unknown and repeated items, a catalogue larger
@@ -48,7 +48,7 @@ func TestRankTop_sameAsFullScoring(t *testing.T) {
 				checkRankTop(t, m, m, data.x)
 			})
 		}
-		for _, name := range []string{"itemknn", "kunn-i", "slim"} {
+		for _, name := range []string{"itemknn", "kunn-i", "slim", "popular"} {
 			for _, k := range []int{5, 50} {
 				m, err := New(name)
 				if err != nil {
