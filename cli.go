@@ -242,7 +242,7 @@ const (
 		"one whose predicted time exceeds what is left is skipped, cheapest first, with the prediction in the job record (0 or off: no limit)"
 	trainMemoryUsage = "the `memory` above which a training job fits no model, named or not: a model whose predicted peak memory exceeds it is skipped " +
 		"with both figures in the job record; a size (12GiB, 512MiB, bytes), a share of the machine's memory (50%: its MemTotal, " +
-		"or its cgroup's memory.max when lower), or 0 or off for no limit; unless GOMEMLIMIT is set it is also the Go runtime's soft memory limit"
+		"or its cgroup's memory.max when lower), or 0 or off for no limit"
 	defaultTrainMemory = "50%"
 )
 
@@ -259,19 +259,20 @@ func parseTrainBudget(timeSpec, memSpec string) (api.TrainBudget, error) {
 	return b, nil
 }
 
-// setMemoryLimit applies a process's memory budget to the Go runtime;
-// the tests, which run many commands in one process, replace it.
+// setMemoryLimit sets the Go runtime's soft memory limit; the tests,
+// which run many commands in one process, replace it.
 var setMemoryLimit = debug.SetMemoryLimit
 
-// limitMemory makes the memory budget of a process that trains (serve
-// with a training role, train) the Go runtime's soft memory limit unless
-// GOMEMLIMIT sets one: without it the heap grows to twice the live data
-// between collections (GOGC=100), and a fit predicted within the budget
-// would still take twice it from the machine. A budget of 0 leaves the
-// runtime's default.
-func limitMemory(b api.TrainBudget) {
-	if b.Memory > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		setMemoryLimit(b.Memory)
+// limitMemory gives the runtime of serve and train a soft memory limit of
+// nine tenths of the machine's memory (machineMemory) unless GOMEMLIMIT
+// sets one: without it the heap grows to twice the live data between
+// collections (GOGC=100), and a training job near the machine's size is
+// killed by the kernel where a collection would have made room. Below the
+// limit the runtime behaves as without it. An unknown machine size sets
+// nothing.
+func limitMemory(machine int64) {
+	if machine > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		setMemoryLimit(machine / 10 * 9)
 	}
 }
 

@@ -200,9 +200,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if c.Role.trains() {
-		limitMemory(c.Jobs.Train.Budget)
-	}
+	limitMemory(machineMemory())
 	app, err := NewApp(ctx, c)
 	if err != nil {
 		return err

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/recsys-engine/recsys/api"
 )
 
 // TestTrain_everyModelSkipped: a `train` whose every model the memory
@@ -36,18 +34,18 @@ func TestTrain_everyModelSkipped(t *testing.T) {
 	}
 }
 
-// The memory budget becomes the runtime's soft limit unless GOMEMLIMIT
-// sets one, and a budget of 0 leaves the runtime alone.
+// Nine tenths of the machine's memory become the runtime's soft limit
+// unless GOMEMLIMIT sets one; an unknown machine size sets nothing.
 func TestLimitMemory(t *testing.T) {
 	defer func(f func(int64) int64) { setMemoryLimit = f }(setMemoryLimit)
 	var got []int64
 	setMemoryLimit = func(n int64) int64 { got = append(got, n); return 0 }
 	t.Setenv("GOMEMLIMIT", "")
-	limitMemory(api.TrainBudget{Memory: 12 << 30})
-	limitMemory(api.TrainBudget{})
+	limitMemory(20 << 30)
+	limitMemory(0)
 	t.Setenv("GOMEMLIMIT", "8GiB")
-	limitMemory(api.TrainBudget{Memory: 12 << 30})
-	if !slices.Equal(got, []int64{12 << 30}) {
-		t.Fatalf("limits set: %v, want [12 GiB]", got)
+	limitMemory(20 << 30)
+	if !slices.Equal(got, []int64{18 << 30}) {
+		t.Fatalf("limits set: %v, want [18 GiB]", got)
 	}
 }

@@ -11,8 +11,8 @@ import (
 // peakHeapProfile writes a heap profile to path each time the live heap
 // passes its highest mark so far by an eighth, checked every half second,
 // so the file left at the end shows what held the memory at the peak (go
-// tool pprof -sample_index=inuse_space). stop writes a last profile if
-// the heap grew since the last one and ends the checks.
+// tool pprof -sample_index=inuse_space). stop ends the checks and
+// returns the last write's error.
 func peakHeapProfile(path string) (stop func() error) {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	done, finished := make(chan struct{}), make(chan error, 1)

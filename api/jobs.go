@@ -50,7 +50,8 @@ type Job struct {
 	Activated string `json:"activated,omitempty"`
 	// Additions lists the models an auto job that named none added to
 	// the server's models (auto mode's other candidates), among Models:
-	// the training budget may leave them out (Skipped), never the others.
+	// the time budget may leave them out (Skipped); the memory guard may
+	// leave out any model.
 	Additions []string `json:"additions,omitempty"`
 	// OverBudget lists the candidates of a training job's choice of the
 	// active model whose measured serving cost exceeds the serving budget

@@ -320,11 +320,29 @@ func (g fitGuard) reason(name string, spent time.Duration) string {
 // a kind admitted will take counts as spent when it is admitted: the
 // budget left is what neither the time spent nor the predictions of the
 // kinds admitted take.
+//
+// A kind that reuses the fit of a kind the job skipped (febr of slim,
+// febr-blend of its bases) is skipped too: it would fit that kind itself,
+// which its own prediction leaves out.
 func (g fitGuard) check(started time.Time) func(name string) string {
 	var admitted time.Duration
+	skipped := map[string]bool{}
 	return func(name string) string {
-		why := g.reason(name, max(time.Since(started), admitted))
-		if c, ok := recsys.CostOf(name, g.shape); ok && why == "" {
+		why := ""
+		if kind, err := recsys.KindOf(name); err == nil {
+			for _, r := range kind.Reuses {
+				if skipped[r] {
+					why = fmt.Sprintf("it reuses %s, which this job skipped, and would fit it itself", r)
+					break
+				}
+			}
+		}
+		if why == "" {
+			why = g.reason(name, max(time.Since(started), admitted))
+		}
+		if why != "" {
+			skipped[name] = true
+		} else if c, ok := recsys.CostOf(name, g.shape); ok {
 			admitted += time.Duration(c.Seconds * float64(time.Second))
 		}
 		return why
@@ -485,7 +503,7 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		}
 		out = append(out, trained{served: &serving.Served{Info: info, Model: served}, blob: blob})
 		if reused[name] {
-			fits[name] = recsys.Fit{Full: m, FullParams: p}
+			fits[name] = recsys.Fit{Full: served, FullParams: p} // one copy: the one served
 		}
 	}
 	return out, skipped, nil

@@ -248,7 +248,24 @@ func TestTrain_timeBudgetSkipsAdditions(t *testing.T) {
 	if got := skippedNames(j); !slices.Equal(got, fitSequence(added, added, shape)) {
 		t.Errorf("skipped %q, want every addition %q, cheapest first", got, added)
 	}
+	// A kind that reuses one skipped before it (febr: slim; febr-blend:
+	// its bases) is skipped for that, naming the first such kind.
+	done := map[string]bool{}
 	for _, sk := range j.Skipped {
+		kind, _ := recsys.KindOf(sk.Model)
+		first := ""
+		for _, r := range kind.Reuses {
+			if done[r] && first == "" {
+				first = r
+			}
+		}
+		done[sk.Model] = true
+		if first != "" {
+			if want := "it reuses " + first + ", which this job skipped, and would fit it itself"; sk.Reason != want {
+				t.Errorf("%s skipped because %q, want %q", sk.Model, sk.Reason, want)
+			}
+			continue
+		}
 		if !strings.HasPrefix(sk.Reason, "predicted ") || !strings.Contains(sk.Reason, " items exceeds the 0 s left of --train-budget 1ns; raise --train-budget or name it in --models") {
 			t.Errorf("%s skipped because %q", sk.Model, sk.Reason)
 		}

@@ -56,7 +56,7 @@ func (nb *Neighbours) Row(r int) []Neighbour {
 	if nb.cut {
 		hi = min(hi, lo+nb.k)
 	}
-	return nb.ent[lo:hi]
+	return nb.ent[lo:hi:hi] // an append must not reach the next row or past a cut
 }
 
 // Len is the total number of entries in the rows.

@@ -204,9 +204,9 @@ func (rk *Ranker) RanksSparse(scores []float64, touched, exclude, relevant []uin
 	// not touched: with the touched, the items that are not untouched
 	// candidates.
 	var other []int32
-	for _, i := range exclude {
-		if int(i) < len(prank) && !isTouched(i) {
-			other = append(other, prank[i])
+	for k, i := range exclude {
+		if int(i) < len(prank) && !isTouched(i) && (k == 0 || exclude[k-1] != i) {
+			other = append(other, prank[i]) // each excluded item once
 		}
 	}
 	for _, i := range relevant {

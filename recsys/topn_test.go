@@ -177,7 +177,8 @@ func TestRanksSparse_handExample(t *testing.T) {
 
 // RanksSparse gives the ranks of a full sort of the whole catalogue when
 // the items outside touched score 0, with ties at 0 inside touched too,
-// touched items excluded and relevant items untouched.
+// touched items excluded, relevant items untouched and repeats in the
+// history.
 func TestRanksSparse_matchFullSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 300 {
@@ -200,6 +201,9 @@ func TestRanksSparse_matchFullSort(t *testing.T) {
 		exclude := make([]uint32, 0, nEx)
 		for _, i := range perm[:nEx] {
 			exclude = append(exclude, uint32(i))
+		}
+		if len(exclude) > 0 && rng.IntN(2) == 0 {
+			exclude = append(exclude, exclude[rng.IntN(len(exclude))]) // a history may repeat an item
 		}
 		slices.Sort(exclude)
 		var rel []uint32
