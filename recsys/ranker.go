@@ -57,25 +57,7 @@ func (rk *Ranker) Ranks(scores []float64, exclude, relevant []uint32) []int {
 		return out
 	}
 	prank := rk.prank
-	order := make([]int, h) // positions of relevant, best first
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		ia, ib := relevant[a], relevant[b]
-		sa, sb := scores[ia], scores[ib]
-		switch {
-		case a == b:
-			return 0
-		case sa > sb || (sa == sb && prank[ia] < prank[ib]):
-			return -1
-		}
-		return 1
-	})
-	rs, rp := make([]float64, h), make([]int32, h)
-	for q, k := range order {
-		rs[q], rp[q] = scores[relevant[k]], prank[relevant[k]]
-	}
+	order, rs, rp := rk.relevantOrder(relevant, func(i uint32) float64 { return scores[i] })
 	sortedRel := slices.Sorted(slices.Values(relevant))
 	sWorst, pWorst := rs[h-1], rp[h-1]
 	// diff[q] counts the other items ranked after exactly q relevant items.
@@ -120,6 +102,33 @@ func (rk *Ranker) Ranks(scores []float64, exclude, relevant []uint32) []int {
 	return out
 }
 
+// relevantOrder sorts the relevant items best first by score, then tie
+// position: order holds their indices in relevant, rs and rp their
+// scores and tie positions in that order.
+func (rk *Ranker) relevantOrder(relevant []uint32, score func(uint32) float64) (order []int, rs []float64, rp []int32) {
+	h, prank := len(relevant), rk.prank
+	order = make([]int, h)
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ia, ib := relevant[a], relevant[b]
+		sa, sb := score(ia), score(ib)
+		switch {
+		case a == b:
+			return 0
+		case sa > sb || (sa == sb && prank[ia] < prank[ib]):
+			return -1
+		}
+		return 1
+	})
+	rs, rp = make([]float64, h), make([]int32, h)
+	for q, k := range order {
+		rs[q], rp[q] = score(relevant[k]), prank[relevant[k]]
+	}
+	return order, rs, rp
+}
+
 // SparseScorer is implemented by models whose score is 0 for every item a
 // history does not reach, which on a wide catalogue is most of them.
 // ScoreSparse appends to touched[:0] the items the history reaches, each
@@ -155,25 +164,7 @@ func (rk *Ranker) RanksSparse(scores []float64, touched, exclude, relevant []uin
 		}
 		return 0
 	}
-	order := make([]int, h) // positions of relevant, best first
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		ia, ib := relevant[a], relevant[b]
-		sa, sb := score(ia), score(ib)
-		switch {
-		case a == b:
-			return 0
-		case sa > sb || (sa == sb && prank[ia] < prank[ib]):
-			return -1
-		}
-		return 1
-	})
-	rs, rp := make([]float64, h), make([]int32, h)
-	for q, k := range order {
-		rs[q], rp[q] = score(relevant[k]), prank[relevant[k]]
-	}
+	order, rs, rp := rk.relevantOrder(relevant, score)
 	sortedRel := slices.Sorted(slices.Values(relevant))
 	// diff[q] counts the touched items ranked after exactly q relevant
 	// items, as in Ranks.

@@ -137,17 +137,7 @@ func TestRanks_matchFullSort(t *testing.T) {
 	for range 100 {
 		n := 2 + rng.IntN(100)
 		scores, pop := tiedScores(rng, n, 4, 3)
-		perm := rng.Perm(n)
-		nEx, nRel := rng.IntN(n/2+1), 1+rng.IntN(n/2)
-		exclude := make([]uint32, 0, nEx)
-		for _, i := range perm[:nEx] {
-			exclude = append(exclude, uint32(i))
-		}
-		slices.Sort(exclude)
-		var rel []uint32
-		for _, i := range perm[nEx:min(n, nEx+nRel)] {
-			rel = append(rel, uint32(i))
-		}
+		exclude, rel := excludeAndRelevant(rng, n, false)
 		all := fullOrder(scores, pop, exclude)
 		got := Ranks(scores, pop, exclude, rel)
 		fast := NewRanker(pop, n).Ranks(scores, exclude, rel)
@@ -196,20 +186,7 @@ func TestRanksSparse_matchFullSort(t *testing.T) {
 				garbage[i] = rng.Float64() - 0.5 // RanksSparse reads touched entries only
 			}
 		}
-		perm := rng.Perm(n)
-		nEx, nRel := rng.IntN(n/2+1), 1+rng.IntN(n/2)
-		exclude := make([]uint32, 0, nEx)
-		for _, i := range perm[:nEx] {
-			exclude = append(exclude, uint32(i))
-		}
-		if len(exclude) > 0 && rng.IntN(2) == 0 {
-			exclude = append(exclude, exclude[rng.IntN(len(exclude))]) // a history may repeat an item
-		}
-		slices.Sort(exclude)
-		var rel []uint32
-		for _, i := range perm[nEx:min(n, nEx+nRel)] {
-			rel = append(rel, uint32(i))
-		}
+		exclude, rel := excludeAndRelevant(rng, n, true)
 		all := fullOrder(scores, pop, exclude)
 		got := NewRanker(pop, n).RanksSparse(garbage, touched, exclude, rel)
 		for k, i := range rel {
@@ -218,4 +195,23 @@ func TestRanksSparse_matchFullSort(t *testing.T) {
 			}
 		}
 	}
+}
+
+// excludeAndRelevant draws a sorted history to exclude (with a repeated
+// item half the time when repeats is set) and at least one relevant item
+// outside it, among n items.
+func excludeAndRelevant(rng *rand.Rand, n int, repeats bool) (exclude, rel []uint32) {
+	perm := rng.Perm(n)
+	nEx, nRel := rng.IntN(n/2+1), 1+rng.IntN(n/2)
+	for _, i := range perm[:nEx] {
+		exclude = append(exclude, uint32(i))
+	}
+	if repeats && len(exclude) > 0 && rng.IntN(2) == 0 {
+		exclude = append(exclude, exclude[rng.IntN(len(exclude))]) // a history may repeat an item
+	}
+	slices.Sort(exclude)
+	for _, i := range perm[nEx:min(n, nEx+nRel)] {
+		rel = append(rel, uint32(i))
+	}
+	return exclude, rel
 }
