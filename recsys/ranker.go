@@ -81,18 +81,7 @@ func (rk *Ranker) Ranks(scores []float64, exclude, relevant []uint32) []int {
 		if rel < h && sortedRel[rel] == item {
 			continue
 		}
-		// q = number of relevant items ranked before item.
-		p := prank[i]
-		lo, hi := 0, h
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if rs[mid] > s || (rs[mid] == s && rp[mid] < p) {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		diff[lo]++
+		diff[relevantBefore(rs, rp, s, prank[i])]++
 	}
 	before := 0
 	for q, k := range order {
@@ -127,6 +116,22 @@ func (rk *Ranker) relevantOrder(relevant []uint32, score func(uint32) float64) (
 		rs[q], rp[q] = score(relevant[k]), prank[relevant[k]]
 	}
 	return order, rs, rp
+}
+
+// relevantBefore is the number of relevant items (scores rs, tie
+// positions rp, best first) ranked before an item of score s and tie
+// position p.
+func relevantBefore(rs []float64, rp []int32, s float64, p int32) int {
+	lo, hi := 0, len(rs)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if rs[mid] > s || (rs[mid] == s && rp[mid] < p) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // SparseScorer is implemented by models whose score is 0 for every item a
@@ -178,17 +183,7 @@ func (rk *Ranker) RanksSparse(scores []float64, touched, exclude, relevant []uin
 		if _, rel := slices.BinarySearch(sortedRel, i); rel {
 			continue
 		}
-		s, p := scores[i], prank[i]
-		lo, hi := 0, h
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if rs[mid] > s || (rs[mid] == s && rp[mid] < p) {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		diff[lo]++
+		diff[relevantBefore(rs, rp, scores[i], prank[i])]++
 	}
 	slices.Sort(tpos)
 	// The tie positions of the excluded and the relevant items that are
