@@ -72,15 +72,24 @@ func (m *Popular) RankTop(_ []uint32, popularity []uint32, skip func(uint32) boo
 	if n <= 0 {
 		return nil
 	}
-	t := tieOrder{pop: popularity}
 	var out []uint32
-	take := func(items func(yield func(uint32) bool), score float64) {
-		q := topHeap{t: t, scores: scores, n: n - len(out)}
-		for i := range items {
+	// take adds to out the best of items (those past the catalogue left
+	// out) and of the items from..len(scores)−1, all of the given score.
+	take := func(items []uint32, from int, score float64) {
+		q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n - len(out)}
+		push := func(i uint32) {
 			if !skip(i) {
 				scores[i] = score
 				q.push(i)
 			}
+		}
+		for _, i := range items {
+			if int(i) < len(scores) {
+				push(i)
+			}
+		}
+		for i := from; i < len(scores); i++ {
+			push(uint32(i))
 		}
 		out = append(out, q.sorted()...)
 	}
@@ -94,30 +103,11 @@ func (m *Popular) RankTop(_ []uint32, popularity []uint32, skip func(uint32) boo
 		for end < len(m.order) && m.counts[m.order[end]] == c {
 			end++
 		}
-		group := m.order[at:end]
-		take(func(yield func(uint32) bool) {
-			for _, i := range group {
-				if int(i) < len(scores) && !yield(i) {
-					return
-				}
-			}
-		}, float64(c))
+		take(m.order[at:end], len(scores), float64(c))
 		at = end
 	}
 	if len(out) < n {
-		zeros := m.order[at:]
-		take(func(yield func(uint32) bool) {
-			for _, i := range zeros {
-				if int(i) < len(scores) && !yield(i) {
-					return
-				}
-			}
-			for i := len(m.counts); i < len(scores); i++ {
-				if !yield(uint32(i)) {
-					return
-				}
-			}
-		}, 0)
+		take(m.order[at:], len(m.counts), 0) // count 0, and past the model's catalogue
 	}
 	return out
 }
