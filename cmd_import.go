@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/handlers"
 	"github.com/recsys-engine/recsys/recsys/dataset"
 	"github.com/recsys-engine/recsys/storage"
 	"github.com/recsys-engine/recsys/storage/backend"
@@ -28,6 +31,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	db := dbFlag(fs, "./recsys.db", "the `database`: a bbolt file, or postgres://user:pass@host:port/db (always imported incrementally) (env RECSYS_DB)")
 	format := fs.String("format", "", "data format: movielens, lastfm or csv")
 	minValue := fs.String("min-value", "", "smallest value that counts as relevant (default: 4 for movielens ratings, none otherwise)")
+	itemsFile := fs.String("items", "", "also read item records from this `file` of JSON lines, one item per line as POST /items takes it ({\"id\":…,\"categories\":[…],\"features\":{…},\"labels\":{…}}); they replace the data set's own records of the same id")
 	incremental := fs.Bool("incremental", false, "add the events in 5,000-event transactions through the store's write path even into a new database (the bulk load is used otherwise when the database is new)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -42,6 +46,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := os.Stat(dataset.EventsPath(*format, path)); err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
+	if *itemsFile != "" {
+		if _, err := os.Stat(*itemsFile); err != nil {
+			return fmt.Errorf("--items: %w", err)
+		}
+	}
+	src := itemSource{format: *format, path: path, extra: *itemsFile}
 	policy, typ := api.DefaultPolicy(), importType(*format)
 	if *minValue != "" {
 		v, err := strconv.ParseFloat(*minValue, 64)
@@ -55,7 +65,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	start := time.Now()
 	if !*incremental && !postgres.IsDSN(*db) {
-		stats, err := bulkImport(ctx, *db, policy, *format, path, stderr)
+		stats, err := bulkImport(ctx, *db, policy, src, stderr)
 		switch {
 		case err == nil:
 			fmt.Fprintf(stdout, "imported %d events and %d item records from %s in %.1fs (bulk load into a new database)\n",
@@ -73,7 +83,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	nItems, err := importItems(ctx, st, *format, path)
+	nItems, err := importItems(ctx, st, src)
 	if err != nil {
 		return err
 	}
@@ -100,10 +110,11 @@ func printImportCounts(w io.Writer, db string, c api.Counts, policy api.Policy) 
 // bulkImport builds a new database at db from the data set in one pass
 // (storage.BulkLoad), or returns dump.ErrNotEmpty, having read nothing,
 // when db already holds data.
-func bulkImport(ctx context.Context, db string, policy api.Policy, format, path string, stderr io.Writer) (storage.BulkStats, error) {
+func bulkImport(ctx context.Context, db string, policy api.Policy, items itemSource, stderr io.Writer) (storage.BulkStats, error) {
 	var bar *progress
+	format, path := items.format, items.path
 	src := storage.BulkSource{
-		Items: func(put func(api.Item) error) error { return readItems(format, path, put) },
+		Items: items.read,
 		Events: func(add func(api.Interaction) error) error {
 			bar = newProgress(stderr, fileSize(dataset.EventsPath(format, path)), "reading events")
 			err := readEvents(ctx, format, path, policy, bar, add)
@@ -127,13 +138,63 @@ func importType(format string) string {
 	return "view"
 }
 
-func importItems(ctx context.Context, st backend.Store, format, path string) (int, error) {
+func importItems(ctx context.Context, st backend.Store, src itemSource) (int, error) {
 	b := batcher[api.Item]{store: func(items []api.Item) error { return st.PutItems(ctx, items) }}
-	if err := readItems(format, path, b.add); err != nil {
+	if err := src.read(b.add); err != nil {
 		return b.n, err
 	}
 	return b.n, b.flush()
 }
+
+// itemSource is where an import's item records come from: the data set's
+// own metadata, then the --items file if one is given.
+type itemSource struct {
+	format, path string
+	extra        string // a JSON-lines file of items; "" for none
+}
+
+// read streams the records to put: the data set's, then the file's, so
+// that a line of the file replaces the data set's record of its id.
+func (s itemSource) read(put func(api.Item) error) error {
+	if err := readItems(s.format, s.path, put); err != nil {
+		return err
+	}
+	if s.extra == "" {
+		return nil
+	}
+	f, err := os.Open(s.extra)
+	if err != nil {
+		return fmt.Errorf("--items: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxItemLine)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		it, err := handlers.DecodeItem(line)
+		if err != nil {
+			var ae *api.Error
+			if errors.As(err, &ae) {
+				return fmt.Errorf("%s line %d: %s", s.extra, n, ae.Message)
+			}
+			return fmt.Errorf("%s line %d: %w", s.extra, n, err)
+		}
+		if err := put(it); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", s.extra, err)
+	}
+	return nil
+}
+
+// maxItemLine bounds one line of an --items file: POST /items' body limit
+// for a single item is far below it.
+const maxItemLine = 16 << 20
 
 // readItems streams the item records of a data set as the store takes them.
 func readItems(format, path string, put func(api.Item) error) error {

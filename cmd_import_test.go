@@ -236,3 +236,74 @@ func TestImport_sigkillBulk(t *testing.T) {
 		t.Logf("kill moments drawn with seed %d", seed)
 	}
 }
+
+// TestImport_itemsFile imports a CSV of events with an --items file of
+// JSON lines, into a new database (the bulk load) and incrementally: both
+// hold each line's categories, features and labels, and a line for an id
+// the events also name replaces nothing but adds its record. A bad line
+// stops the import naming the file, the line and the field, and leaves
+// no database behind.
+func TestImport_itemsFile(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "events.csv")
+	items := filepath.Join(dir, "items.jsonl")
+	if err := os.WriteFile(csv, []byte("user,item\nu1,a\nu1,b\nu2,a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := `{"id":"a","categories":["shoes","red"],"features":{"price":12.5}}
+
+{"id":"c","labels":{"title":"Boots"},"hidden":true}
+`
+	if err := os.WriteFile(items, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range [][]string{nil, {"--incremental"}} {
+		db := filepath.Join(dir, fmt.Sprintf("m%d.db", len(mode)))
+		args := append([]string{"--db", db, "--format", "csv", "--items", items}, mode...)
+		var out bytes.Buffer
+		if err := runImport(t.Context(), append(args, csv), &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "3 events and 2 item records") {
+			t.Errorf("%v: import said %q, want 3 events and 2 item records", mode, out.String())
+		}
+		st, err := storage.Open(db, storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, errA := st.Item(t.Context(), "a")
+		c, errC := st.Item(t.Context(), "c")
+		b, errB := st.Item(t.Context(), "b")
+		st.Close()
+		if errA != nil || errB != nil || errC != nil {
+			t.Fatalf("%v: items: %v %v %v", mode, errA, errB, errC)
+		}
+		if strings.Join(a.Categories, ",") != "red,shoes" || a.Features["price"] != 12.5 || a.Positives != 2 {
+			t.Errorf("%v: item a = %+v, want categories red,shoes, price 12.5, 2 positives", mode, a)
+		}
+		if c.Labels["title"] != "Boots" || !c.Hidden || c.Positives != 0 {
+			t.Errorf("%v: item c = %+v, want title Boots, hidden, no positives", mode, c)
+		}
+		if len(b.Categories) != 0 || b.Positives != 1 {
+			t.Errorf("%v: item b = %+v, want no categories and 1 positive", mode, b)
+		}
+	}
+
+	for _, c := range []struct{ line, want string }{
+		{`{"id":"d","categories":[""]}`, "line 2: categories[0]"},
+		{`{"categories":["x"]}`, "line 2: id: is required"},
+		{`{"id":"d","colour":"red"}`, "line 2: "},
+	} {
+		if err := os.WriteFile(items, []byte(`{"id":"a"}`+"\n"+c.line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db := filepath.Join(dir, "bad.db")
+		err := runImport(t.Context(), []string{"--db", db, "--format", "csv", "--items", items, csv}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), items+" "+c.want) {
+			t.Errorf("line %s: err = %v, want it to name %q", c.line, err, c.want)
+		}
+		if _, statErr := os.Stat(db); !errors.Is(statErr, os.ErrNotExist) {
+			t.Errorf("line %s: a failed bulk import left %s (%v)", c.line, db, statErr)
+		}
+	}
+}

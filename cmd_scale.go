@@ -35,6 +35,9 @@ type scaleConfig struct {
 	Items        int
 	ItemExponent float64
 	UserExponent float64
+	// ItemFeatures is the number of numeric features of each generated
+	// item record (items.jsonl, imported with --items); 0 writes none.
+	ItemFeatures int
 	Seed         uint64
 	Dir          string
 	Models       string
@@ -100,6 +103,7 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.Items, "items", 0, "catalogue size (default interactions/200, at least 1,000)")
 	fs.Float64Var(&c.ItemExponent, "item-exponent", 1.0, "item popularity ∝ rank^-exponent (Zipf)")
 	fs.Float64Var(&c.UserExponent, "user-exponent", 2.0, "tail index of the Pareto law of user activity")
+	fs.IntVar(&c.ItemFeatures, "item-features", 0, "also write an item record for every item, with one of 50 categories and this many numeric features (items.jsonl, imported with --items), so that content is trained and served; 0 writes none")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed of the generator")
 	fs.StringVar(&c.Dir, "dir", "", "working folder for events.csv and scale.db (default ./scale-N)")
 	fs.StringVar(&c.Models, "models", "popular,itemknn,kunn-i", "models to train, as for recsys train")
@@ -123,8 +127,8 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if c.Interactions < 1000 || c.PerUser < 1 || c.ItemExponent < 0 || c.UserExponent <= 1 {
-		return errors.New("--interactions ≥ 1000, --per-user ≥ 1, --item-exponent ≥ 0 and --user-exponent > 1 are required")
+	if c.Interactions < 1000 || c.PerUser < 1 || c.ItemExponent < 0 || c.UserExponent <= 1 || c.ItemFeatures < 0 || c.ItemFeatures > 4096 {
+		return errors.New("--interactions ≥ 1000, --per-user ≥ 1, --item-exponent ≥ 0, --user-exponent > 1 and 0 ≤ --item-features ≤ 4096 are required")
 	}
 	if c.Items == 0 {
 		c.Items = max(1000, c.Interactions/200)
@@ -150,6 +154,14 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	res.Users, res.GenerateSec = users, time.Since(t0).Seconds()
 	log("generated %d interactions of %d users on %d items in %.1fs (%s)", c.Interactions, users, c.Items, res.GenerateSec, events)
+	itemsFile := ""
+	if c.ItemFeatures > 0 {
+		itemsFile = filepath.Join(c.Dir, "items.jsonl")
+		if err := generateScaleItems(itemsFile, c); err != nil {
+			return err
+		}
+		log("wrote %d item records with %d features each (%s)", c.Items, c.ItemFeatures, itemsFile)
+	}
 	if generateOnly {
 		return nil
 	}
@@ -168,6 +180,9 @@ func runScale(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		args := []string{"import", "--db", db, "--format", "csv"}
+		if itemsFile != "" {
+			args = append(args, "--items", itemsFile)
+		}
 		if c.Incremental {
 			args = append(args, "--incremental")
 		}
@@ -483,6 +498,59 @@ func generateScaleCSV(path string, c scaleConfig) (int, error) {
 		return 0, err
 	}
 	return users, f.Close()
+}
+
+// scaleCategories is the number of categories of generated item records.
+const scaleCategories = 50
+
+// generateScaleItems writes an item record for each generated item as
+// `import --items` reads them: one of scaleCategories categories, and
+// c.ItemFeatures features drawn around the category's centre, so that
+// items of a category are near each other. The events are drawn without
+// regard to them: the records are there to measure what content costs,
+// not what it gains.
+func generateScaleItems(path string, c scaleConfig) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	rng := rand.New(rand.NewPCG(c.Seed, 0x17e45))
+	centres := make([][]float64, scaleCategories)
+	for k := range centres {
+		centres[k] = make([]float64, c.ItemFeatures)
+		for j := range centres[k] {
+			centres[k][j] = rng.NormFloat64()
+		}
+	}
+	line := make([]byte, 0, 64+24*c.ItemFeatures)
+	for i := 1; i <= c.Items; i++ {
+		k := rng.IntN(scaleCategories)
+		line = append(line[:0], `{"id":"i`...)
+		line = strconv.AppendInt(line, int64(i), 10)
+		line = append(line, `","categories":["c`...)
+		line = strconv.AppendInt(line, int64(k), 10)
+		line = append(line, `"],"features":{`...)
+		for j, m := range centres[k] {
+			if j > 0 {
+				line = append(line, ',')
+			}
+			line = append(line, `"f`...)
+			line = strconv.AppendInt(line, int64(j), 10)
+			line = append(line, `":`...)
+			line = strconv.AppendFloat(line, m+0.5*rng.NormFloat64(), 'g', 6, 64)
+		}
+		line = append(line, "}}\n"...)
+		if _, err := w.Write(line); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // childStats are the wall time and peak RSS of a finished child process.

@@ -3,11 +3,16 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/recsys-engine/recsys/api"
+	"github.com/recsys-engine/recsys/storage"
 )
 
 // TestGenerateScaleCSV_shape: the generator writes exactly the requested
@@ -118,5 +123,71 @@ func TestRemoveScaleDB(t *testing.T) {
 	}
 	if _, err := os.Stat(keep); err != nil {
 		t.Errorf("events.csv removed: %v", err)
+	}
+}
+
+// TestScale_itemFeatures: with --item-features, scale writes a record for
+// every item of the catalogue, each with one category and that many
+// features, which import --items stores as they are: items of one
+// category lie near their category's mean.
+func TestScale_itemFeatures(t *testing.T) {
+	dir := t.TempDir()
+	c := scaleConfig{Interactions: 2000, PerUser: 20, Items: 300, ItemExponent: 1, UserExponent: 2, Seed: 3, ItemFeatures: 3}
+	events, itemsFile := filepath.Join(dir, "events.csv"), filepath.Join(dir, "items.jsonl")
+	if _, err := generateScaleCSV(events, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := generateScaleItems(itemsFile, c); err != nil {
+		t.Fatal(err)
+	}
+	err := runImport(t.Context(), []string{"--db", filepath.Join(dir, "scale.db"), "--format", "csv", "--items", itemsFile, events}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := storage.Open(filepath.Join(dir, "scale.db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	items, _, err := st.Items(t.Context(), api.Page{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 300 {
+		t.Fatalf("%d item records, want one for each of the 300 items", len(items))
+	}
+	type acc struct {
+		n   int
+		sum [3]float64
+	}
+	byCat := map[string]*acc{}
+	for _, it := range items {
+		if len(it.Categories) != 1 || len(it.Features) != 3 {
+			t.Fatalf("item %s: categories %v, features %v; want one category and f0..f2", it.ID, it.Categories, it.Features)
+		}
+		a := byCat[it.Categories[0]]
+		if a == nil {
+			a = &acc{}
+			byCat[it.Categories[0]] = a
+		}
+		a.n++
+		for j := range 3 {
+			a.sum[j] += it.Features[fmt.Sprintf("f%d", j)]
+		}
+	}
+	// Spread within a category (σ 0.5 per feature) against spread of the
+	// centres (σ 1): mean squared distance to the own centre is 3·0.25,
+	// between two centres 3·2.
+	var within, n float64
+	for _, it := range items {
+		a := byCat[it.Categories[0]]
+		for j := range 3 {
+			d := it.Features[fmt.Sprintf("f%d", j)] - a.sum[j]/float64(a.n)
+			within += d * d
+		}
+		n++
+	}
+	if within/n > 1.5 {
+		t.Errorf("mean squared distance to the category's centre %.2f, want about 0.75 (items drawn around their centre)", within/n)
 	}
 }

@@ -60,7 +60,7 @@ func TestRecommend_coldSlots_ml100k(t *testing.T) {
 	datasettest.Require(t, dir)
 	ctx := context.Background()
 	a := startApp(t, nil)
-	if _, err := importItems(ctx, a.store, "movielens", dir); err != nil {
+	if _, err := importItems(ctx, a.store, itemSource{format: "movielens", path: dir}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := importEvents(ctx, a.store, "movielens", dir, newProgress(io.Discard, -1, "")); err != nil {
@@ -160,7 +160,7 @@ func mlColdApp(t *testing.T, dsn string) *testApp {
 			c.DB = dsn
 		}
 	})
-	if _, err := importItems(ctx, a.store, "movielens", dir); err != nil {
+	if _, err := importItems(ctx, a.store, itemSource{format: "movielens", path: dir}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := importEvents(ctx, a.store, "movielens", dir, newProgress(io.Discard, -1, "")); err != nil {

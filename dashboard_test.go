@@ -64,7 +64,7 @@ func dashboardData(t *testing.T, a *testApp) (user, item string) {
 	ctx := context.Background()
 	dir := filepath.Join("..", "shared", "datasets", "ml-100k")
 	if _, err := os.Stat(dir); err == nil {
-		if _, err := importItems(ctx, a.store, "movielens", dir); err != nil {
+		if _, err := importItems(ctx, a.store, itemSource{format: "movielens", path: dir}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := importEvents(ctx, a.store, "movielens", dir, newProgress(io.Discard, -1, "")); err != nil {

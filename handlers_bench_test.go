@@ -33,7 +33,7 @@ func benchApp(b *testing.B) *App {
 	}
 	app.ln.Close()
 	b.Cleanup(func() { app.Close() })
-	if _, err := importItems(ctx, app.store, "movielens", dir); err != nil {
+	if _, err := importItems(ctx, app.store, itemSource{format: "movielens", path: dir}); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := importEvents(ctx, app.store, "movielens", dir, newProgress(io.Discard, -1, "")); err != nil {

@@ -480,3 +480,22 @@ func deleteByID(del func(ctx context.Context, id string) error) endpoint {
 		return http.StatusNoContent, nil, err
 	}
 }
+
+// itemLines is the checker of DecodeItem: one validator for the process.
+var itemLines = &handler{validator: newValidator()}
+
+// DecodeItem reads one item as POST /items takes it (an element of its
+// "items" array) under the same rules, for `recsys import --items`.
+func DecodeItem(line []byte) (api.Item, error) {
+	var in api.ItemIn
+	if err := json.Unmarshal(line, &in, strictJSON); err != nil {
+		return api.Item{}, jsonError(err, reflect.TypeOf(in))
+	}
+	if in.ID == "" {
+		return api.Item{}, api.FieldError("id", "is required")
+	}
+	if err := itemLines.validate(in); err != nil {
+		return api.Item{}, err
+	}
+	return in.ToItem(), nil
+}
