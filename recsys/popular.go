@@ -78,8 +78,8 @@ func (m *Popular) RankTop(_ []uint32, popularity []uint32, skip func(uint32) boo
 	take := func(items []uint32, from int, score float64) {
 		q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n - len(out)}
 		push := func(i uint32) {
-			if !skip(i) {
-				scores[i] = score
+			scores[i] = score
+			if q.enters(i) && !skip(i) {
 				q.push(i)
 			}
 		}

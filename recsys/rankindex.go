@@ -312,7 +312,7 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 
 	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: sc.heap[:0]}
 	push := func(item uint32) {
-		if !skip(item) {
+		if q.enters(item) && !skip(item) {
 			q.push(item)
 		}
 	}
@@ -404,21 +404,25 @@ func (x *rankIndex) topN(history []uint32, popularity []uint32, skip func(uint32
 // Every other item scores 0, so when at least n of the reached items pass
 // skip with a positive score they are the answer, in the same order and
 // with the same scores as scoring every item; otherwise ok is false and
-// the blocks answer.
+// the blocks answer. skip is asked only of items that would enter the top
+// n found so far.
 func (x *rankIndex) sparseTop(sc *rankScratch, popularity []uint32, skip func(uint32) bool, n int, scores []float64) (_ []uint32, ok bool) {
 	touched := x.reach(sc, scores, sc.touched[:0])
 	q := topHeap{t: tieOrder{pop: popularity}, scores: scores, n: n, h: sc.heap[:0]}
-	positive := 0
+	// The filter is asked only of items that would enter the heap: the
+	// heap ends full exactly when n reached items pass it with a positive
+	// score, as every item kept passed it and none is refused while the
+	// heap has room.
 	for _, i := range touched {
-		if scores[i] > 0 && !skip(i) {
-			positive++
+		if scores[i] > 0 && q.enters(i) && !skip(i) {
 			q.push(i)
 		}
 	}
 	sc.touched = touched
+	full := q.full()
 	top := q.sorted()
 	sc.heap = top
-	if positive < n {
+	if !full {
 		return nil, false
 	}
 	return slices.Clone(top), true

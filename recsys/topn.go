@@ -92,6 +92,13 @@ func (q *topHeap) full() bool { return len(q.h) == q.n }
 
 func (q *topHeap) worse(a, b uint32) bool { return q.t.before(q.scores, b, a) }
 
+// enters reports whether push(item) would keep item: the heap is not full
+// or item ranks before its worst. A filter need be asked only then, as
+// the worst kept item only gets better.
+func (q *topHeap) enters(item uint32) bool {
+	return len(q.h) < q.n || q.t.before(q.scores, item, q.h[0])
+}
+
 // push offers item, whose score must be set.
 func (q *topHeap) push(item uint32) {
 	h := q.h
