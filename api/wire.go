@@ -257,7 +257,7 @@ type RecommendIn struct {
 	Exclude         []string   `json:"exclude,omitempty" validate:"omitempty,max=10000,dive,recsysid"`
 	ExcludeConsumed *bool      `json:"exclude_consumed,omitempty"`
 	Explain         bool       `json:"explain,omitempty"`
-	MaxPerCategory  *int       `json:"max_per_category,omitempty" validate:"omitempty,min=1"`
+	MaxPerCategory  *int       `json:"max_per_category,omitempty" validate:"omitempty,min=1,max=2147483647"`
 	Diversity       *float64   `json:"diversity,omitempty" validate:"omitempty,min=0,max=1"`
 }
 
@@ -265,7 +265,7 @@ type RecommendIn struct {
 type RerankIn struct {
 	Items          []string `json:"items" validate:"required,min=1,max=10000,dive,recsysid"`
 	Model          string   `json:"model,omitempty" validate:"omitempty,max=64"`
-	MaxPerCategory *int     `json:"max_per_category,omitempty" validate:"omitempty,min=1"`
+	MaxPerCategory *int     `json:"max_per_category,omitempty" validate:"omitempty,min=1,max=2147483647"`
 	Diversity      *float64 `json:"diversity,omitempty" validate:"omitempty,min=0,max=1"`
 }
 
