@@ -117,14 +117,18 @@ func mmr(out, pool []Candidate, o DiversifyOptions, capped *categoryCap) []Candi
 	}
 	maxSim := make([]float64, len(pool))
 	done := make([]bool, len(pool))
+	recheck := capped != nil
 	for len(out) < o.N {
+		if recheck {
+			// A category filled: its items are out for good, since counts
+			// only grow.
+			for k := range pool {
+				done[k] = done[k] || !capped.allows(pool[k].Item)
+			}
+		}
 		best, bestV := -1, math.Inf(-1)
 		for k := range pool {
 			if done[k] {
-				continue
-			}
-			if !capped.allows(pool[k].Item) {
-				done[k] = true // its category is full, and stays full
 				continue
 			}
 			if v := o.Lambda*rel[k] - (1-o.Lambda)*maxSim[k]; best < 0 || v > bestV {
@@ -135,7 +139,7 @@ func mmr(out, pool []Candidate, o DiversifyOptions, capped *categoryCap) []Candi
 			break
 		}
 		done[best] = true
-		capped.admit(pool[best].Item)
+		recheck = capped.add(pool[best].Item)
 		out = append(out, pool[best])
 		if sim == nil {
 			continue
@@ -185,13 +189,24 @@ func (c *categoryCap) admit(item uint32) bool {
 	if !c.allows(item) {
 		return false
 	}
+	c.add(item)
+	return true
+}
+
+// add counts item into the list and reports whether one of its
+// categories became full.
+func (c *categoryCap) add(item uint32) (filled bool) {
+	if c == nil {
+		return false
+	}
 	cats := c.cats(item)
 	for k, cat := range cats {
 		if !slices.Contains(cats[:k], cat) {
 			c.counts[cat]++
+			filled = filled || c.counts[cat] == c.k
 		}
 	}
-	return true
+	return filled
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

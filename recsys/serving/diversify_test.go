@@ -254,6 +254,12 @@ type lists map[uint32][]recsys.Neighbour
 
 func (l lists) Similar(i uint32) []recsys.Neighbour { return l[i] }
 
+// denseLists is an ItemNeighbourhood held as the models hold theirs, by
+// dense index.
+type denseLists [][]recsys.Neighbour
+
+func (l denseLists) Similar(i uint32) []recsys.Neighbour { return l[i] }
+
 // TestNeighbourSimilarity: a neighbour's affinity over the list's first,
 // the larger of the two directions, 0 when neither lists the other;
 // items outside the pool are not read.
@@ -302,7 +308,7 @@ func BenchmarkDiversify(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const items, k = 2000, 50
 	cats := make([][]string, items)
-	nb := lists{}
+	nb := make(denseLists, items)
 	for i := range uint32(items) {
 		for range 1 + rng.IntN(3) {
 			cats[i] = append(cats[i], fmt.Sprintf("genre%d", rng.IntN(19)))

@@ -87,7 +87,7 @@ func neighbourSimilarity(nb recsys.ItemNeighbourhood, items int) func([]Candidat
 			a, b int32
 			v    float32
 		}
-		var edges []edge
+		edges := make([]edge, 0, 16*len(pool))
 		for k, p := range pool {
 			list := nb.Similar(p.Item)
 			if len(list) == 0 || !(list[0].Value > 0) {
