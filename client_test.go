@@ -211,6 +211,32 @@ func TestClient_liveServer(t *testing.T) {
 	if err != nil || len(cats.Items) != 5 {
 		t.Fatalf("categories: %+v, %v", cats, err)
 	}
+	// Diversity: items iN are in c{N%2}, and x,1 in none; two per
+	// category is the first two of each in the model's order, and x,1.
+	two, err := c.Recommend(ctx, "u2", client.RecommendOptions{N: 30, Model: "itemknn", Diversity: client.DiversityOptions{MaxPerCategory: 2}})
+	var wantTwo []api.ScoredItem
+	seen := map[byte]int{}
+	for _, it := range withX.Items {
+		if it.ItemID == "x,1" || seen[it.ItemID[len(it.ItemID)-1]%2] < 2 {
+			seen[it.ItemID[len(it.ItemID)-1]%2]++
+			wantTwo = append(wantTwo, it)
+		}
+	}
+	if err != nil || len(wantTwo) != 5 || !sameScored(two.Items, wantTwo) {
+		t.Fatalf("max_per_category=2: %+v, %v; want %v", two.Items, err, wantTwo)
+	}
+	one, err := c.Recommend(ctx, "u2", client.RecommendOptions{N: 30, Model: "itemknn", Diversity: client.DiversityOptions{Lambda: client.Lambda(1)}})
+	if err != nil || !sameScored(one.Items, withX.Items) {
+		t.Fatalf("diversity=1: %+v, %v; want %v", one.Items, err, withX.Items)
+	}
+	_, err = c.Recommend(ctx, "u2", client.RecommendOptions{Diversity: client.DiversityOptions{Lambda: client.Lambda(1.5)}})
+	if e := wantCode(t, "diversity=1.5", err, 400, api.CodeInvalid); e.Details[0].Field != "diversity" {
+		t.Fatalf("diversity=1.5: %+v", e)
+	}
+	rrTwo, err := c.RerankWith(ctx, "u2", api.RerankIn{Items: itemIDs(withX.Items), Model: "itemknn", MaxPerCategory: &[]int{2}[0]})
+	if err != nil || !sameScored(rrTwo.Items, wantTwo) {
+		t.Fatalf("RerankWith max_per_category=2: %+v, %v; want %v", rrTwo.Items, err, wantTwo)
+	}
 	_, err = c.Recommend(ctx, "u2", client.RecommendOptions{Model: "nope"})
 	if e := wantCode(t, "unknown model", err, 400, api.CodeInvalid); e.Details[0].Field != "model" || !strings.Contains(e.Message, "itemknn") {
 		t.Fatalf("unknown model: %+v", e)

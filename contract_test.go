@@ -359,6 +359,7 @@ var dataScenarios = []contractScenario{
 	{"interactions_users_recommendations", testContractInteractions},
 	{"trained_model", testContractTrainedModel},
 	{"recommend_shapes", testContractRecommendShapes},
+	{"diversity", testContractDiversity},
 	{"jobs_models_evaluations", testContractLifecycle},
 	{"online", testContractOnline},
 }

@@ -152,14 +152,16 @@ type RecommendRequest struct {
 	Exclude         []string // item ids never to answer; unknown ones are ignored
 	ExcludeConsumed bool
 	Explain         bool // attach the reasons of each item
+	Diversity       Diversity
 }
 
 // RerankRequest asks for given items ordered by a model's scores for a
 // user (POST /users/{id}/rerank).
 type RerankRequest struct {
-	UserID string
-	Items  []string
-	Model  string // empty: the active model
+	UserID    string
+	Items     []string
+	Model     string // empty: the active model
+	Diversity Diversity
 }
 
 // MaxRequestItems bounds the item lists of one request: a history, the
@@ -200,10 +202,11 @@ type Recommendations struct {
 
 // SimilarRequest asks for the items most similar to one item.
 type SimilarRequest struct {
-	ItemID  string
-	N       int
-	By      string   // collaborative, content or hybrid
-	Exclude []string // item ids never to answer; unknown ones are ignored
+	ItemID    string
+	N         int
+	By        string   // collaborative, content or hybrid
+	Exclude   []string // item ids never to answer; unknown ones are ignored
+	Diversity Diversity
 }
 
 // SimilarItems answers a SimilarRequest.

@@ -257,12 +257,27 @@ type RecommendIn struct {
 	Exclude         []string   `json:"exclude,omitempty" validate:"omitempty,max=10000,dive,recsysid"`
 	ExcludeConsumed *bool      `json:"exclude_consumed,omitempty"`
 	Explain         bool       `json:"explain,omitempty"`
+	MaxPerCategory  *int       `json:"max_per_category,omitempty" validate:"omitempty,min=1,max=2147483647"`
+	Diversity       *float64   `json:"diversity,omitempty" validate:"omitempty,min=0,max=1"`
 }
 
 // RerankIn is the body of POST /users/{id}/rerank.
 type RerankIn struct {
-	Items []string `json:"items" validate:"required,min=1,max=10000,dive,recsysid"`
-	Model string   `json:"model,omitempty" validate:"omitempty,max=64"`
+	Items          []string `json:"items" validate:"required,min=1,max=10000,dive,recsysid"`
+	Model          string   `json:"model,omitempty" validate:"omitempty,max=64"`
+	MaxPerCategory *int     `json:"max_per_category,omitempty" validate:"omitempty,min=1,max=2147483647"`
+	Diversity      *float64 `json:"diversity,omitempty" validate:"omitempty,min=0,max=1"`
+}
+
+// DiversityOf is the Diversity a body's max_per_category and diversity
+// ask for (nil: not asked).
+func DiversityOf(maxPerCategory *int, lambda *float64) Diversity {
+	var d Diversity
+	if maxPerCategory != nil {
+		d.MaxPerCategory = *maxPerCategory
+	}
+	d.Lambda = lambda
+	return d
 }
 
 // StringList is a JSON string or an array of strings.

@@ -202,7 +202,11 @@ func (h *handler) handleItemSimilar(w http.ResponseWriter, r *http.Request) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	sim, err := h.Recommender.Similar(r.Context(), api.SimilarRequest{ItemID: id, N: n, By: by, Exclude: exclude})
+	div, err := queryDiversity(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	sim, err := h.Recommender.Similar(r.Context(), api.SimilarRequest{ItemID: id, N: n, By: by, Exclude: exclude, Diversity: div})
 	if err != nil {
 		return 0, nil, err
 	}

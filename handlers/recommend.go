@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -79,8 +81,31 @@ func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error
 	if req.ExcludeConsumed, err = queryBool(r, "exclude_consumed", true); err != nil {
 		return req, err
 	}
+	if req.Diversity, err = queryDiversity(r); err != nil {
+		return req, err
+	}
 	req.Explain, err = queryBool(r, "explain", false)
 	return req, err
+}
+
+// queryDiversity reads max_per_category and diversity, the settings of
+// the diversified list (docs/design.md#diversity).
+func queryDiversity(r *http.Request) (api.Diversity, error) {
+	var d api.Diversity
+	var err error
+	if d.MaxPerCategory, err = queryInt(r, "max_per_category", 0, 1, math.MaxInt32); err != nil {
+		return d, err
+	}
+	s, err := queryValue(r, "diversity")
+	if err != nil || s == "" {
+		return d, err
+	}
+	l, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return d, api.FieldError("diversity", fmt.Sprintf("must be a number between 0 and 1, got %q", truncate(s)))
+	}
+	d.Lambda = &l
+	return d, d.Validate()
 }
 
 // handleRecommendPost answers recommendations for an anonymous history:
@@ -95,7 +120,8 @@ func (h *handler) handleRecommendPost(w http.ResponseWriter, r *http.Request) (i
 		return 0, nil, err
 	}
 	req := api.RecommendRequest{History: in.Items, N: 10, Model: in.Model, Categories: in.Category,
-		Exclude: in.Exclude, ExcludeConsumed: true, Explain: in.Explain}
+		Exclude: in.Exclude, ExcludeConsumed: true, Explain: in.Explain,
+		Diversity: api.DiversityOf(in.MaxPerCategory, in.Diversity)}
 	if in.N != nil {
 		req.N = *in.N
 	}
@@ -133,7 +159,8 @@ func (h *handler) handleRerank(w http.ResponseWriter, r *http.Request) (int, any
 	if err := h.validate(in); err != nil {
 		return 0, nil, err
 	}
-	rec, err := h.Recommender.Rerank(r.Context(), api.RerankRequest{UserID: id, Items: in.Items, Model: in.Model})
+	rec, err := h.Recommender.Rerank(r.Context(), api.RerankRequest{UserID: id, Items: in.Items, Model: in.Model,
+		Diversity: api.DiversityOf(in.MaxPerCategory, in.Diversity)})
 	return h.recommendationsOut(api.RecommendRequest{UserID: id, Model: in.Model}, api.Assignment{}, rec, err)
 }
 

@@ -307,6 +307,31 @@ type RecommendOptions struct {
 	// (exclude_consumed=false).
 	IncludeConsumed bool
 	Explain         bool
+	Diversity       DiversityOptions
+}
+
+// DiversityOptions diversify a ranked list (max_per_category and
+// diversity); the zero value leaves it as the model ranked it.
+type DiversityOptions struct {
+	// MaxPerCategory, when positive, keeps at most that many items of any
+	// one category.
+	MaxPerCategory int
+	// Lambda, when not nil, re-ranks by MMR with this λ in [0, 1]: 1 is
+	// the model's order, 0 the most diverse.
+	Lambda *float64
+}
+
+// Lambda returns a pointer to l, for DiversityOptions.Lambda.
+func Lambda(l float64) *float64 { return &l }
+
+// set adds the options to a query.
+func (o DiversityOptions) set(q url.Values) {
+	if o.MaxPerCategory != 0 {
+		q.Set("max_per_category", strconv.Itoa(o.MaxPerCategory))
+	}
+	if o.Lambda != nil {
+		q.Set("diversity", strconv.FormatFloat(*o.Lambda, 'g', -1, 64))
+	}
 }
 
 // RecommendCall is GET /users/{id}/recommendations.
@@ -335,6 +360,7 @@ func RecommendCall(userID string, o RecommendOptions) Call {
 	if o.Explain {
 		q.Set("explain", "true")
 	}
+	o.Diversity.set(q)
 	return Call{method: http.MethodGet, path: "/users/" + seg(userID) + "/recommendations", query: q}
 }
 
@@ -358,8 +384,13 @@ func (c *Client) RecommendForItems(ctx context.Context, in api.RecommendIn) (api
 // Rerank orders candidates by the model's scores for a user (POST
 // /users/{id}/rerank); model empty: the active one.
 func (c *Client) Rerank(ctx context.Context, userID string, items []string, model string) (api.RecommendationsOut, error) {
+	return c.RerankWith(ctx, userID, api.RerankIn{Items: items, Model: model})
+}
+
+// RerankWith is Rerank with every field of the body, diversity included.
+func (c *Client) RerankWith(ctx context.Context, userID string, in api.RerankIn) (api.RecommendationsOut, error) {
 	var out api.RecommendationsOut
-	err := c.do(ctx, http.MethodPost, "/users/"+seg(userID)+"/rerank", nil, api.RerankIn{Items: items, Model: model}, &out)
+	err := c.do(ctx, http.MethodPost, "/users/"+seg(userID)+"/rerank", nil, in, &out)
 	return out, err
 }
 
@@ -410,9 +441,10 @@ func (c *Client) DeleteItem(ctx context.Context, id string) error {
 // SimilarOptions are the query of GET /items/{id}/similar; the zero value
 // asks for the server's defaults.
 type SimilarOptions struct {
-	N       int
-	By      string // collaborative, content or hybrid
-	Exclude []string
+	N         int
+	By        string // collaborative, content or hybrid
+	Exclude   []string
+	Diversity DiversityOptions
 }
 
 // SimilarCall is GET /items/{id}/similar.
@@ -427,6 +459,7 @@ func SimilarCall(itemID string, o SimilarOptions) Call {
 	for _, id := range o.Exclude {
 		q.Add("exclude", id)
 	}
+	o.Diversity.set(q)
 	return Call{method: http.MethodGet, path: "/items/" + seg(itemID) + "/similar", query: q}
 }
 

@@ -302,20 +302,28 @@ func (e *Engine) withColdItems(ctx context.Context, c *catalogueCache, prof api.
 		return items, err
 	}
 	hist := recentHistory(prof)
-	taken := 0
+	// Under a category cap a cold item needs room among the warm items
+	// (all of them, those it displaces included) and the cold ones before it.
+	capped := newCategoryCap(req.Diversity.MaxPerCategory, catalogueCategories(c))
+	for _, it := range items {
+		capped.admit(c.cat.Index[it.ItemID])
+	}
+	taken := make([]coldPick, 0, len(picks))
 	for _, p := range picks {
-		if len(items)+taken >= req.N {
-			warm := items[req.N-taken-1]
+		if len(items)+len(taken) >= req.N {
+			warm := items[req.N-len(taken)-1]
 			d, ok := historyDistance(ix, hist, c.cat.Index[warm.ItemID])
 			if !ok || p.dist > d {
 				break
 			}
 		}
-		taken++
+		if capped.admit(p.item) {
+			taken = append(taken, p)
+		}
 	}
-	keep := min(len(items), req.N-taken)
+	keep := min(len(items), req.N-len(taken))
 	out := items[:keep:keep]
-	for _, p := range picks[:taken] {
+	for _, p := range taken {
 		sim := 1 / (1 + p.dist)
 		it := api.ScoredItem{ItemID: c.cat.ItemIDs[p.item], Score: sim, Cold: true}
 		if req.Explain {

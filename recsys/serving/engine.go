@@ -198,7 +198,15 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 	page.N = req.Offset + req.N
 	if m != nil && len(prof.Positive) > 0 {
 		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
-		out.Items = e.recommendFrom(c, m, prof, page)
+		top, err := e.rankedList(ctx, c, m, page, func(k int) []Candidate {
+			p := page
+			p.N = k
+			return e.rankFrom(c, m, prof, p)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.Items = scoredItems(c, top)
 		if req.Explain {
 			if err := e.explain(ctx, c, m, prof, out.Items); err != nil {
 				return nil, err
@@ -218,23 +226,52 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 		}
 	}
 	defer e.timeRanking(recsys.PopularModel, time.Now())
-	out.Items = make([]api.ScoredItem, 0, req.N)
 	skip := newFilter(c.cat, prof, req)
-	skipped := 0
-	for _, i := range c.byPopularity {
-		if len(out.Items) == req.N {
-			break
+	top, err := e.rankedList(ctx, c, nil, page, func(k int) []Candidate {
+		top := make([]Candidate, 0, k)
+		for _, i := range c.byPopularity {
+			if len(top) == k {
+				break
+			}
+			if !skip(i) {
+				top = append(top, Candidate{Item: i, Score: float64(c.cat.Popularity[i])})
+			}
 		}
-		if skip(i) {
-			continue
-		}
-		if skipped < req.Offset {
-			skipped++
-			continue
-		}
-		out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: float64(c.cat.Popularity[i])})
+		return top
+	})
+	if err != nil {
+		return nil, err
 	}
+	out.Items = scoredItems(c, top[min(req.Offset, len(top)):])
 	return out, nil
+}
+
+// rankedList is the list of req.N items (Offset included) that a ranking
+// answers, diversified as req.Diversity asks: fetch(k) returns the
+// ranking's first k candidates, and m (nil for popularity) gives the item
+// similarity of MMR.
+func (e *Engine) rankedList(ctx context.Context, c *catalogueCache, m *Served, req api.RecommendRequest, fetch func(k int) []Candidate) ([]Candidate, error) {
+	if !req.Diversity.On() {
+		return fetch(req.N), nil
+	}
+	var sim func([]Candidate) func(a, b int) float64
+	if req.Diversity.Lambda != nil {
+		var err error
+		if sim, err = e.similarityOf(ctx, c, m); err != nil {
+			return nil, err
+		}
+	}
+	return diversified(diversifyOptions(c, req.Diversity, req.N, sim), len(c.cat.ItemIDs),
+		func(k int) ([]Candidate, error) { return fetch(k), nil })
+}
+
+// scoredItems names the candidates of catalogue c.
+func scoredItems(c *catalogueCache, cands []Candidate) []api.ScoredItem {
+	out := make([]api.ScoredItem, 0, len(cands))
+	for _, x := range cands {
+		out = append(out, api.ScoredItem{ItemID: c.cat.ItemIDs[x.Item], Score: x.Score})
+	}
+	return out
 }
 
 // pick resolves the model a request names (empty: the active one) to a
@@ -362,6 +399,9 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 			drop[id] = true
 		}
 	}
+	if req.Diversity.On() {
+		return e.similarDiversified(ctx, c, idx, req, drop)
+	}
 	wide := req
 	wide.N += len(drop)
 	out, err := e.similar(ctx, c, idx, wide)
@@ -370,6 +410,48 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 	}
 	out.Items = slices.DeleteFunc(out.Items, func(it api.ScoredItem) bool { return drop[it.ItemID] })
 	out.Items = out.Items[:min(req.N, len(out.Items))]
+	return out, nil
+}
+
+// similarDiversified answers a similar-items request that asks for
+// diversity: the similar items, excluded ones left out, are the ranking
+// that Diversify shortens and reorders, their similarity to the item the
+// relevance. MMR compares two of them by the similarity by=content
+// answers for by=content, else by the collaborative one (similarityOf).
+func (e *Engine) similarDiversified(ctx context.Context, c *catalogueCache, idx uint32, req api.SimilarRequest, drop map[string]bool) (*api.SimilarItems, error) {
+	var sim func([]Candidate) func(a, b int) float64
+	if req.Diversity.Lambda != nil {
+		var err error
+		if req.By == "content" {
+			sim, err = e.contentSimilarity(ctx, c)
+		} else {
+			sim, err = e.similarityOf(ctx, c, nil)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out *api.SimilarItems
+	list, err := diversified(diversifyOptions(c, req.Diversity, req.N, sim), len(c.cat.ItemIDs), func(k int) ([]Candidate, error) {
+		wide := req
+		wide.N = k + len(drop)
+		res, err := e.similar(ctx, c, idx, wide)
+		if err != nil {
+			return nil, err
+		}
+		out = res
+		ranked := make([]Candidate, 0, len(res.Items))
+		for _, it := range res.Items {
+			if !drop[it.ItemID] {
+				ranked = append(ranked, Candidate{Item: c.cat.Index[it.ItemID], Score: it.Score})
+			}
+		}
+		return ranked[:min(k, len(ranked))], nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Items = scoredItems(c, list)
 	return out, nil
 }
 
@@ -442,11 +524,11 @@ func (e *Engine) Ready(ctx context.Context) error {
 // scoreBuffers recycles per-request score vectors.
 var scoreBuffers = sync.Pool{New: func() any { return new([]float64) }}
 
-// recommendFrom ranks the catalogue for a user with model m: a model that
+// rankFrom ranks the catalogue for a user with model m: a model that
 // finds its top n itself (recsys.AsTopRanker: the item-based models and
 // the sparse EASE) skips most of the catalogue; the others score every
 // item.
-func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest) []api.ScoredItem {
+func (e *Engine) rankFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest) []Candidate {
 	defer e.timeRanking(m.Info.Name, time.Now())
 	bufp := scoreBuffers.Get().(*[]float64)
 	defer scoreBuffers.Put(bufp)
@@ -464,9 +546,9 @@ func (e *Engine) recommendFrom(c *catalogueCache, m *Served, prof api.Profile, r
 		filterScores(c, prof, req, scores)
 		top = recsys.TopN(scores, c.pop32, nil, req.N)
 	}
-	out := make([]api.ScoredItem, 0, len(top))
+	out := make([]Candidate, 0, len(top))
 	for _, i := range top {
-		out = append(out, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: scores[i]})
+		out = append(out, Candidate{Item: i, Score: scores[i]})
 	}
 	return out
 }

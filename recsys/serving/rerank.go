@@ -75,7 +75,9 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 		*bufp = make([]float64, n)
 	}
 	scores := (*bufp)[:n]
+	var ranker *Served // the model that scored, nil for popularity
 	if m != nil && len(prof.Positive) > 0 {
+		ranker = m
 		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
 		m.Model.(recsys.Model).Score(prof.Positive, scores)
 	} else {
@@ -91,12 +93,44 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 		}
 	}
 	recsys.SortRanked(warm, scores, c.pop32)
-	out.Items = make([]api.ScoredItem, 0, len(warm)+len(cold))
+	list := make([]Candidate, 0, len(warm)+len(cold))
 	for _, i := range warm {
-		out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Score: scores[i]})
+		list = append(list, Candidate{Item: i, Score: scores[i]})
 	}
 	for _, i := range cold {
-		out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[i], Cold: true})
+		list = append(list, Candidate{Item: i})
+	}
+	if req.Diversity.On() {
+		if list, err = e.rerankDiversified(ctx, c, ranker, req.Diversity, list, len(warm)); err != nil {
+			return nil, err
+		}
+	}
+	out.Items = make([]api.ScoredItem, 0, len(list))
+	for _, x := range list {
+		if isCold[x.Item] {
+			out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[x.Item], Cold: true})
+		} else {
+			out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[x.Item], Score: x.Score})
+		}
 	}
 	return out, nil
+}
+
+// rerankDiversified diversifies the ranked candidates of a rerank, the
+// first warm of them ranked by model m (by popularity when m is nil),
+// the cold ones after them: MMR reorders only the warm ones, which
+// have scores to compare; the cap, every one. Nothing is left out but
+// what the cap leaves out.
+func (e *Engine) rerankDiversified(ctx context.Context, c *catalogueCache, m *Served, d api.Diversity, list []Candidate, warm int) ([]Candidate, error) {
+	var sim func([]Candidate) func(a, b int) float64
+	if d.Lambda != nil && warm > 0 {
+		var err error
+		if sim, err = e.similarityOf(ctx, c, m); err != nil {
+			return nil, err
+		}
+	}
+	o := diversifyOptions(c, d, len(list), sim)
+	o.MMR = o.MMR && warm > 0
+	o.Pool = min(DiversityPool, warm)
+	return Diversify(list, o), nil
 }
