@@ -265,10 +265,10 @@ func (l denseLists) Similar(i uint32) []recsys.Neighbour { return l[i] }
 // items outside the pool are not read.
 func TestNeighbourSimilarity(t *testing.T) {
 	nb := lists{
-		0: {{1, 0.8}, {9, 0.6}, {2, 0.4}},
-		1: {{0, 0.5}, {3, 0.25}},
-		3: {{2, 2}, {0, 0.5}},
-		9: {{1, 9}},
+		0: {{Index: 1, Value: 0.8}, {Index: 9, Value: 0.6}, {Index: 2, Value: 0.4}},
+		1: {{Index: 0, Value: 0.5}, {Index: 3, Value: 0.25}},
+		3: {{Index: 2, Value: 2}, {Index: 0, Value: 0.5}},
+		9: {{Index: 1, Value: 9}},
 	}
 	pool := []Candidate{{3, 0}, {0, 0}, {1, 0}, {2, 0}} // positions of items 3, 0, 1, 2
 	sim := neighbourSimilarity(nb, 10)(pool)
