@@ -6,6 +6,8 @@
 // content index. Package jobs trains the models and hands them over with
 // Engine.Install; the kinds of served model are registered by name
 // (recsys.Register).
+//
+// Works cited in the comments are listed in docs/references.md.
 package serving
 
 import (
