@@ -79,6 +79,10 @@ type Snapshot struct {
 	UserIDs      []string
 	ItemIDs      []string
 	Users, Items []uint32 // positive pair k is (Users[k], Items[k])
+	// Days holds the day number (whole UTC days since 1970-01-01) of pair
+	// k's first event, the day the user met the item, which the
+	// time-aware models read.
+	Days         []int32
 	Hidden       []bool
 	Categories   [][]string
 	FeatureNames []string
