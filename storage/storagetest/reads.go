@@ -3,6 +3,7 @@ package storagetest
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/recsys-engine/recsys/api"
 	"github.com/recsys-engine/recsys/storage/backend"
@@ -62,6 +63,27 @@ func testSnapshot(t *testing.T, open Opener) {
 	e, err := open(t, Options{}).Snapshot(bg)
 	if err != nil || len(e.Users) != 0 || !reflect.DeepEqual(e.UserIDs, []string{""}) || e.FeatureNames != nil {
 		t.Fatalf("empty snapshot = %+v, %v", e, err)
+	}
+}
+
+// A snapshot gives each positive pair the day of its first event, which a
+// later event on another day does not move.
+func testSnapshotDays(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	late := At("b", "x", 3)
+	late.Timestamp = late.Timestamp.Add(11*time.Hour + 59*time.Minute) // 23:59 UTC
+	MustAdd(t, s, At("a", "x", 1), At("a", "y", 5), late)
+	MustAdd(t, s, At("a", "x", 9), At("b", "x", 20))
+	snap, err := s.Snapshot(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(d int) int32 { return int32(time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC).Unix() / 86400) }
+	if !reflect.DeepEqual(snap.Users, []uint32{1, 1, 2}) || !reflect.DeepEqual(snap.Items, []uint32{1, 2, 1}) {
+		t.Fatalf("positive pairs = %v/%v", snap.Users, snap.Items)
+	}
+	if want := []int32{day(1), day(5), day(3)}; !reflect.DeepEqual(snap.Days, want) {
+		t.Fatalf("days = %v, want %v (2026-03-01 is day %d)", snap.Days, want, day(1))
 	}
 }
 
