@@ -161,7 +161,7 @@ func TestTimeModels_MarshalBinary_roundTrip(t *testing.T) {
 
 func TestNewTimedMatrix(t *testing.T) {
 	// Out of order, with the pair (0, 1) twice: it keeps the earlier day.
-	x := timedMatrix(t, 2, 3, []Pair{{1, 2}, {0, 1}, {0, 0}, {0, 1}}, []int32{8, 6, 4, 3})
+	x := timedMatrix(t, 2, 3, []Pair{{1, 2}, {0, 1}, {0, 0}, {0, 1}}, []int32{8, 3, 4, 6})
 	if !x.Timed() || !slices.Equal(x.RowDays(0), []int32{4, 3}) || !slices.Equal(x.RowDays(1), []int32{8}) || x.LastDay() != 8 {
 		t.Fatalf("days %v %v, last %d", x.RowDays(0), x.RowDays(1), x.LastDay())
 	}
