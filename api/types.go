@@ -94,8 +94,11 @@ type Snapshot struct {
 type Profile struct {
 	Known    bool
 	Positive []uint32 // sorted
-	Consumed []uint32 // sorted: every item with any event, negatives included
-	Negative []uint32 // sorted
+	// PositiveDays holds the day number of each Positive item's first
+	// event (as Snapshot.Days), for the models that decay past events.
+	PositiveDays []int32
+	Consumed     []uint32 // sorted: every item with any event, negatives included
+	Negative     []uint32 // sorted
 }
 
 // Interaction, user and item services, implemented by storage.

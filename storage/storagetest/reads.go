@@ -66,8 +66,8 @@ func testSnapshot(t *testing.T, open Opener) {
 	}
 }
 
-// A snapshot gives each positive pair the day of its first event, which a
-// later event on another day does not move.
+// A snapshot and a profile give each positive pair the day of its first
+// event, which a later event on another day does not move.
 func testSnapshotDays(t *testing.T, open Opener) {
 	s := open(t, Options{})
 	late := At("b", "x", 3)
@@ -84,6 +84,21 @@ func testSnapshotDays(t *testing.T, open Opener) {
 	}
 	if want := []int32{day(1), day(5), day(3)}; !reflect.DeepEqual(snap.Days, want) {
 		t.Fatalf("days = %v, want %v (2026-03-01 is day %d)", snap.Days, want, day(1))
+	}
+	// b's events are applied (the snapshot applies the tail); a's next
+	// ones may still be in it.
+	p, err := s.Profile(bg, "b")
+	if err != nil || !reflect.DeepEqual(p.PositiveDays, []int32{day(3)}) {
+		t.Fatalf("profile of b: days %v (%v), want [%d]", p.PositiveDays, err, day(3))
+	}
+	MustAdd(t, s, At("a", "z", 2), Ev("a", "w", "dislike"))
+	p, err = s.Profile(bg, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Items x=1, y=2, z=3, w=4.
+	if !reflect.DeepEqual(p.Positive, []uint32{1, 2, 3}) || !reflect.DeepEqual(p.PositiveDays, []int32{day(1), day(5), day(2)}) {
+		t.Fatalf("profile positives %v on days %v, want [1 2 3] on %v", p.Positive, p.PositiveDays, []int32{day(1), day(5), day(2)})
 	}
 }
 
@@ -171,7 +186,11 @@ func testProfile(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Items p=1, q=2, r=3, s=4.
+	// Items p=1, q=2, r=3, s=4; the days are the server's (testSnapshotDays).
+	if len(p.PositiveDays) != len(p.Positive) {
+		t.Fatalf("profile days %v for positives %v", p.PositiveDays, p.Positive)
+	}
+	p.PositiveDays = nil
 	want := api.Profile{Known: true, Consumed: []uint32{1, 2, 3, 4}, Positive: []uint32{1, 4}, Negative: []uint32{2}}
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("profile = %+v, want %+v", p, want)
