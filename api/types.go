@@ -79,6 +79,10 @@ type Snapshot struct {
 	UserIDs      []string
 	ItemIDs      []string
 	Users, Items []uint32 // positive pair k is (Users[k], Items[k])
+	// Days holds the day number (whole UTC days since 1970-01-01) of pair
+	// k's first event, the day the user met the item, which the
+	// time-aware models read.
+	Days         []int32
 	Hidden       []bool
 	Categories   [][]string
 	FeatureNames []string
@@ -90,8 +94,11 @@ type Snapshot struct {
 type Profile struct {
 	Known    bool
 	Positive []uint32 // sorted
-	Consumed []uint32 // sorted: every item with any event, negatives included
-	Negative []uint32 // sorted
+	// PositiveDays holds the day number of each Positive item's first
+	// event (as Snapshot.Days), for the models that decay past events.
+	PositiveDays []int32
+	Consumed     []uint32 // sorted: every item with any event, negatives included
+	Negative     []uint32 // sorted
 }
 
 // Interaction, user and item services, implemented by storage.

@@ -57,7 +57,7 @@ func (s *Scheduler) runEvaluation(ctx context.Context, j *api.Job, rec *recorder
 	if len(snap.Users) == 0 {
 		return api.Errorf(api.CodeConflict, "there are no relevant interactions to evaluate on")
 	}
-	d := &eval.Dataset{Name: "stored data", UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items}
+	d := &eval.Dataset{Name: "stored data", UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items, Days: snap.Days}
 	if j.Protocol == eval.Time {
 		rec.stage("event times", 0.02)
 		if d.Times, err = pairTimes(ctx, s.st, snap); err != nil {

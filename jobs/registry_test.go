@@ -35,7 +35,7 @@ func TestTrainableNames_registry(t *testing.T) {
 // FEBR's, then the factorisations. It comes from the registration order,
 // so a new package's init must not reorder it by accident.
 func TestNames_reportOrder(t *testing.T) {
-	want := []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta",
+	want := []string{"popular", "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta", "trending", "latest",
 		"febr", "febr-i-cosine", "febr-u-cosine", "febr-iu-cosine", "febr-i-kunn", "febr-u-kunn", "febr-iu-kunn", "febr-i-slim", "febr-blend",
 		"bpr", "wrmf", "ials", "mfauc"}
 	if got := recsys.Names(); !slices.Equal(got, want) {

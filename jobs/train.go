@@ -529,6 +529,9 @@ func tuneAll(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []
 	if err != nil {
 		return nil, nil, err
 	}
+	if split.Train, err = split.Train.WithDaysOf(x); err != nil {
+		return nil, nil, err
+	}
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
 	holdout := recsys.Holdout{Train: split.Train, Validation: split.Validation}
 	large := x.NNZ() > scalePositives
@@ -578,11 +581,15 @@ func countIDs(ids []string) int {
 	return n
 }
 
-// snapshotMatrix is X of a snapshot, indexed by the store's dense indices.
+// snapshotMatrix is X of a snapshot, indexed by the store's dense indices,
+// with the day of each pair when the snapshot has them.
 func snapshotMatrix(snap *api.Snapshot) (*recsys.Matrix, error) {
 	pairs := make([]recsys.Pair, len(snap.Users))
 	for k := range snap.Users {
 		pairs[k] = recsys.Pair{User: snap.Users[k], Item: snap.Items[k]}
+	}
+	if len(snap.Days) == len(pairs) {
+		return recsys.NewTimedMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs, snap.Days)
 	}
 	return recsys.NewMatrix(len(snap.UserIDs), len(snap.ItemIDs), pairs)
 }

@@ -57,6 +57,8 @@ type EASE struct {
 	b      []float32
 	// sparse: fwd row j holds (i, B_ij) for i ∈ KNN(j).
 	side *itemSide
+	// halfLife is the decay of past events in days (HalfLifeKey; 0 none).
+	halfLife float64
 }
 
 // EASE defaults and limits.
@@ -155,7 +157,11 @@ func (m *EASE) Fit(ctx context.Context, x *Matrix, p Params) error {
 	if err != nil {
 		return err
 	}
-	*m = EASE{lambda: lambda, nItems: x.Items()}
+	h, err := halfLifeOf(p, 0)
+	if err != nil {
+		return err
+	}
+	*m = EASE{lambda: lambda, nItems: x.Items(), halfLife: h}
 	if activeItems(x) <= maxDense {
 		active := make([]uint32, 0, x.Items())
 		for i := range x.Items() {
@@ -253,10 +259,14 @@ func easeFitGrid(ctx context.Context, x *Matrix, cands []Params) ([]func() Model
 		return nil, nil
 	}
 	lambdas := make([]float64, len(cands))
+	halfLives := make([]float64, len(cands))
 	var maxDense, k int
 	for c, p := range cands {
 		l, md, kc, err := easeLimits(p)
 		if err != nil {
+			return nil, err
+		}
+		if halfLives[c], err = halfLifeOf(p, 0); err != nil {
 			return nil, err
 		}
 		if c > 0 && (md != maxDense || kc != k) {
@@ -274,7 +284,7 @@ func easeFitGrid(ctx context.Context, x *Matrix, cands []Params) ([]func() Model
 	out := make([]func() Model, len(cands))
 	for c := range cands {
 		out[c] = func() Model {
-			m := &EASE{lambda: lambdas[c], k: k, nItems: x.Items(), side: sides[c]}
+			m := &EASE{lambda: lambdas[c], k: k, nItems: x.Items(), side: sides[c], halfLife: halfLives[c]}
 			sides[c] = nil // held by the model alone from here
 			return m
 		}
@@ -414,9 +424,24 @@ func (s *easeSolver) solve(lambda float64) ([]Neighbour, bool) {
 	return out, true
 }
 
-func (m *EASE) Score(history []uint32, scores []float64) {
+func (m *EASE) Score(history []uint32, scores []float64) { m.ScoreWeighted(history, nil, scores) }
+
+// HalfLife is the decay of past events in days (0: none).
+func (m *EASE) HalfLife() float64 { return m.halfLife }
+
+// ScoreWeighted is Score with history item k counting weights[k] (nil:
+// 1 each), X·B over a weighted row.
+func (m *EASE) ScoreWeighted(history []uint32, weights []float64, scores []float64) {
 	if m.side != nil {
-		FillScores(scores, m.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+		if weights == nil {
+			FillScores(scores, m.nItems, func(buf []float64) { m.side.accumulate(history, buf, 1) })
+			return
+		}
+		FillScores(scores, m.nItems, func(buf []float64) {
+			for k := range history {
+				m.side.accumulate(history[k:k+1:k+1], buf, weights[k])
+			}
+		})
 		return
 	}
 	// Dense: only the active items are written, so scores of any length
@@ -424,7 +449,7 @@ func (m *EASE) Score(history []uint32, scores []float64) {
 	clear(scores)
 	n := len(m.active)
 	prev := -1
-	for _, i := range history {
+	for k, i := range history {
 		if int(i) == prev {
 			continue
 		}
@@ -433,9 +458,18 @@ func (m *EASE) Score(history []uint32, scores []float64) {
 		if !ok {
 			continue
 		}
+		if weights == nil {
+			for c, v := range m.b[a*n : (a+1)*n] {
+				if j := m.active[c]; int(j) < len(scores) {
+					scores[j] += float64(v)
+				}
+			}
+			continue
+		}
+		w := weights[k]
 		for c, v := range m.b[a*n : (a+1)*n] {
 			if j := m.active[c]; int(j) < len(scores) {
-				scores[j] += float64(v)
+				scores[j] += w * float64(v)
 			}
 		}
 	}
@@ -495,6 +529,9 @@ func (m *EASE) Params() map[string]float64 {
 	if m.side != nil {
 		p["k"] = float64(m.k)
 	}
+	if m.halfLife > 0 {
+		p[HalfLifeKey] = m.halfLife
+	}
 	return p
 }
 
@@ -512,6 +549,7 @@ func (m *EASE) MarshalBinary() ([]byte, error) {
 	if m.side != nil {
 		e.Byte(1)
 		WriteNeighbours(e, m.side.fwd)
+		writeHalfLife(e, m.halfLife)
 		return e.Bytes(), nil
 	}
 	e.Byte(0)
@@ -522,6 +560,7 @@ func (m *EASE) MarshalBinary() ([]byte, error) {
 		binary.LittleEndian.PutUint32(raw[4*k:], math.Float32bits(v))
 	}
 	e.Raw(raw)
+	writeHalfLife(e, m.halfLife)
 	return e.Bytes(), nil
 }
 
@@ -547,6 +586,7 @@ func (m *EASE) UnmarshalBinary(data []byte) error {
 	default:
 		d.Fail(nil)
 	}
+	out.halfLife = readHalfLife(d)
 	if err := d.Finish(); err != nil {
 		return err
 	}

@@ -18,7 +18,9 @@ func RankHeldOut(ctx context.Context, m Model, train *Matrix, pop []uint32, sets
 // may be nil) is scored as a user the model was not fitted on (self −1)
 // from the live history live[u], and its items are ranked among those not
 // in it: the users protocol of the evaluation, whose held-out users have
-// no training row.
+// no training row. A model with a decay of past events (Decayer) scores
+// a training row with the days train carries (ScoreDecayed); a live
+// history has none and scores undecayed.
 func RankHeldOutLive(ctx context.Context, m Model, train *Matrix, live [][]uint32, pop []uint32, sets [][][]uint32, top int) ([][][]int, [][]Neighbour, error) {
 	nu, ni := train.Users(), train.Items()
 	ranks := make([][][]int, len(sets))
@@ -31,6 +33,7 @@ func RankHeldOutLive(ctx context.Context, m Model, train *Matrix, live [][]uint3
 	}
 	ranker := NewRanker(pop, ni)
 	sparse, _ := m.(SparseScorer)
+	decayed := decays(m) && train.Timed()
 	err := ParallelFor(ctx, nu, 16, "", nil, func() func(lo, hi int) {
 		scores := make([]float64, ni)
 		var touched []uint32
@@ -43,11 +46,13 @@ func RankHeldOutLive(ctx context.Context, m Model, train *Matrix, live [][]uint3
 				if !need {
 					continue
 				}
-				history, self := train.Row(u), u
+				history, self, days := train.Row(u), u, train.RowDays(u)
 				if live != nil && live[u] != nil {
-					history, self = live[u], -1
+					history, self, days = live[u], -1, nil
 				}
-				if sparse != nil && top == 0 {
+				if decayed && days != nil {
+					ScoreDecayed(m, self, history, days, scores)
+				} else if sparse != nil && top == 0 {
 					var ok bool
 					if touched, ok = sparse.ScoreSparse(history, scores, touched); ok {
 						// Every item the history does not reach scores 0.
@@ -58,8 +63,10 @@ func RankHeldOutLive(ctx context.Context, m Model, train *Matrix, live [][]uint3
 						}
 						continue
 					}
+					ScoreUser(m, self, history, scores)
+				} else {
+					ScoreUser(m, self, history, scores)
 				}
-				ScoreUser(m, self, history, scores)
 				for s, set := range sets {
 					if len(set[u]) > 0 {
 						ranks[s][u] = ranker.Ranks(scores, history, set[u])

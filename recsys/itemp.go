@@ -19,20 +19,28 @@ type ItemP struct {
 	k      int
 	l1, l2 float64
 	side   *itemSide
+	// halfLife is the decay of past events in days (HalfLifeKey; 0 none),
+	// which ScoreDecayed applies to the history.
+	halfLife float64
 }
 
-// itemKCandidates is the grid of item-based models (itemknn, kunn-i): k
-// capped by the longest item neighbour list.
-func itemKCandidates(g Grid, c Caps) []Params { return kCandidates(CapK(g.K, c.Items)) }
+// itemKCandidates is the grid of the item-based model name (itemknn,
+// kunn-i): k capped by the longest item neighbour list, with every
+// setting of g.Extra[name] (a half-life) at each.
+func itemKCandidates(name string) func(g Grid, c Caps) []Params {
+	return func(g Grid, c Caps) []Params { return withSettings(kCandidates(CapK(g.K, c.Items)), g.Extra[name]) }
+}
 
 func (m *ItemP) Name() string { return m.name }
 
 func (m *ItemP) Fit(ctx context.Context, x *Matrix, p Params) error {
 	p = p.WithDefaults()
-	var (
-		nb  *Neighbours
-		err error
-	)
+	h, err := halfLifeOf(p, 0)
+	if err != nil {
+		return err
+	}
+	m.halfLife = h
+	var nb *Neighbours
 	switch m.name {
 	case "itemknn":
 		nb, err = ItemNeighbours(ctx, x, SimCosine, p)
@@ -79,6 +87,19 @@ func (m *ItemP) RankTop(history []uint32, popularity []uint32, skip func(uint32)
 
 func (m *ItemP) ScoreUser(_ int, history []uint32, scores []float64) { m.Score(history, scores) }
 
+// HalfLife is the decay of past events in days (0: none).
+func (m *ItemP) HalfLife() float64 { return m.halfLife }
+
+// ScoreWeighted is Score with history item k counting weights[k]: the
+// item-based score is linear in the user's row.
+func (m *ItemP) ScoreWeighted(history []uint32, weights []float64, scores []float64) {
+	FillScores(scores, m.side.nItems, func(buf []float64) {
+		for k := range history {
+			m.side.accumulate(history[k:k+1:k+1], buf, weights[k])
+		}
+	})
+}
+
 // ScoreSparse scores the items the history reaches through the reversed
 // lists alone, when that is few of a wide catalogue (SparseScorer).
 func (m *ItemP) ScoreSparse(history []uint32, scores []float64, touched []uint32) ([]uint32, bool) {
@@ -114,6 +135,7 @@ func (m *ItemP) MarshalBinary() ([]byte, error) {
 	e.Float64(m.l2)
 	e.Uvarint(uint64(m.side.nItems))
 	WriteNeighbours(e, m.side.fwd)
+	writeHalfLife(e, m.halfLife)
 	return e.Bytes(), nil
 }
 
@@ -123,13 +145,14 @@ func (m *ItemP) UnmarshalBinary(data []byte) error {
 	l1, l2 := d.Finite(), d.Finite()
 	n := d.Bounded(1 << 32)
 	fwd := ReadNeighbours(d, n)
+	h := readHalfLife(d)
 	if err := d.Finish(); err != nil {
 		return err
 	}
 	if fwd.Rows() != n {
 		return errCorrupt
 	}
-	m.k, m.l1, m.l2 = k, l1, l2
+	m.k, m.l1, m.l2, m.halfLife = k, l1, l2, h
 	m.side = newRankedItemSide(n, fwd)
 	m.side.rank.prepare() // a decoded model is about to serve
 	return nil

@@ -129,10 +129,10 @@ func (p Params) WithDefaults() Params {
 var (
 	registry = map[string]Kind{
 		PopularModel: {New: func() Model { return &Popular{} }, Service: defaultAuto.costing(popularTime, popularMemory)},
-		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates, Service: similar(1).costing(itemknnTime, itemPMemory)},
+		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates("itemknn"), Service: similar(1).costing(itemknnTime, itemPMemory)},
 		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates, Service: defaultAuto.costing(userknnTime, userPMemory)},
 		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, Service: similar(4).costing(kunnTime, kunnMemory)},
-		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates, Service: similar(3).costing(kunnITime, itemPMemory)},
+		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates("kunn-i"), Service: similar(3).costing(kunnITime, itemPMemory)},
 		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates, Service: defaultAuto.costing(kunnUTime, userPMemory)},
 		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: slimService.costing(slimTime, slimMemory)},
 		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, Service: easeServiceWithCost()},
@@ -218,10 +218,14 @@ func ParamsOf(m Model) map[string]float64 {
 	}
 	switch m := m.(type) {
 	case *ItemP:
+		p := map[string]float64{"k": float64(m.k)}
 		if m.name == "slim" {
-			return map[string]float64{"k": float64(m.k), "l1": m.l1, "l2": m.l2}
+			p["l1"], p["l2"] = m.l1, m.l2
 		}
-		return map[string]float64{"k": float64(m.k)}
+		if m.halfLife > 0 {
+			p[HalfLifeKey] = m.halfLife
+		}
+		return p
 	case *UserP:
 		return map[string]float64{"k": float64(m.k)}
 	case *KUNN:

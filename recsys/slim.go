@@ -14,7 +14,7 @@ func slimCandidates(g Grid, c Caps) []Params {
 	var out []Params
 	for _, k := range CapK(g.K, c.Items) {
 		for _, l := range g.SLIM {
-			out = append(out, Params{K: k, L1: l[0], L2: l[1]})
+			out = append(out, withSettings([]Params{{K: k, L1: l[0], L2: l[1]}}, g.Extra["slim"])...)
 		}
 	}
 	return out
@@ -166,10 +166,14 @@ func slimFitGrid(ctx context.Context, x *Matrix, raw []Params) ([]func() Model, 
 	}
 	out := make([]func() Model, len(cands))
 	for c, p := range cands {
+		h, err := halfLifeOf(p, 0)
+		if err != nil {
+			return nil, err
+		}
 		out[c] = func() Model {
 			side := newRankedItemSide(x.Items(), w[c])
 			w[c] = nil // held by the model alone from here
-			return &ItemP{name: "slim", k: p.K, l1: p.L1, l2: p.L2, side: side}
+			return &ItemP{name: "slim", k: p.K, l1: p.L1, l2: p.L2, side: side, halfLife: h}
 		}
 	}
 	return out, nil

@@ -28,6 +28,9 @@ type Matrix struct {
 	nUsers, nItems int
 	byUser         csr // row u lists O⁺u
 	byItem         csr // row i lists O⁺i
+	// days, when not nil, holds the day number of each entry of byUser
+	// (NewTimedMatrix), for the time-aware models.
+	days []int32
 }
 
 // NewMatrix builds X from positive pairs over nUsers users and nItems items.

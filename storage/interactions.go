@@ -448,18 +448,20 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 		// are hints only, so a bad value cannot over-allocate much.
 		pr.Consumed = make([]uint32, 0, min(max(u.Items, 0), 1<<16))
 		pr.Positive = make([]uint32, 0, min(max(u.Positives, 0), 1<<16))
-		add := func(item uint64, flags byte) {
+		pr.PositiveDays = make([]int32, 0, cap(pr.Positive))
+		add := func(item uint64, flags byte, first int64) {
 			pr.Consumed = append(pr.Consumed, uint32(item))
 			switch {
 			case record.Relevant(flags):
 				pr.Positive = append(pr.Positive, uint32(item))
+				pr.PositiveDays = append(pr.PositiveDays, record.DayNumber(first))
 			case flags&record.FlagNegative != 0:
 				pr.Negative = append(pr.Negative, uint32(item))
 			}
 		}
 		if inTail {
 			return userPairs(tx, tu, u.idx, 0, func(item uint64, p record.Pair) bool {
-				add(item, p.Flags)
+				add(item, p.Flags, p.First)
 				return true
 			})
 		}
@@ -469,7 +471,7 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 			if len(v) < 33 {
 				return fmt.Errorf("storage: pair record of %d bytes", len(v))
 			}
-			add(binary.BigEndian.Uint64(k[8:]), v[32])
+			add(binary.BigEndian.Uint64(k[8:]), v[32], int64(binary.BigEndian.Uint64(v[8:])))
 		}
 		return nil
 	})

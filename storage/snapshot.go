@@ -31,6 +31,7 @@ func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 		n := counter(tx.Bucket(bucketMeta), counterPositives)
 		snap.Users = make([]uint32, 0, n)
 		snap.Items = make([]uint32, 0, n)
+		snap.Days = make([]int32, 0, n)
 		c := tx.Bucket(bucketPairs).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if len(v) < 33 || !record.Relevant(v[32]) {
@@ -41,6 +42,7 @@ func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 			}
 			snap.Users = append(snap.Users, uint32(binary.BigEndian.Uint64(k)))
 			snap.Items = append(snap.Items, uint32(binary.BigEndian.Uint64(k[8:])))
+			snap.Days = append(snap.Days, record.DayNumber(int64(binary.BigEndian.Uint64(v[8:]))))
 		}
 		return nil
 	})

@@ -27,6 +27,48 @@ type Dataset struct {
 	// Times, when the data set has timestamps, holds the Unix time of
 	// pair k (the time it became positive); the Time protocol needs it.
 	Times []int64
+	// Days, when Times is nil, holds the day number of pair k (the day it
+	// became positive, recsys.DayOfUnix), which the time-aware models read
+	// from the training matrix; with Times, the days are Times' days.
+	Days []int32
+}
+
+// days is the day number of every pair: Days, or the days of Times; nil
+// when the data set has neither.
+func (d *Dataset) days() []int32 {
+	if len(d.Times) == len(d.Users) && d.Times != nil {
+		out := make([]int32, len(d.Times))
+		for k, t := range d.Times {
+			out[k] = recsys.DayOfUnix(t)
+		}
+		return out
+	}
+	if len(d.Days) == len(d.Users) {
+		return d.Days
+	}
+	return nil
+}
+
+// timeTrain gives s.Train the day of each of its pairs, when the data set
+// has them: the time-aware models read them (recsys.NewTimedMatrix).
+func (d *Dataset) timeTrain(s *Split) (*Split, error) {
+	days := d.days()
+	if days == nil {
+		return s, nil
+	}
+	nu, ni := d.shape()
+	pairs := make([]recsys.Pair, len(d.Users))
+	for k := range pairs {
+		pairs[k] = recsys.Pair{User: d.Users[k], Item: d.Items[k]}
+	}
+	full, err := recsys.NewTimedMatrix(nu, ni, pairs, days)
+	if err != nil {
+		return nil, err
+	}
+	if s.Train, err = s.Train.WithDaysOf(full); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Protocols of the evaluation.
@@ -177,17 +219,32 @@ func holdOutSizes(n, minPositives int) (nVal, nTest int) {
 // training (§4.7.4). Sizes come from holdOutSizes(|O⁺u|); under the novelty
 // protocol they are capped by the number of candidates, test first, and a
 // user with no candidate keeps all items in training. The same seed and
-// fold give the same split.
+// fold give the same split. When the data set has times, the training
+// matrix carries the day of each pair (Dataset.Days).
 func NewSplit(d *Dataset, protocol string, seed int64, fold, minPositives int) (*Split, error) {
 	if !slices.Contains(Protocols, protocol) {
 		return nil, fmt.Errorf("eval: unknown protocol %q (want %s)", protocol, strings.Join(Protocols, ", "))
 	}
+	var (
+		s   *Split
+		err error
+	)
 	switch protocol {
 	case Users:
-		return newUsersSplit(d, seed, fold, minPositives)
+		s, err = newUsersSplit(d, seed, fold, minPositives)
 	case Time:
-		return newTimeSplit(d, minPositives)
+		s, err = newTimeSplit(d, minPositives)
+	default:
+		s, err = newItemSplit(d, protocol, seed, fold, minPositives)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return d.timeTrain(s)
+}
+
+// newItemSplit is NewSplit's split of the standard and novelty protocols.
+func newItemSplit(d *Dataset, protocol string, seed int64, fold, minPositives int) (*Split, error) {
 	pos, err := d.positives()
 	if err != nil {
 		return nil, err

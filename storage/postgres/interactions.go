@@ -463,14 +463,14 @@ func (s *Store) History(ctx context.Context, userID string, pg api.Page) ([]api.
 // Profile reads a user's live history as dense item indices (sorted).
 func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error) {
 	var pr api.Profile
-	rows, _ := s.pool.Query(ctx, `SELECT p.item_idx, p.flags FROM users u LEFT JOIN pairs p ON p.user_idx = u.idx
+	rows, _ := s.pool.Query(ctx, `SELECT p.item_idx, p.flags, p.first_ts FROM users u LEFT JOIN pairs p ON p.user_idx = u.idx
 		WHERE u.id = $1 ORDER BY p.item_idx`, userID)
-	var item *int64
+	var item, first *int64
 	var flags *int16
-	_, err := pgx.ForEachRow(rows, []any{&item, &flags}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&item, &flags, &first}, func() error {
 		if !pr.Known {
 			pr.Known = true
-			pr.Consumed, pr.Positive = []uint32{}, []uint32{}
+			pr.Consumed, pr.Positive, pr.PositiveDays = []uint32{}, []uint32{}, []int32{}
 		}
 		if item == nil {
 			return nil
@@ -480,6 +480,7 @@ func (s *Store) Profile(ctx context.Context, userID string) (api.Profile, error)
 		switch f := byte(*flags); {
 		case record.Relevant(f):
 			pr.Positive = append(pr.Positive, i)
+			pr.PositiveDays = append(pr.PositiveDays, record.DayNumber(*first))
 		case f&record.FlagNegative != 0:
 			pr.Negative = append(pr.Negative, i)
 		}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -46,23 +47,29 @@ func (s *Store) Snapshot(ctx context.Context) (*api.Snapshot, error) {
 		// The pairs come in table order and are sorted here into (user,
 		// item) order, as the bbolt store gives them: a sort in the server
 		// spills to disk at the default work_mem and takes longer than the
-		// scan.
-		pairs := make([]uint64, 0, max(m["positives"], 0))
+		// scan. Each pair carries the day of its first event.
+		type dayPair struct {
+			key uint64
+			day int32
+		}
+		pairs := make([]dayPair, 0, max(m["positives"], 0))
 		// Relevant: reached and not negative (record.Relevant).
-		err = copyOut(ctx, tx, fmt.Sprintf(`COPY (SELECT user_idx, item_idx FROM pairs WHERE flags & %d = %d)
+		err = copyOut(ctx, tx, fmt.Sprintf(`COPY (SELECT user_idx, item_idx, first_ts FROM pairs WHERE flags & %d = %d)
 			TO STDOUT (FORMAT binary)`, record.FlagReached|record.FlagNegative, record.FlagReached),
 			func(f [][]byte) error {
-				pairs = append(pairs, binary.BigEndian.Uint64(f[0])<<32|binary.BigEndian.Uint64(f[1])&math.MaxUint32)
+				pairs = append(pairs, dayPair{binary.BigEndian.Uint64(f[0])<<32 | binary.BigEndian.Uint64(f[1])&math.MaxUint32,
+					record.DayNumber(int64(binary.BigEndian.Uint64(f[2])))})
 				return nil
 			})
 		if err != nil {
 			return err
 		}
-		slices.Sort(pairs)
+		slices.SortFunc(pairs, func(a, b dayPair) int { return cmp.Compare(a.key, b.key) })
 		snap.Users = make([]uint32, len(pairs))
 		snap.Items = make([]uint32, len(pairs))
+		snap.Days = make([]int32, len(pairs))
 		for k, p := range pairs {
-			snap.Users[k], snap.Items[k] = uint32(p>>32), uint32(p)
+			snap.Users[k], snap.Items[k], snap.Days[k] = uint32(p.key>>32), uint32(p.key), p.day
 		}
 		return nil
 	})

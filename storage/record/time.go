@@ -23,3 +23,14 @@ func FromNano(n int64) time.Time {
 
 // DayOf is the per-day counter key (YYYYMMDD, UTC) of a time in Unix ns.
 func DayOf(ts int64) string { return FromNano(ts).Format("20060102") }
+
+// DayNumber is the day number of a time in Unix ns: whole UTC days since
+// 1970-01-01, the day a snapshot gives each pair (api.Snapshot.Days).
+func DayNumber(ts int64) int32 {
+	const day = 86400 * int64(1e9)
+	d := ts / day
+	if ts < 0 && ts%day != 0 {
+		d--
+	}
+	return int32(d)
+}

@@ -47,6 +47,7 @@ var contractCases = []struct {
 	{"put items", testPutItems},
 	{"update item", testUpdateItem},
 	{"snapshot", testSnapshot},
+	{"snapshot days", testSnapshotDays},
 	{"activity", testActivity},
 	{"activity after deletes", testActivityAfterDeletes},
 	{"profile and lookups", testProfile},

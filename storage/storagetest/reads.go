@@ -3,6 +3,7 @@ package storagetest
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/recsys-engine/recsys/api"
 	"github.com/recsys-engine/recsys/storage/backend"
@@ -62,6 +63,42 @@ func testSnapshot(t *testing.T, open Opener) {
 	e, err := open(t, Options{}).Snapshot(bg)
 	if err != nil || len(e.Users) != 0 || !reflect.DeepEqual(e.UserIDs, []string{""}) || e.FeatureNames != nil {
 		t.Fatalf("empty snapshot = %+v, %v", e, err)
+	}
+}
+
+// A snapshot and a profile give each positive pair the day of its first
+// event, which a later event on another day does not move.
+func testSnapshotDays(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	late := At("b", "x", 3)
+	late.Timestamp = late.Timestamp.Add(11*time.Hour + 59*time.Minute) // 23:59 UTC
+	MustAdd(t, s, At("a", "x", 1), At("a", "y", 5), late)
+	MustAdd(t, s, At("a", "x", 9), At("b", "x", 20))
+	snap, err := s.Snapshot(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(d int) int32 { return int32(time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC).Unix() / 86400) }
+	if !reflect.DeepEqual(snap.Users, []uint32{1, 1, 2}) || !reflect.DeepEqual(snap.Items, []uint32{1, 2, 1}) {
+		t.Fatalf("positive pairs = %v/%v", snap.Users, snap.Items)
+	}
+	if want := []int32{day(1), day(5), day(3)}; !reflect.DeepEqual(snap.Days, want) {
+		t.Fatalf("days = %v, want %v (2026-03-01 is day %d)", snap.Days, want, day(1))
+	}
+	// b's events are applied (the snapshot applies the tail); a's next
+	// ones may still be in it.
+	p, err := s.Profile(bg, "b")
+	if err != nil || !reflect.DeepEqual(p.PositiveDays, []int32{day(3)}) {
+		t.Fatalf("profile of b: days %v (%v), want [%d]", p.PositiveDays, err, day(3))
+	}
+	MustAdd(t, s, At("a", "z", 2), Ev("a", "w", "dislike"))
+	p, err = s.Profile(bg, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Items x=1, y=2, z=3, w=4.
+	if !reflect.DeepEqual(p.Positive, []uint32{1, 2, 3}) || !reflect.DeepEqual(p.PositiveDays, []int32{day(1), day(5), day(2)}) {
+		t.Fatalf("profile positives %v on days %v, want [1 2 3] on %v", p.Positive, p.PositiveDays, []int32{day(1), day(5), day(2)})
 	}
 }
 
@@ -149,7 +186,11 @@ func testProfile(t *testing.T, open Opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Items p=1, q=2, r=3, s=4.
+	// Items p=1, q=2, r=3, s=4; the days are the server's (testSnapshotDays).
+	if len(p.PositiveDays) != len(p.Positive) {
+		t.Fatalf("profile days %v for positives %v", p.PositiveDays, p.Positive)
+	}
+	p.PositiveDays = nil
 	want := api.Profile{Known: true, Consumed: []uint32{1, 2, 3, 4}, Positive: []uint32{1, 4}, Negative: []uint32{2}}
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("profile = %+v, want %+v", p, want)
