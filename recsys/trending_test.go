@@ -133,23 +133,8 @@ func TestLatest_order(t *testing.T) {
 func TestTimeModels_MarshalBinary_roundTrip(t *testing.T) {
 	x := timedMatrix(t, 3, 4, []Pair{{0, 0}, {1, 1}, {2, 0}, {2, 3}}, []int32{20000, 20010, 20003, 20007})
 	for _, m := range []Model{&Trending{}, &Latest{}} {
-		want := fitTime(t, m, x, halfLife(7))
-		data, err := m.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := Load(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := make([]float64, x.Items())
-		back.Score(nil, got)
-		if !slices.Equal(got, want) {
-			t.Errorf("%s: loaded scores %v, fitted %v", m.Name(), got, want)
-		}
-		if again, _ := back.MarshalBinary(); !slices.Equal(again, data) {
-			t.Errorf("%s: re-encoding differs", m.Name())
-		}
+		fitTime(t, m, x, halfLife(7))
+		data, _ := roundTrip(t, m.Name(), m, x)
 		if _, err := Load(data[:len(data)-1]); err == nil {
 			t.Errorf("%s: a truncated blob loaded", m.Name())
 		}
