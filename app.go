@@ -439,6 +439,9 @@ func (a *App) Run(ctx context.Context) error {
 	if a.online != nil {
 		// Cancelled after the server's shutdown, it writes the impressions
 		// of the last requests before the store closes.
+		// The running experiment is read before the first request is
+		// answered: a fresh replica must not serve its users outside it.
+		a.online.Refresh(jctx)
 		onlineDone := make(chan struct{})
 		go func() { defer close(onlineDone); a.online.Run(jctx) }()
 		defer func() { <-onlineDone }()

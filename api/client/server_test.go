@@ -98,6 +98,7 @@ func startServer(db string) (string, func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	schedDone, onlineDone := make(chan struct{}), make(chan struct{})
 	go func() { defer close(schedDone); sched.Run(ctx) }()
+	on.Refresh(ctx)
 	go func() { defer close(onlineDone); on.Run(ctx) }()
 	stop := func() {
 		srv.Close()

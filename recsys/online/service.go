@@ -140,12 +140,13 @@ func New(st api.OnlineStore, o Options) *Service {
 
 // Run writes the impression log every FlushEvery (or when a batch fills),
 // follows the running experiment and deletes the lists past Retention
-// every PruneEvery, until ctx ends; then it writes what is left.
+// every PruneEvery, until ctx ends; then it writes what is left. Call
+// Refresh before serving so that the first requests see the running
+// experiment; Run reads it again every 2 s after that.
 func (s *Service) Run(ctx context.Context) {
 	tick := time.NewTicker(s.opts.FlushEvery)
 	defer tick.Stop()
 	refresh := time.Now()
-	s.refresh(ctx)
 	if s.opts.Retention > 0 {
 		prune := time.NewTicker(s.opts.PruneEvery)
 		defer prune.Stop()
@@ -181,7 +182,7 @@ func (s *Service) Run(ctx context.Context) {
 		}
 		// Another replica may start or stop an experiment.
 		if time.Since(refresh) > 2*time.Second {
-			s.refresh(ctx)
+			s.Refresh(ctx)
 			refresh = time.Now()
 		}
 	}
@@ -215,8 +216,8 @@ func (s *Service) Prune(ctx context.Context) error {
 	}
 }
 
-// refresh reloads the running experiment.
-func (s *Service) refresh(ctx context.Context) {
+// Refresh reloads the running experiment from the store.
+func (s *Service) Refresh(ctx context.Context) {
 	exps, err := s.st.Experiments(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
