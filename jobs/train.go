@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -295,12 +296,16 @@ type fitGuard struct {
 // "" when it fits it: its predicted memory (recsys.CostOf) exceeds the
 // budget's, or, for an auto addition, its predicted time exceeds the
 // budget's time left. A kind without a prediction is fitted.
-func (g fitGuard) reason(name string, spent time.Duration) string {
+func (g fitGuard) reason(name string, spent time.Duration, held int64) string {
 	c, ok := recsys.CostOf(name, g.shape)
 	if !ok {
 		return ""
 	}
-	if limit := g.budget.Memory; limit > 0 && c.Bytes > limit {
+	if limit := g.budget.Memory; limit > 0 && c.Bytes+held > limit {
+		if held > 0 {
+			return fmt.Sprintf("needs about %s at %s users × %s items (%s) beside the %s the kinds fitted before it keep; the memory budget is %s (--train-memory)",
+				api.FormatBytes(c.Bytes), recsys.FormatCount(int64(g.shape.Users)), recsys.FormatCount(int64(g.shape.Items)), c.Memory, api.FormatBytes(held), api.FormatBytes(limit))
+		}
 		return fmt.Sprintf("needs about %s at %s users × %s items (%s); the memory budget is %s (--train-memory)",
 			api.FormatBytes(c.Bytes), recsys.FormatCount(int64(g.shape.Users)), recsys.FormatCount(int64(g.shape.Items)), c.Memory, api.FormatBytes(limit))
 	}
@@ -319,13 +324,16 @@ func (g fitGuard) reason(name string, spent time.Duration) string {
 // searches every kind before it refits any (trainModelsOn), so the time
 // a kind admitted will take counts as spent when it is admitted: the
 // budget left is what neither the time spent nor the predictions of the
-// kinds admitted take.
+// kinds admitted take. Likewise the memory the kinds admitted keep once
+// fitted (recsys.Cost.Kept) counts against the memory budget of the kinds
+// after them.
 //
 // A kind that reuses the fit of a kind the job skipped (febr of slim,
 // febr-blend of its bases) is skipped too: it would fit that kind itself,
 // which its own prediction leaves out.
 func (g fitGuard) check(started time.Time) func(name string) string {
 	var admitted time.Duration
+	var held int64
 	skipped := map[string]bool{}
 	return func(name string) string {
 		why := ""
@@ -338,12 +346,13 @@ func (g fitGuard) check(started time.Time) func(name string) string {
 			}
 		}
 		if why == "" {
-			why = g.reason(name, max(time.Since(started), admitted))
+			why = g.reason(name, max(time.Since(started), admitted), held)
 		}
 		if why != "" {
 			skipped[name] = true
 		} else if c, ok := recsys.CostOf(name, g.shape); ok {
 			admitted += time.Duration(c.Seconds * float64(time.Second))
+			held += c.Kept
 		}
 		return why
 	}
@@ -466,6 +475,12 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 	}
 	clear(fits) // the split's fits are done with
 	fullCache := recsys.NewNeighbourCache(x, slices.Max(opts.Grid))
+	lastListUser := -1
+	for k, c := range chosen {
+		if readsItemLists(c.kind) {
+			lastListUser = k
+		}
+	}
 	var out []trained
 	for k, c := range chosen {
 		name, t := c.name, c.t
@@ -487,16 +502,26 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		if err != nil {
 			return nil, nil, err
 		}
+		params := recsys.ParamsOf(m)
 		// The model served is the one persisted, decoded from its blob:
 		// it holds lists of its own where the fit's are views of the
-		// job's neighbour cache at k_max (recsys.Neighbours.Truncate),
-		// which the job frees when it ends.
+		// job's neighbour cache at k_max (recsys.Neighbours.Truncate).
+		// The fit and, after the last kind that reads them, the cache's
+		// lists are let go first, so that at a million items the decoded
+		// copy does not sit beside two others.
+		m = nil
+		if k == lastListUser {
+			fullCache.Release()
+		}
+		if len(blob) > largeBlob {
+			runtime.GC() // reclaim them before the copy is allocated
+		}
 		served, err := recsys.Load(blob)
 		if err != nil {
 			return nil, nil, fmt.Errorf("decoding %s: %w", name, err)
 		}
 		info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs), Items: countIDs(snap.ItemIDs),
-			Positives: x.NNZ(), Params: recsys.ParamsOf(m), TrainSeconds: c.seconds + time.Since(start).Seconds(),
+			Positives: x.NNZ(), Params: params, TrainSeconds: c.seconds + time.Since(start).Seconds(),
 			Validation: map[string]float64{}, GridExtended: t.Extended, GridEdge: t.AtEdge}
 		for i, key := range metrics.Names {
 			info.Validation[key] = val[i]
@@ -507,6 +532,19 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		}
 	}
 	return out, skipped, nil
+}
+
+// largeBlob is the size of a persisted model above which a job collects
+// its garbage before decoding the served copy: hundreds of megabytes at a
+// million items, where waiting for the next cycle would hold both.
+const largeBlob = 256 << 20
+
+// readsItemLists reports whether a kind may read the item neighbour lists
+// of a training job's cache: those with item lists of their own (a
+// similar-items rank), a grid fitted at once (fsSLIM, EASE, RP³β) or
+// other kinds' fits (FEBR).
+func readsItemLists(k recsys.Kind) bool {
+	return k.Service.SimilarRank > 0 || k.FitGrid != nil || len(k.Reuses) > 0
 }
 
 // tuned is one kind's search in a training job: its choice (the tuned

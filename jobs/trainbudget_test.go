@@ -101,13 +101,13 @@ func TestFitGuard_reasons(t *testing.T) {
 	mem := fitGuard{budget: api.TrainBudget{Time: 30 * time.Minute, Memory: gib12}, shape: shape, added: []string{"ease", "wrmf"}}
 	wantMem := "needs about 41.8 GiB at 141,772 users × 1,000,000 items (sparse weights of 1,000,000 items × 200 neighbours for each of 4 λ); the memory budget is 12 GiB (--train-memory)"
 	for _, g := range []fitGuard{mem, {budget: mem.budget, shape: shape}} { // added, then named
-		if got := g.reason("ease", 0); got != wantMem {
+		if got := g.reason("ease", 0, 0); got != wantMem {
 			t.Errorf("ease (added %v): %q, want %q", g.added, got, wantMem)
 		}
 	}
 	// wrmf: 3 × ((141,772 + 10⁶)·50·8 + 10⁶·8 + 141,772·24) = 1.3 GiB,
 	// within; its time 10.5·20^0.541 = 53 s, within the 12 min left.
-	if got := mem.reason("wrmf", 18*time.Minute); got != "" {
+	if got := mem.reason("wrmf", 18*time.Minute, 0); got != "" {
 		t.Errorf("wrmf: %q, want it fitted", got)
 	}
 
@@ -118,22 +118,22 @@ func TestFitGuard_reasons(t *testing.T) {
 		t.Fatalf("ease's predicted time %.1f s, want 71.7·20^0.132·10⁶/27,000 = 3,943 s", c.Seconds)
 	}
 	wantTime := "predicted 66 min at 20,000,000 positives × 1,000,000 items exceeds the 12 min left of --train-budget 30m; raise --train-budget or name it in --models"
-	if got := timed.reason("ease", 18*time.Minute); got != wantTime {
+	if got := timed.reason("ease", 18*time.Minute, 0); got != wantTime {
 		t.Errorf("ease added: %q, want %q", got, wantTime)
 	}
-	if got := timed.reason("ease", time.Hour); !strings.Contains(got, "exceeds the 0 s left of --train-budget 30m") {
+	if got := timed.reason("ease", time.Hour, 0); !strings.Contains(got, "exceeds the 0 s left of --train-budget 30m") {
 		t.Errorf("ease added, the budget spent: %q", got)
 	}
 	timed.added = nil
-	if got := timed.reason("ease", time.Hour); got != "" {
+	if got := timed.reason("ease", time.Hour, 0); got != "" {
 		t.Errorf("ease named, over the time: %q, want it fitted (the time applies to additions only)", got)
 	}
 	// The content metric has no time prediction: never skipped for time.
 	timed.added = []string{"content"}
-	if got := timed.reason("content", time.Hour); got != "" {
+	if got := timed.reason("content", time.Hour, 0); got != "" {
 		t.Errorf("content: %q, want it fitted", got)
 	}
-	if got := (fitGuard{shape: shape, added: []string{"ease"}}).reason("ease", time.Hour); got != "" {
+	if got := (fitGuard{shape: shape, added: []string{"ease"}}).reason("ease", time.Hour, 0); got != "" {
 		t.Errorf("no budget: %q", got)
 	}
 }
@@ -280,14 +280,14 @@ func TestTrain_timeBudgetSkipsAdditions(t *testing.T) {
 // activates nothing.
 func TestTrain_memoryGuard(t *testing.T) {
 	// 91 users and 61 items (dense index 0 included), k_max 10: popular
-	// 61·8 = 488 bytes; itemknn 4 lists of 61 × 10 entries of 16 bytes =
-	// 39,040; content 61 × 10 × 16 = 9,760 (no features).
+	// 61·8 = 488 bytes; itemknn 3 lists of 61 × 10 entries of 16 bytes =
+	// 29,280; content 61 × 10 × 16 = 9,760 (no features).
 	j, _ := budgetJob(t, api.TrainBudget{Memory: 1000}, api.TrainRequest{Trigger: "cli"}, "popular", "itemknn", "content")
 	if j.State != api.JobSucceeded || len(j.Versions) != 1 || !strings.HasPrefix(j.Versions[0], "popular@") {
 		t.Fatalf("job %+v, want popular trained alone", j)
 	}
 	want := []api.SkippedModel{
-		{Model: "itemknn", Reason: "needs about 38.1 KiB at 91 users × 61 items (neighbour lists of 61 items × 10, cached twice and in the model); the memory budget is 1000 B (--train-memory)"},
+		{Model: "itemknn", Reason: "needs about 28.6 KiB at 91 users × 61 items (neighbour lists of 61 items × 10, in the cache and two ranked indexes); the memory budget is 1000 B (--train-memory)"},
 		{Model: "content", Reason: "needs about 9.5 KiB at 91 users × 61 items (the features and neighbour lists of 61 items); the memory budget is 1000 B (--train-memory)"},
 	}
 	if !slices.Equal(j.Skipped, want) {
@@ -321,5 +321,35 @@ func TestMemoryMaxK(t *testing.T) {
 	tiny := recsys.Shape{Users: 50, Items: 40, Positives: 500, KMax: 200}
 	if got := memoryMaxK("kunn", 1<<30, tiny); got != 0 {
 		t.Errorf("k capped by 40 items and 50 users: max k %d, want 0 (no bound)", got)
+	}
+}
+
+// At 20M positives × 1,000,000 items a job admits itemknn, whose peak is
+// its lists at k = 200 three times (3 · 10⁶ · 200 · 16 = 9,600,000,000
+// bytes, 8.9 GiB) within a 12 GiB budget, and then skips kunn-i: its own
+// 9.6 GB beside the 10⁶ · 200 · (2 · 16 + 12) = 8,800,000,000 bytes
+// (8.2 GiB) that itemknn's served lists, ranked index and persisted
+// bytes keep. wrmf, which keeps nothing counted, is still fitted.
+func TestFitGuard_checkCountsWhatFittedKindsKeep(t *testing.T) {
+	shape := recsys.Shape{Users: 404398, Items: 1_000_000, Positives: 20_000_000, KMax: 200}
+	c, _ := recsys.CostOf("itemknn", shape)
+	if c.Bytes != 9_600_000_000 || c.Kept != 8_800_000_000 {
+		t.Fatalf("itemknn at a million items: peak %d, kept %d bytes; want 9,600,000,000 and 8,800,000,000", c.Bytes, c.Kept)
+	}
+	g := fitGuard{budget: api.TrainBudget{Memory: 12 << 30}, shape: shape}
+	check := g.check(time.Now())
+	if why := check("itemknn"); why != "" {
+		t.Fatalf("itemknn skipped: %s", why)
+	}
+	want := "needs about 8.9 GiB at 404,398 users × 1,000,000 items (neighbour lists of 1,000,000 items × 200, in the cache and two ranked indexes) beside the 8.2 GiB the kinds fitted before it keep; the memory budget is 12 GiB (--train-memory)"
+	if why := check("kunn-i"); why != want {
+		t.Errorf("kunn-i after itemknn: %q, want %q", why, want)
+	}
+	if why := check("wrmf"); why != "" {
+		t.Errorf("wrmf after itemknn: %q, want it fitted", why)
+	}
+	// Alone, kunn-i fits the same budget.
+	if why := g.check(time.Now())("kunn-i"); why != "" {
+		t.Errorf("kunn-i alone: %q, want it fitted", why)
 	}
 }

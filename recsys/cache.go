@@ -1,7 +1,9 @@
 package recsys
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -102,18 +104,78 @@ func NewNeighbourCache(x *Matrix, kmax int) *NeighbourCache {
 	return &NeighbourCache{x: x, kmax: kmax, lists: map[string]*Neighbours{}}
 }
 
+// Release drops the item lists and pair counts the cache holds, for the
+// garbage collector; a later request computes them again. Models fitted
+// on the cache keep the lists they took.
+func (c *NeighbourCache) Release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.lists)
+	c.co = nil
+}
+
 // KMax is the longest neighbour list the cache keeps.
 func (c *NeighbourCache) KMax() int { return c.kmax }
 
-// MaxRow is the longest item neighbour list under the cosine similarity
-// (computing it if needed): a larger k gives the same model, so a grid
-// search can stop there ("k capped by the data").
+// MaxRow is the longest item neighbour list under the cosine similarity,
+// at most k_max: a larger k gives the same model, so a grid search can
+// stop there ("k capped by the data"). It reads the cached lists when they
+// are built, and otherwise counts co-occurrences (maxCooccurring), which
+// gives the same number without building a list: at a million items the
+// lists take gigabytes and minutes, and a model without item lists (a user
+// or factor model) only needs this number.
 func (c *NeighbourCache) MaxRow(ctx context.Context, progress ProgressFunc) (int, error) {
-	nb, err := c.full(ctx, SimCosine, progress)
-	if err != nil {
-		return 0, err
+	c.mu.Lock()
+	nb := c.lists[SimCosine]
+	c.mu.Unlock()
+	if nb != nil {
+		return nb.MaxRow(), nil
 	}
-	return nb.MaxRow(), nil
+	return maxCooccurring(ctx, c.x, c.kmax)
+}
+
+// maxCooccurring is max over items i of |{j ≠ i : O⁺i ∩ O⁺j ≠ ∅}|, capped
+// at kmax: the length of the longest cosine neighbour list at k_max, since
+// every co-occurring pair has a positive cosine (§4.3). Items are visited
+// by decreasing bound Σ_{u ∈ O⁺i} (|O⁺u| − 1), and the visit stops once
+// the bound cannot beat the longest found, so on real data one popular
+// item usually settles it.
+func maxCooccurring(ctx context.Context, x *Matrix, kmax int) (int, error) {
+	n := x.Items()
+	bound := make([]int, n)
+	order := make([]uint32, 0, n)
+	for i := range n {
+		for _, u := range x.byItem.row(i) {
+			bound[i] += len(x.byUser.row(int(u))) - 1
+		}
+		if bound[i] > 0 {
+			order = append(order, uint32(i))
+		}
+	}
+	slices.SortFunc(order, func(a, b uint32) int { return cmp.Compare(bound[b], bound[a]) })
+	seen := make([]uint32, n) // seen[j] == i+1: j counted for item i
+	best := 0
+	for v, i := range order {
+		if best >= kmax || bound[i] <= best {
+			break
+		}
+		if v%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+		}
+		count := 0
+		for _, u := range x.byItem.row(int(i)) {
+			for _, j := range x.byUser.row(int(u)) {
+				if j != i && seen[j] != i+1 {
+					seen[j] = i + 1
+					count++
+				}
+			}
+		}
+		best = max(best, count)
+	}
+	return min(best, kmax), nil
 }
 
 func (c *NeighbourCache) full(ctx context.Context, kind string, progress ProgressFunc) (*Neighbours, error) {

@@ -169,10 +169,20 @@ var (
 	kunnITime   = TimeLaw{At1M: 8.70, Exponent: 0.641}
 )
 
-// itemPMemory is the memory of itemknn and kunn-i: their neighbour lists
-// at k_max in the validation and full caches (NeighbourCache), and the
-// refitted model's lists with their ranked index (rankIndex: 16 bytes an
-// entry too), every item's list taken full.
+// itemPMemory is the peak memory of itemknn and kunn-i, their neighbour
+// lists at k_max counted three times, every item's list taken full: in
+// the search, the validation cache's lists and the ranked indexes
+// (rankIndex: 16 bytes an entry too) of the best fit and the one being
+// scored; in the refit, the full cache's lists and the fit's index, then,
+// those let go (trainModelsOn), the served copy's lists and index, each
+// time beside the persisted bytes (12 an entry, itemPKept).
 func itemPMemory(s Shape) (int64, string) {
-	return 4 * ListBytes(s.Items, s.K()), fmt.Sprintf("neighbour lists of %s items × %d, cached twice and in the model", FormatCount(int64(s.Items)), s.K())
+	return 3 * ListBytes(s.Items, s.K()), fmt.Sprintf("neighbour lists of %s items × %d, in the cache and two ranked indexes", FormatCount(int64(s.Items)), s.K())
+}
+
+// itemPKept is what a job holds of a fitted itemknn or kunn-i: the served
+// lists and their ranked index, and the persisted bytes (an index and a
+// float64 value an entry).
+func itemPKept(s Shape) int64 {
+	return 2*ListBytes(s.Items, s.K()) + int64(s.Items)*int64(s.K())*12
 }

@@ -258,3 +258,47 @@ func TestPopularBits_searchEqualsAccumulation(t *testing.T) {
 	}
 	t.Fatal("no user whose popular items outweigh a scan")
 }
+
+// The longest cosine list a NeighbourCache reports without building its
+// lists (maxCooccurring) is the longest list ItemCosineKNN builds, at
+// every k_max, on sparse and dense random data, and on a matrix whose
+// longest list is short (three disjoint blocks).
+func TestNeighbourCacheMaxRow_withoutLists(t *testing.T) {
+	ctx := context.Background()
+	blocks := []Pair{}
+	for b := range 3 {
+		for u := range 4 {
+			for i := range b + 2 {
+				blocks = append(blocks, Pair{User: uint32(4*b + u), Item: uint32(10*b + i)})
+			}
+		}
+	}
+	xb, err := NewMatrix(12, 30, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := map[string]*Matrix{"blocks": xb}
+	for _, p := range []float64{0.02, 0.1, 0.5} {
+		x, _ := randomMatrix(t, uint64(100*p), 60, 90, p)
+		xs[fmt.Sprintf("p=%g", p)] = x
+	}
+	for name, x := range xs {
+		for _, kmax := range []int{1, 3, 10, 50, 200} {
+			nb, err := ItemCosineKNN(ctx, x, kmax, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := NewNeighbourCache(x, kmax).MaxRow(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := nb.MaxRow(); got != want {
+				t.Errorf("%s, k_max %d: MaxRow without lists %d, longest list %d", name, kmax, got, want)
+			}
+		}
+	}
+	// Hand-counted: block 2 has 4 items, each co-occurring with 3 others.
+	if got, _ := maxCooccurring(ctx, xb, 200); got != 3 {
+		t.Errorf("blocks: %d co-occurring items, want 3", got)
+	}
+}

@@ -129,10 +129,10 @@ func (p Params) WithDefaults() Params {
 var (
 	registry = map[string]Kind{
 		PopularModel: {New: func() Model { return &Popular{} }, Service: defaultAuto.costing(popularTime, popularMemory)},
-		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates("itemknn"), Service: similar(1).costing(itemknnTime, itemPMemory)},
+		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates("itemknn"), Service: similar(1).costing(itemknnTime, itemPMemory).keeping(itemPKept)},
 		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates, Service: defaultAuto.costing(userknnTime, userPMemory)},
 		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, Service: similar(4).costing(kunnTime, kunnMemory)},
-		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates("kunn-i"), Service: similar(3).costing(kunnITime, itemPMemory)},
+		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates("kunn-i"), Service: similar(3).costing(kunnITime, itemPMemory).keeping(itemPKept)},
 		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates, Service: defaultAuto.costing(kunnUTime, userPMemory)},
 		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: slimService.costing(slimTime, slimMemory)},
 		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, Service: easeServiceWithCost()},
@@ -150,6 +150,17 @@ var defaultAuto = Service{Default: true, Auto: true}
 // (CostModel).
 func (s Service) costing(t TimeLaw, memory func(Shape) (int64, string)) Service {
 	s.Cost = CostModel(t, memory)
+	return s
+}
+
+// keeping is s with the Kept of its Cost given by kept.
+func (s Service) keeping(kept func(Shape) int64) Service {
+	c := s.Cost
+	s.Cost = func(sh Shape) Cost {
+		out := c(sh)
+		out.Kept = kept(sh)
+		return out
+	}
 	return s
 }
 

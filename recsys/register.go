@@ -136,6 +136,11 @@ type Cost struct {
 	// for the record of a kind skipped for it: "sparse weights of …".
 	Bytes  int64
 	Memory string
+	// Kept is the memory the job holds of the kind once it is fitted,
+	// until the job ends (the model served and its persisted bytes), which
+	// the kinds fitted after it cannot use; 0 when it is small beside
+	// Bytes.
+	Kept int64
 }
 
 // CostOf is the predicted cost of the kind name on data of shape s
