@@ -17,6 +17,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/recsys-engine/recsys/api"
 	"github.com/recsys-engine/recsys/recsys/dataset/datasettest"
 	"github.com/recsys-engine/recsys/storage"
 	"github.com/recsys-engine/recsys/storage/bolttest"
@@ -305,5 +306,57 @@ func TestImport_itemsFile(t *testing.T) {
 		if _, statErr := os.Stat(db); !errors.Is(statErr, os.ErrNotExist) {
 			t.Errorf("line %s: a failed bulk import left %s (%v)", c.line, db, statErr)
 		}
+	}
+}
+
+// An --items file decoded on several workers comes out in file order
+// across chunk boundaries (a later line of an id after the earlier one),
+// and a bad line stops the stream there: every line before it, and none
+// after, is put, and the error names that line, the first bad one in
+// file order even when a later chunk also fails.
+func TestDecodeItemLines_order(t *testing.T) {
+	var file strings.Builder
+	const lines = 3*itemChunkLines + 10
+	bad := itemChunkLines + 7 // in the second chunk
+	for n := 1; n <= lines; n++ {
+		switch {
+		case n == bad:
+			file.WriteString(`{"id":"x","features":{"p":"high"}}` + "\n")
+		case n == lines-1:
+			file.WriteString(`{"id":""}` + "\n") // a later bad line
+		case n%500 == 0:
+			file.WriteString("\n")
+		default:
+			fmt.Fprintf(&file, `{"id":"i%d","features":{"n":%d}}`+"\n", n%1500, n)
+		}
+	}
+	for _, workers := range []int{1, 2, 4} {
+		var got []float64
+		err := decodeItemLines(strings.NewReader(file.String()), "items.jsonl", workers, func(it api.Item) error {
+			got = append(got, it.Features["n"])
+			return nil
+		})
+		want := fmt.Sprintf("items.jsonl line %d: ", bad)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Fatalf("%d workers: error %v, want it to start %q", workers, err, want)
+		}
+		// Lines 1 … bad−1 without the blank ones (500 and 1000).
+		if len(got) != bad-1-2 {
+			t.Fatalf("%d workers: %d items put, want %d", workers, len(got), bad-3)
+		}
+		for k := 1; k < len(got); k++ {
+			if got[k] <= got[k-1] {
+				t.Fatalf("%d workers: item %d has line %v after line %v", workers, k, got[k], got[k-1])
+			}
+		}
+	}
+	// Without the bad lines every line but the blank ones is put.
+	good := strings.ReplaceAll(strings.ReplaceAll(file.String(), `{"id":"x","features":{"p":"high"}}`, `{"id":"x"}`), `{"id":""}`, `{"id":"y"}`)
+	n := 0
+	if err := decodeItemLines(strings.NewReader(good), "items.jsonl", 2, func(api.Item) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := lines - lines/500; n != want {
+		t.Errorf("%d items put, want %d", n, want)
 	}
 }
