@@ -255,3 +255,36 @@ func TestSearcher_switchesToApprox(t *testing.T) {
 		t.Error("wrong feature count: want an error")
 	}
 }
+
+// TestHNSW_parallelBuild: a graph built by several goroutines at once has
+// the recall bound of a sequential one, against the exact index, and
+// every node is linked (race-free under -race).
+func TestHNSW_parallelBuild(t *testing.T) {
+	n := 20_000
+	if testing.Short() || raceEnabled {
+		n = 3_000
+	}
+	rng := rand.New(rand.NewPCG(8, 16))
+	all := clusteredVectors(rng, n+200, 16, 50)
+	ix, err := BuildIndex(all[:n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := BuildHNSW(ix, HNSWOptions{Seed: 1, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.locks != nil {
+		t.Error("the built graph still takes locks")
+	}
+	for i := range int32(n) {
+		if h.row(i, 0)[0] == 0 {
+			t.Fatalf("node %d has no layer-0 links", i)
+		}
+	}
+	r := recallAt(t, ix, h, all[n:], 10)
+	t.Logf("n=%d recall@10 = %.4f", n, r)
+	if r < 0.95 {
+		t.Errorf("recall@10 = %.4f < 0.95", r)
+	}
+}

@@ -128,15 +128,15 @@ func (ix *Index) SearchID(id, k int, exclude func(id int) bool) []Neighbour {
 // order of the exact search, so that every index and cache that uses it
 // reports bit-identical distances, and so the same ties.
 func SquaredDistance(q, row []float64) float64 {
-	m := len(q)
+	row = row[:len(q)] // one bounds check, and the loops need none
 	d := 0.0
-	j := 0
-	for ; j+4 <= m; j += 4 {
-		a, b, c, e := q[j]-row[j], q[j+1]-row[j+1], q[j+2]-row[j+2], q[j+3]-row[j+3]
+	for len(q) >= 4 && len(row) >= 4 {
+		a, b, c, e := q[0]-row[0], q[1]-row[1], q[2]-row[2], q[3]-row[3]
 		d += a*a + b*b + c*c + e*e
+		q, row = q[4:], row[4:]
 	}
-	for ; j < m; j++ {
-		t := q[j] - row[j]
+	for j, v := range q {
+		t := v - row[j]
 		d += t * t
 	}
 	return d

@@ -65,10 +65,8 @@ type Engine struct {
 	swapMu sync.Mutex // serialises writers of models
 	// ranking times each model's ranking of the catalogue for a request
 	// (RankingMetric).
-	ranking  *prometheus.HistogramVec
-	search   atomic.Pointer[contentSearch]
-	searchMu sync.Mutex // serialises makers of search
-	cold     atomic.Pointer[coldItems]
+	ranking *prometheus.HistogramVec
+	cold    atomic.Pointer[coldItems]
 	// loadDone is closed when LoadPersistedAsync's goroutine ends; nil
 	// without one.
 	loadDone chan struct{}

@@ -3,6 +3,7 @@ package serving
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
@@ -76,9 +77,9 @@ func (r *errRecorder) report(err error) {
 	r.errs = append(r.errs, err)
 }
 
-// A start serves the active model, the model similar items fall back to
-// (the active userknn has no item lists) and the content model before it
-// returns; the others load after. Until then a request naming one gets
+// A start serves the active model and the model similar items fall back
+// to (the active userknn has no item lists) before it returns; the others
+// load after, the content model first. Until then a request naming one gets
 // model_not_ready with Retry-After and activating one changes nothing; a
 // version a training installs meanwhile is not replaced by the older
 // persisted one; a damaged newest version is reported and the older one
@@ -116,6 +117,10 @@ func TestEngine_loadPersistedAsync(t *testing.T) {
 	// more (backgroundThread).
 	if want := procs + backgroundLoaders; runtime.GOOS == "linux" && waitFor(func() bool { return runtime.GOMAXPROCS(0) == want }) != nil {
 		t.Fatalf("GOMAXPROCS %d while the later models load, want %d", runtime.GOMAXPROCS(0), want)
+	}
+	// The content model loads first of the later ones, its index with it.
+	if err := waitFor(func() bool { return eng.Lookup(content.Name) != nil }); err != nil {
+		t.Fatalf("content model: %v", err)
 	}
 	for _, want := range []api.ModelInfo{user, items, content} {
 		if got := eng.Lookup(want.Name); got == nil || got.Info.Version != want.Version {
@@ -336,5 +341,88 @@ func TestEngine_syncActivatesOnlyTheStoresActive(t *testing.T) {
 	}
 	if a := eng.Active(); a == nil || a.Info.Name != "itemknn" || a.Info.Version != items.Version {
 		t.Fatalf("active after the store named itemknn: %v, want itemknn %s", a, items.Version)
+	}
+}
+
+// TestEngine_contentIndexBeforeReady: a start is not ready, and content
+// requests are answered model_not_ready with Retry-After (no scan), until
+// the content model is loaded with its index built, the HNSW graph
+// included above the threshold; once ready, the graph answers at once.
+func TestEngine_contentIndexBeforeReady(t *testing.T) {
+	st := mustStore(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(4, 4))
+	items := putABCItems(t, st, 400, "i%03d", func() (a, b, c float64) { return rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64() })
+	add(t, st, "u", "view", "i000", "i001")
+	persist(t, st, "popular", fitModel(t, st, "popular", recsys.Params{}))
+	if err := st.SetActiveModel(ctx, "popular"); err != nil {
+		t.Fatal(err)
+	}
+	cinfo := persist(t, st, content.Name, content.NewContent([]string{"a", "b", "c"}, retrieval.Euclidean(make([]float64, 3), []float64{1, 1, 1})))
+	gated := &gatedStore{Store: st, gate: map[string]chan struct{}{content.Name: make(chan struct{})}}
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour, ContentApproxAbove: 300})
+	var rec errRecorder
+	if errs := eng.LoadPersistedAsync(ctx, gated, nil, rec.report); len(errs) != 0 {
+		t.Fatalf("first load: %v", errs)
+	}
+	var ae *api.Error
+	if err := eng.Ready(ctx); !errors.As(err, &ae) || ae.Code != api.CodeModelNotReady || !strings.Contains(ae.Message, content.Name) {
+		t.Fatalf("ready while the content model loads: %v, want model_not_ready naming it", err)
+	}
+	_, err := eng.Similar(ctx, api.SimilarRequest{ItemID: items[0].ID, N: 5, By: "content"})
+	if !errors.As(err, &ae) || ae.Code != api.CodeModelNotReady || ae.RetryAfter == 0 {
+		t.Fatalf("by=content while loading: %v, want model_not_ready with Retry-After", err)
+	}
+	if _, err := eng.SearchSimilar(ctx, map[string]float64{"a": 1}, 5); !errors.As(err, &ae) || ae.Code != api.CodeModelNotReady {
+		t.Fatalf("search by example while loading: %v, want model_not_ready", err)
+	}
+	close(gated.gate[content.Name])
+	if err := waitFor(func() bool { return eng.Ready(ctx) == nil }); err != nil {
+		t.Fatalf("never ready: %v (%v)", err, eng.Ready(ctx))
+	}
+	m := eng.Lookup(content.Name)
+	if m == nil || m.Info.Version != cinfo.Version {
+		t.Fatalf("content model %v, want version %s", m, cinfo.Version)
+	}
+	s := m.search.Load()
+	if s == nil || s.built.Load() == nil || !s.built.Load().searcher.Approximate() {
+		t.Fatal("ready without the content model's HNSW index")
+	}
+	got, err := eng.Similar(ctx, api.SimilarRequest{ItemID: items[0].ID, N: 5, By: "content"})
+	if err != nil || len(got.Items) != 5 {
+		t.Fatalf("by=content once ready: %+v, %v", got, err)
+	}
+}
+
+// TestEngine_contentNewItemFound: an item added after the index was built
+// is found by content search, as a neighbour and as the item asked
+// about, with the graph's catalogue above the threshold.
+func TestEngine_contentNewItemFound(t *testing.T) {
+	st := mustStore(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(6, 6))
+	putABCItems(t, st, 400, "i%03d", func() (a, b, c float64) { return rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64() })
+	eng := NewEngine(st, EngineOptions{PopularityTTL: time.Hour, ContentApproxAbove: 300})
+	eng.Install(&Served{Info: api.ModelInfo{Name: content.Name, Version: "v1"},
+		Model: content.NewContent([]string{"a", "b", "c"}, retrieval.Euclidean(make([]float64, 3), []float64{1, 1, 1}))}, false)
+	if s := eng.Lookup(content.Name).search.Load(); s == nil || !s.built.Load().searcher.Approximate() {
+		t.Fatal("installed without its HNSW index")
+	}
+	// Far from every generated item (normal draws), next to each other.
+	if err := st.PutItems(ctx, []api.Item{{ID: "new1", Features: map[string]float64{"a": 20, "b": 20, "c": 20}},
+		{ID: "new2", Features: map[string]float64{"a": 20.5, "b": 20, "c": 20}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := eng.Similar(ctx, api.SimilarRequest{ItemID: "new1", N: 1, By: "content"})
+	if err != nil || len(got.Items) != 1 || got.Items[0].ItemID != "new2" {
+		t.Fatalf("similar to new1: %+v, %v; want new2", got, err)
+	}
+	// Squared distance 0.25: similarity 1/(1+0.25).
+	if got.Items[0].Score != 0.8 {
+		t.Errorf("score %v, want 0.8", got.Items[0].Score)
+	}
+	res, err := eng.SearchSimilar(ctx, map[string]float64{"a": 20, "b": 20, "c": 20}, 2)
+	if err != nil || len(res.Items) != 2 || res.Items[0].ItemID != "new1" || res.Items[1].ItemID != "new2" {
+		t.Fatalf("search by example: %+v, %v; want new1, new2", res, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,9 @@ import (
 type Served struct {
 	Info  api.ModelInfo
 	Model recsys.Artefact
+	// search is a content model's search, its index built before the
+	// model is served (prepareContent).
+	search atomic.Pointer[contentSearch]
 }
 
 // recommends reports whether m ranks items for users: only such a model
@@ -84,6 +88,7 @@ func (e *Engine) Install(m *Served, activate bool) { e.install(m, activate, true
 // activated must not become the default here, nor decide the leader's
 // choice of one (the leader syncs its own writes too).
 func (e *Engine) install(m *Served, activate, orFirst bool) {
+	e.prepare(m)
 	e.swapMu.Lock()
 	defer e.swapMu.Unlock()
 	// A version installed while the start still loads the persisted one
@@ -110,6 +115,22 @@ func (e *Engine) Activate(name string) error {
 	}
 	e.models.Store(&modelSet{active: name, byName: old.byName, loading: old.loading})
 	return nil
+}
+
+// prepare builds what m needs before it is served: a content model's
+// index (prepareContent). While another content model serves, the build
+// runs on one thread of lower priority, so that the requests keep the
+// cores; the model serving meanwhile answers until m replaces it.
+func (e *Engine) prepare(m *Served) {
+	if m.Info.Name != content.Name || m.search.Load() != nil {
+		return
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if e.contentSearch() != nil {
+		defer backgroundThread()()
+		workers = 1
+	}
+	e.prepareContent(context.Background(), m, workers)
 }
 
 // Loading reports whether name is a persisted model the start is still
@@ -263,8 +284,11 @@ func (e *Engine) LoadPersisted(ctx context.Context, st ModelStore) []error {
 // LoadPersistedAsync is LoadPersisted for a server's start: it loads, and
 // returns after, only the models that requests naming no model answer
 // from (the active model, the model similar items fall back to when the
-// active one has no item lists, the content model, and the models also
-// names: a running experiment's arms). It loads the others after it,
+// active one has no item lists, and the models also names: a running
+// experiment's arms). It loads the others after it, the content model
+// first (its index is built as it loads, which at a million items takes
+// longer than all the others; cold slots and content requests wait for
+// it, the rest does not),
 // backgroundLoaders at a time, each on a thread of lower priority so that
 // the requests keep the cores, each served as soon as it is decoded;
 // until then a request naming one is answered model_not_ready with
@@ -283,7 +307,7 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []s
 		return e.loadAll(ctx, st, p, p.names)
 	}
 	var first []string
-	for _, name := range append([]string{p.active, content.Name}, also...) {
+	for _, name := range append([]string{p.active}, also...) {
 		if p.versions[name] != nil && !slices.Contains(first, name) {
 			first = append(first, name)
 		}
@@ -302,8 +326,11 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []s
 		}
 	}
 	var rest []string
+	if p.versions[content.Name] != nil && !slices.Contains(first, content.Name) {
+		rest = append(rest, content.Name)
+	}
 	for _, name := range p.names {
-		if !slices.Contains(first, name) {
+		if !slices.Contains(first, name) && !slices.Contains(rest, name) {
 			rest = append(rest, name)
 		}
 	}
@@ -334,6 +361,10 @@ func (e *Engine) LoadPersistedAsync(ctx context.Context, st ModelStore, also []s
 					continue
 				}
 				m, errs := loadVersions(ctx, st, p.versions[name])
+				if m != nil && m.Info.Name == content.Name {
+					// Before ready: the build may take both cores.
+					e.prepareContent(ctx, m, runtime.GOMAXPROCS(0))
+				}
 				if ctx.Err() == nil { // a cancelled load is not a damaged model
 					for _, err := range errs {
 						report(err)

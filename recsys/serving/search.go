@@ -48,35 +48,76 @@ type contentIndex struct {
 }
 
 // contentSearch returns the search by the content model in the served set,
-// nil when none is served. The engine makes one for each content model
-// installed, at the first request that needs it; a model installed later
-// gets a new one.
+// nil when none is served. A content model's search is made, its index
+// built, before the model is served (prepareContent); a model that was not
+// prepared (its index failed to build) gets one at the first request.
 func (e *Engine) contentSearch() *contentSearch {
 	m := e.models.Load().byName[content.Name]
-	if s := e.search.Load(); s != nil && s.served == m {
-		return s
-	}
 	if m == nil {
 		return nil
 	}
+	if s := m.search.Load(); s != nil {
+		return s
+	}
+	s := e.newContentSearch(m)
+	if s == nil || !m.search.CompareAndSwap(nil, s) {
+		return m.search.Load()
+	}
+	return s
+}
+
+func (e *Engine) newContentSearch(m *Served) *contentSearch {
 	cm, ok := m.Model.(*content.Content)
 	if !ok {
 		return nil
 	}
-	e.searchMu.Lock()
-	defer e.searchMu.Unlock()
-	if s := e.search.Load(); s != nil && s.served == m {
-		return s
+	return &contentSearch{served: m, model: cm, features: e.src.ItemFeatures, approxAbove: e.opts.ContentApproxAbove}
+}
+
+// prepareContent builds the index of a content model before it is served,
+// the HNSW graph included above the threshold, so that no request waits
+// for a build or answers by a scan of the whole catalogue meanwhile: at a
+// start the model counts as loading (Ready fails) until its index is
+// built, and a newly trained model replaces the one serving only once its
+// index is. workers is HNSWOptions.Workers. Models of other kinds are left
+// as they are. An index that fails to build is built again by the first
+// request that needs it.
+func (e *Engine) prepareContent(ctx context.Context, m *Served, workers int) {
+	s := e.newContentSearch(m)
+	if s == nil {
+		return
 	}
-	s := &contentSearch{served: m, model: cm, features: e.src.ItemFeatures, approxAbove: e.opts.ContentApproxAbove}
-	e.search.Store(s)
-	return s
+	items, _ := e.src.Versions()
+	ix, err := s.build(ctx, items)
+	if err != nil {
+		return
+	}
+	if s.wantsApprox(ix) {
+		if ix, err = s.withApprox(ix, workers); err != nil {
+			return
+		}
+	}
+	s.built.Store(ix)
+	m.search.Store(s)
+}
+
+// withApprox returns ix with the HNSW graph of its vectors.
+func (c *contentSearch) withApprox(ix *contentIndex, workers int) (*contentIndex, error) {
+	h, err := retrieval.BuildHNSW(ix.searcher.Index, retrieval.HNSWOptions{Seed: 1, Workers: workers})
+	if err != nil {
+		return nil, err
+	}
+	s := *ix.searcher
+	s.Approx = h
+	approx := *ix
+	approx.searcher = &s
+	return &approx, nil
 }
 
 // index returns the projected catalogue, rebuilding it after catalogue
 // changes. The rebuild is an exact index, quick to make; above approxAbove
 // items an HNSW graph is then built in the background and swapped in when
-// done (81–93 s at 100,000 items), so no request waits for it: until then
+// done (docs/performance.md), so no request waits for it: until then
 // searches are exact.
 func (c *contentSearch) index(ctx context.Context, itemsVersion uint64) (*contentIndex, error) {
 	if b := c.built.Load(); b != nil && b.itemsVersion == itemsVersion {
@@ -87,6 +128,18 @@ func (c *contentSearch) index(ctx context.Context, itemsVersion uint64) (*conten
 	if b := c.built.Load(); b != nil && b.itemsVersion == itemsVersion {
 		return b, nil
 	}
+	ix, err := c.build(ctx, itemsVersion)
+	if err != nil {
+		return nil, err
+	}
+	c.built.Store(ix)
+	c.startApprox()
+	return ix, nil
+}
+
+// build projects the catalogue of items version itemsVersion into an
+// exact index.
+func (c *contentSearch) build(ctx context.Context, itemsVersion uint64) (*contentIndex, error) {
 	names, feats, err := c.features(ctx)
 	if err != nil {
 		return nil, err
@@ -134,8 +187,6 @@ func (c *contentSearch) index(ctx context.Context, itemsVersion uint64) (*conten
 	if ix.searcher, err = retrieval.NewSearcher(c.model.Metric(), vecs); err != nil {
 		return nil, err
 	}
-	c.built.Store(ix)
-	c.startApprox()
 	return ix, nil
 }
 
@@ -157,12 +208,8 @@ func (c *contentSearch) startApprox() {
 		for {
 			ix := c.built.Load()
 			if c.wantsApprox(ix) {
-				if h, err := retrieval.BuildHNSW(ix.searcher.Index, retrieval.HNSWOptions{Seed: 1}); err == nil {
-					s := *ix.searcher
-					s.Approx = h
-					approx := *ix
-					approx.searcher = &s
-					c.built.CompareAndSwap(ix, &approx) // fails when a newer catalogue came
+				if approx, err := c.withApprox(ix, 1); err == nil {
+					c.built.CompareAndSwap(ix, approx) // fails when a newer catalogue came
 				} else {
 					c.building.Store(false)
 					return // the exact index keeps serving
@@ -198,6 +245,9 @@ func (c *contentSearch) vector(f map[string]float64) ([]float64, error) {
 // contentSimilar answers by=content.
 func (e *Engine) contentSimilar(ctx context.Context, c *catalogueCache, idx uint32, n int) ([]api.ScoredItem, *contentSearch, error) {
 	cm := e.contentSearch()
+	if cm == nil && e.Loading(content.Name) {
+		return nil, nil, api.ModelLoading(content.Name)
+	}
 	if cm == nil {
 		return nil, nil, api.Errorf(api.CodeModelNotReady, "content similarity needs a learned metric over item features, and none is trained yet (items need features; POST /admin/retrain)")
 	}
@@ -219,6 +269,9 @@ func (e *Engine) contentSimilar(ctx context.Context, c *catalogueCache, idx uint
 // SearchSimilar ranks the catalogue for an unseen feature vector.
 func (e *Engine) SearchSimilar(ctx context.Context, features map[string]float64, n int) (*api.SimilarItems, error) {
 	cm := e.contentSearch()
+	if cm == nil && e.Loading(content.Name) {
+		return nil, api.ModelLoading(content.Name)
+	}
 	if cm == nil {
 		return nil, api.Errorf(api.CodeModelNotReady, "query by example needs a learned metric over item features, and none is trained yet")
 	}
