@@ -215,8 +215,8 @@ func (h *handler) handleItemSimilar(w http.ResponseWriter, r *http.Request) (int
 		return 0, nil, err
 	}
 	// A placement gives similar items its filter, rules, n and diversity;
-	// its model ranks only recommendations.
-	req := api.RecommendRequest{N: n, Diversity: div, Steer: steer, Model: "-"}
+	// its model ranks only recommendations, so req.Model is not read.
+	req := api.RecommendRequest{N: n, Diversity: div, Steer: steer}
 	if _, err := h.place(&req, steer.Placement, r.URL.Query().Has("n")); err != nil {
 		return 0, nil, err
 	}
