@@ -200,6 +200,10 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	for _, err := range loadErrs {
 		c.Logger.Error("loading persisted models", "err", err)
 	}
+	if err := eng.LoadSteering(ctx, st); err != nil {
+		// A rule that no longer compiles is left out; the others serve.
+		c.Logger.Error("loading the stored rules and placements", "err", err)
+	}
 	jo := c.Jobs
 	jo.Logger = c.Logger
 	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "recsys_jobs_finished_total",
@@ -223,7 +227,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	// trains the first one, and it serves no recommendations.
 	ready := readiness(eng, loadErrs, c.AllowFallback || !c.Role.serves(), warm)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), eng.RankingMetric(),
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), eng.RankingMetric(), eng.FilterErrorsMetric(),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "recsys_model_load_errors",
 			Help: "Persisted models (or the active model) that could not be loaded at start."},
 			func() float64 { return float64(int64(len(loadErrs)) + lateLoadErrs.Load()) }),
@@ -269,6 +273,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	deps := handlers.Deps{
 		Interactions: st, Users: st, Items: st, Stats: st, Recommender: eng,
 		Jobs: sched, JobRecords: st, Models: st, Reports: st, Backup: st,
+		Rules: st, Steering: eng,
 		Ready: ready, OpenAPI: openAPISpec, Web: web.FS(), Docs: web.APIDocs(),
 		Keys:   handlers.Keys{App: c.AppKey, Admin: c.AdminKey, Exposed: !isLoopback(c.Addr)},
 		Hosts:  hostsOf(c),
@@ -499,7 +504,8 @@ const SyncEvery = 3 * time.Second
 const RefreshEvery = time.Second
 
 // followReplicas serves, until ctx is done, the models other replicas
-// store and activate (at once on a notification, else within SyncEvery),
+// store and activate and the rules and placements they write (at once on
+// a notification, else within SyncEvery),
 // cancels the jobs they are asked to cancel if it runs them, and refreshes the store's versions from their writes every RefreshEvery.
 func (a *App) followReplicas(ctx context.Context, w sharedStore) {
 	kick := make(chan struct{}, 1)
@@ -535,6 +541,9 @@ func (a *App) followReplicas(ctx context.Context, w sharedStore) {
 		}
 		if err := a.engine.Sync(ctx, a.store); err != nil && ctx.Err() == nil {
 			a.cfg.Logger.Warn("loading the models stored by another replica", "err", err)
+		}
+		if err := a.engine.LoadSteering(ctx, a.store); err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("loading the rules and placements stored by another replica", "err", err)
 		}
 	}
 }

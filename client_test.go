@@ -362,6 +362,59 @@ func TestClient_liveServer(t *testing.T) {
 	_, err = c.Experiment(ctx, "no-such-experiment")
 	wantCode(t, "unknown experiment", err, 404, api.CodeNotFound)
 
+	// Rules and placements: a pin moves the last of u1's list first, at
+	// the placement that names it only.
+	base, err := c.Recommend(ctx, "u1", client.RecommendOptions{N: 1000})
+	if err != nil || len(base.Items) < 3 {
+		t.Fatalf("Recommend u1: %+v, %v", base, err)
+	}
+	last := base.Items[len(base.Items)-1].ItemID
+	if r, err := c.CreateRule(ctx, api.RuleIn{Name: "pin-last", Condition: `id == "` + last + `"`, Action: "pin", Position: 1,
+		Placements: []string{"home"}}); err != nil || r.Name != "pin-last" || !r.Active {
+		t.Fatalf("CreateRule: %+v, %v", r, err)
+	}
+	_, err = c.CreateRule(ctx, api.RuleIn{Name: "bad", Condition: "1 +", Action: "bury"})
+	if e := wantCode(t, "bad condition", err, 400, api.CodeInvalid); len(e.Details) == 0 || e.Details[0].Field != "condition" {
+		t.Fatalf("bad condition details: %+v", e.Details)
+	}
+	if p, err := c.PutPlacement(ctx, "home", api.PlacementIn{N: 2, Filter: `labels.n != "0"`}); err != nil || p.N != 2 {
+		t.Fatalf("PutPlacement: %+v, %v", p, err)
+	}
+	home, err := c.Recommend(ctx, "u1", client.RecommendOptions{Steering: client.SteeringOptions{Placement: "home"}, Explain: true})
+	if err != nil || len(home.Items) != 2 || home.Items[0].ItemID != last || !slices.Equal(home.Items[0].Rules, []string{"pin-last"}) || home.Placement != "home" {
+		t.Fatalf("Recommend at home: %+v, %v; want %s pinned first of 2", home, err, last)
+	}
+	if got, err := c.Recommend(ctx, "u1", client.RecommendOptions{N: 2, Steering: client.SteeringOptions{Filter: `id != "` + base.Items[0].ItemID + `"`}}); err != nil ||
+		!slices.Equal(itemIDs(got.Items), itemIDs(base.Items[1:3])) {
+		t.Fatalf("Recommend with a filter: %+v, %v", got, err)
+	}
+	if sim, err := c.Similar(ctx, "i1", client.SimilarOptions{N: 3, Steering: client.SteeringOptions{Filter: "false"}}); err != nil || len(sim.Items) != 0 {
+		t.Fatalf("Similar filtered out: %+v, %v", sim, err)
+	}
+	if r, err := c.ReplaceRule(ctx, "pin-last", api.RuleIn{Condition: "true", Action: "bury"}); err != nil || r.Action != "bury" {
+		t.Fatalf("ReplaceRule: %+v, %v", r, err)
+	}
+	if r, err := c.Rule(ctx, "pin-last"); err != nil || r.Action != "bury" || len(r.Placements) != 0 {
+		t.Fatalf("Rule: %+v, %v", r, err)
+	}
+	if rs, err := c.Rules(ctx); err != nil || len(rs.Rules) != 1 {
+		t.Fatalf("Rules: %+v, %v", rs, err)
+	}
+	if p, err := c.Placement(ctx, "home"); err != nil || p.Filter != `labels.n != "0"` {
+		t.Fatalf("Placement: %+v, %v", p, err)
+	}
+	if ps, err := c.Placements(ctx); err != nil || len(ps.Placements) != 1 {
+		t.Fatalf("Placements: %+v, %v", ps, err)
+	}
+	if err := c.DeleteRule(ctx, "pin-last"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeletePlacement(ctx, "home"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Recommend(ctx, "u1", client.RecommendOptions{Steering: client.SteeringOptions{Placement: "home"}})
+	wantCode(t, "deleted placement", err, 404, api.CodeNotFound)
+
 	st, err := c.Stats(ctx, 7)
 	if err != nil || st.Users != 30 || st.Items != 31 || len(st.EventsByDay) == 0 {
 		t.Fatalf("Stats: %+v, %v", st, err)

@@ -51,6 +51,9 @@ func testContractBodyLimit(t *testing.T) {
 		{name: "rerank", method: "POST", path: "/users/u/rerank", body: `{"items":[` + strings.Repeat(`"item-1",`, 120) + `"i"]}`, want: 413},
 		{name: "retrain", method: "POST", path: "/admin/retrain", body: `{"models":` + models + `}`, want: 413},
 		{name: "evaluation", method: "POST", path: "/admin/evaluations", body: `{"models":` + models + `,"folds":1}`, want: 413},
+		{name: "rule", method: "POST", path: "/admin/rules", body: `{"name":"r","action":"bury","condition":"` + strings.Repeat("true and ", 120) + `true"}`, want: 413},
+		{name: "rule put", method: "PUT", path: "/admin/rules/r", body: `{"action":"bury","condition":"` + strings.Repeat("true and ", 120) + `true"}`, want: 413},
+		{name: "placement", method: "PUT", path: "/admin/placements/p", body: `{"filter":"` + strings.Repeat("true and ", 120) + `true"}`, want: 413},
 		{name: "experiment", method: "POST", path: "/admin/experiments", body: `{"name":"` + strings.Repeat("e", 128) + `","arms":[` +
 			strings.Repeat(`{"model":"popular","share":10},`, 40) + `{"model":"popular","share":10}]}`, want: 413},
 	} {

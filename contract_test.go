@@ -360,6 +360,7 @@ var dataScenarios = []contractScenario{
 	{"trained_model", testContractTrainedModel},
 	{"recommend_shapes", testContractRecommendShapes},
 	{"diversity", testContractDiversity},
+	{"rules", testContractRules},
 	{"jobs_models_evaluations", testContractLifecycle},
 	{"online", testContractOnline},
 }

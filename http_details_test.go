@@ -364,7 +364,7 @@ func TestHTTP_headOnEveryGETRoute(t *testing.T) {
 	// A value for each path parameter: a stored user and item, and ids
 	// of job records and experiments that do not exist (a 404 on both).
 	values := map[string]string{"/users/{id}": "u1", "/items/{id}": "i1", "/evaluations/{id}": "r1",
-		"/admin/jobs/{id}": "j1", "/admin/experiments/{id}": "e1"}
+		"/admin/jobs/{id}": "j1", "/admin/experiments/{id}": "e1", "/admin/rules/{name}": "r1", "/admin/placements/{name}": "home"}
 	param := regexp.MustCompile(`\{[^}]+\}`)
 	var paths []string
 	err := chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {

@@ -160,6 +160,7 @@ type RecommendRequest struct {
 	ExcludeConsumed bool
 	Explain         bool // attach the reasons of each item
 	Diversity       Diversity
+	Steer           Steering
 }
 
 // RerankRequest asks for given items ordered by a model's scores for a
@@ -169,6 +170,8 @@ type RerankRequest struct {
 	Items     []string
 	Model     string // empty: the active model
 	Diversity Diversity
+	Steer     Steering
+	Explain   bool // name the rules that changed each item
 }
 
 // MaxRequestItems bounds the item lists of one request: a history, the
@@ -183,6 +186,8 @@ type ScoredItem struct {
 	// Cold marks a recommended item with no events yet, let in on content
 	// alone; its Score is then its content similarity, not a model score.
 	Cold bool `json:"cold,omitempty"`
+	// Rules names the rules that moved or rescored the item (explain).
+	Rules []string `json:"rules,omitempty"`
 }
 
 // Reason is one of the largest terms of a recommended item's score: a
@@ -205,6 +210,9 @@ type Recommendations struct {
 	// Both were left out of Items.
 	UnknownItems []string
 	HiddenItems  []string
+	// FilteredItems are the rerank candidates that a filter expression
+	// or an exclude rule left out.
+	FilteredItems []string
 }
 
 // SimilarRequest asks for the items most similar to one item.
@@ -214,6 +222,8 @@ type SimilarRequest struct {
 	By        string   // collaborative, content or hybrid
 	Exclude   []string // item ids never to answer; unknown ones are ignored
 	Diversity Diversity
+	Steer     Steering
+	Explain   bool // name the rules that changed each item
 }
 
 // SimilarItems answers a SimilarRequest.
@@ -266,4 +276,15 @@ type Catalogue struct {
 	Hidden     []bool
 	Categories [][]string
 	Popularity []int64
+}
+
+// ItemAttributes are what filter expressions read of the items besides
+// the Catalogue, by dense index (docs/rules.md): labels, features, and
+// when each item entered the catalogue (Unix ns: its first PUT, or the
+// arrival of its first event; 0 when unknown). Indices past the end of a
+// slice have none.
+type ItemAttributes struct {
+	Labels   []map[string]string
+	Features []map[string]float64
+	Created  []int64
 }

@@ -232,6 +232,10 @@ type RecommendationsOut struct {
 	Fallback     string       `json:"fallback,omitempty"`
 	UnknownItems []string     `json:"unknown_items,omitempty"`
 	HiddenItems  []string     `json:"hidden_items,omitempty"`
+	// FilteredItems are the rerank candidates a filter left out.
+	FilteredItems []string `json:"filtered_items,omitempty"`
+	// Placement names the placement whose settings shaped the answer.
+	Placement string `json:"placement,omitempty"`
 	// RecommendationID names this answer; events that send it back are
 	// attributed to it (docs/design.md#online).
 	RecommendationID string `json:"recommendation_id,omitempty"`
@@ -243,7 +247,8 @@ type RecommendationsOut struct {
 // NewRecommendationsOut converts an answer of the recommender.
 func NewRecommendationsOut(rec *Recommendations) RecommendationsOut {
 	return RecommendationsOut{UserID: rec.UserID, Model: rec.Model, ModelVersion: rec.ModelVersion,
-		Items: rec.Items, Fallback: rec.Fallback, UnknownItems: rec.UnknownItems, HiddenItems: rec.HiddenItems}
+		Items: rec.Items, Fallback: rec.Fallback, UnknownItems: rec.UnknownItems, HiddenItems: rec.HiddenItems,
+		FilteredItems: rec.FilteredItems}
 }
 
 // RecommendIn is the body of POST /recommendations: recommendations for
@@ -259,6 +264,8 @@ type RecommendIn struct {
 	Explain         bool       `json:"explain,omitempty"`
 	MaxPerCategory  *int       `json:"max_per_category,omitempty" validate:"omitempty,min=1,max=2147483647"`
 	Diversity       *float64   `json:"diversity,omitempty" validate:"omitempty,min=0,max=1"`
+	Filter          string     `json:"filter,omitempty" validate:"omitempty,max=4096"`
+	Placement       string     `json:"placement,omitempty" validate:"omitempty,max=64"`
 }
 
 // RerankIn is the body of POST /users/{id}/rerank.
@@ -267,6 +274,9 @@ type RerankIn struct {
 	Model          string   `json:"model,omitempty" validate:"omitempty,max=64"`
 	MaxPerCategory *int     `json:"max_per_category,omitempty" validate:"omitempty,min=1,max=2147483647"`
 	Diversity      *float64 `json:"diversity,omitempty" validate:"omitempty,min=0,max=1"`
+	Filter         string   `json:"filter,omitempty" validate:"omitempty,max=4096"`
+	Placement      string   `json:"placement,omitempty" validate:"omitempty,max=64"`
+	Explain        bool     `json:"explain,omitempty"`
 }
 
 // DiversityOf is the Diversity a body's max_per_category and diversity
@@ -309,6 +319,7 @@ type SimilarOut struct {
 	Model        string       `json:"model"`
 	ModelVersion string       `json:"model_version"`
 	Items        []ScoredItem `json:"items"`
+	Placement    string       `json:"placement,omitempty"`
 }
 
 // ErrorOut is the error envelope of every failed request (docs/design.md#api).

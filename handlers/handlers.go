@@ -62,6 +62,8 @@ type Deps struct {
 	Reports      api.ReportStore
 	Online       api.OnlineService // nil: no recommendation ids, attribution or experiments
 	Backup       Backuper          // nil: GET /admin/backup answers not_implemented
+	Rules        api.RuleStore     // nil (or no Steering): no rule or placement routes
+	Steering     Steering
 	// Ready reports whether the service can answer recommendations.
 	Ready    func(ctx context.Context) error
 	OpenAPI  []byte
@@ -146,6 +148,7 @@ func (h *handler) routes() chi.Router {
 	h.registerRecommendRoutes(r)
 	h.registerAdminRoutes(r)
 	h.registerOnlineRoutes(r)
+	h.registerRuleRoutes(r)
 	h.registerWebRoutes(r)
 	h.registerDocsRoutes(r)
 	h.routeTable = routeTable(r)

@@ -206,10 +206,25 @@ func (h *handler) handleItemSimilar(w http.ResponseWriter, r *http.Request) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	sim, err := h.Recommender.Similar(r.Context(), api.SimilarRequest{ItemID: id, N: n, By: by, Exclude: exclude, Diversity: div})
+	steer, err := querySteering(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	explain, err := queryBool(r, "explain", false)
+	if err != nil {
+		return 0, nil, err
+	}
+	// A placement gives similar items its filter, rules, n and diversity;
+	// its model ranks only recommendations, so req.Model is not read.
+	req := api.RecommendRequest{N: n, Diversity: div, Steer: steer}
+	if _, err := h.place(&req, steer.Placement, r.URL.Query().Has("n")); err != nil {
+		return 0, nil, err
+	}
+	sim, err := h.Recommender.Similar(r.Context(), api.SimilarRequest{ItemID: id, N: req.N, By: by, Exclude: exclude,
+		Diversity: req.Diversity, Steer: req.Steer, Explain: explain})
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, api.SimilarOut{ItemID: sim.ItemID, By: sim.By, Model: sim.Model,
-		ModelVersion: sim.ModelVersion, Items: sim.Items}, nil
+		ModelVersion: sim.ModelVersion, Items: sim.Items, Placement: req.Steer.Placement}, nil
 }

@@ -29,7 +29,16 @@ func (h *handler) handleRecommendations(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return 0, nil, err
 	}
+	p, err := h.place(&req, req.Steer.Placement, r.URL.Query().Has("n"))
+	if err != nil {
+		return 0, nil, err
+	}
 	arm := h.assign(r, &req)
+	if p.Experiment != "" && arm.Experiment != p.Experiment {
+		// The placement's experiment is not the running one: the active
+		// model answers.
+		req.Model, arm = "", api.Assignment{}
+	}
 	rec, err := h.Recommender.Recommend(r.Context(), req)
 	if r.Method == http.MethodHead && err == nil {
 		// Nothing is shown: no recommendation id, no impression logged.
@@ -50,8 +59,75 @@ func (h *handler) recommendationsOut(req api.RecommendRequest, arm api.Assignmen
 		return 0, nil, err
 	}
 	out := api.NewRecommendationsOut(rec)
+	out.Placement = req.Steer.Placement
 	h.shown(&out, req, rec, arm)
 	return http.StatusOK, out, nil
+}
+
+// place narrows req by the settings of placement name (none for ""): its
+// filter ANDed with the request's, its model unless the request names
+// one, its n unless nGiven, its diversity narrowed by the request's
+// (api.Diversity.Within). An unknown placement is not found.
+func (h *handler) place(req *api.RecommendRequest, name string, nGiven bool) (api.Placement, error) {
+	if name == "" {
+		return api.Placement{}, nil
+	}
+	p, err := h.placement(name)
+	if err != nil {
+		return p, err
+	}
+	req.Steer.Placement = name
+	if p.Filter != "" {
+		req.Steer.Filters = append([]string{p.Filter}, req.Steer.Filters...)
+	}
+	if req.Model == "" {
+		req.Model = p.Model
+	}
+	if !nGiven && p.N > 0 {
+		req.N = p.N
+		if err := h.checkPage(req.N, req.Offset); err != nil {
+			return p, err
+		}
+	}
+	req.Diversity = req.Diversity.Within(p.Diversity)
+	return p, nil
+}
+
+// placement returns the served placement name.
+func (h *handler) placement(name string) (api.Placement, error) {
+	if p := api.ValidateName(name); p != "" {
+		return api.Placement{}, api.FieldError("placement", p)
+	}
+	if h.Steering != nil {
+		if p, ok := h.Steering.Placement(name); ok {
+			return p, nil
+		}
+	}
+	return api.Placement{}, api.Errorf(api.CodeNotFound, "placement %q not found; PUT /admin/placements/%s creates it", name, name)
+}
+
+// querySteering reads filter and placement, the parameters that filter
+// and steer a ranked answer (docs/rules.md).
+func querySteering(r *http.Request) (api.Steering, error) {
+	var s api.Steering
+	f, err := queryString(r, "filter", 4096)
+	if err != nil {
+		return s, err
+	}
+	if f != "" {
+		s.Filters = []string{f}
+	}
+	s.Placement, err = queryString(r, "placement", 64)
+	return s, err
+}
+
+// bodySteering is the steering of a body's filter and placement fields.
+func bodySteering(filter, placement string) api.Steering {
+	s := api.Steering{Placement: placement}
+	if filter != "" {
+		s.Filters = []string{filter}
+	}
+	return s
 }
 
 func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error) {
@@ -82,6 +158,9 @@ func (h *handler) recommendRequest(r *http.Request) (api.RecommendRequest, error
 		return req, err
 	}
 	if req.Diversity, err = queryDiversity(r); err != nil {
+		return req, err
+	}
+	if req.Steer, err = querySteering(r); err != nil {
 		return req, err
 	}
 	req.Explain, err = queryBool(r, "explain", false)
@@ -121,7 +200,10 @@ func (h *handler) handleRecommendPost(w http.ResponseWriter, r *http.Request) (i
 	}
 	req := api.RecommendRequest{History: in.Items, N: 10, Model: in.Model, Categories: in.Category,
 		Exclude: in.Exclude, ExcludeConsumed: true, Explain: in.Explain,
-		Diversity: api.DiversityOf(in.MaxPerCategory, in.Diversity)}
+		Diversity: api.DiversityOf(in.MaxPerCategory, in.Diversity), Steer: bodySteering(in.Filter, in.Placement)}
+	if _, err := h.place(&req, in.Placement, in.N != nil); err != nil {
+		return 0, nil, err
+	}
 	if in.N != nil {
 		req.N = *in.N
 	}
@@ -159,9 +241,14 @@ func (h *handler) handleRerank(w http.ResponseWriter, r *http.Request) (int, any
 	if err := h.validate(in); err != nil {
 		return 0, nil, err
 	}
-	rec, err := h.Recommender.Rerank(r.Context(), api.RerankRequest{UserID: id, Items: in.Items, Model: in.Model,
-		Diversity: api.DiversityOf(in.MaxPerCategory, in.Diversity)})
-	return h.recommendationsOut(api.RecommendRequest{UserID: id, Model: in.Model}, api.Assignment{}, rec, err)
+	req := api.RecommendRequest{UserID: id, Model: in.Model, Diversity: api.DiversityOf(in.MaxPerCategory, in.Diversity),
+		Steer: bodySteering(in.Filter, in.Placement)}
+	if _, err := h.place(&req, in.Placement, true); err != nil {
+		return 0, nil, err
+	}
+	rec, err := h.Recommender.Rerank(r.Context(), api.RerankRequest{UserID: id, Items: in.Items, Model: req.Model,
+		Diversity: req.Diversity, Steer: req.Steer, Explain: in.Explain})
+	return h.recommendationsOut(req, api.Assignment{}, rec, err)
 }
 
 // checkPage bounds a page: offset + n at most the largest n, since a page

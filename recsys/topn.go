@@ -48,6 +48,13 @@ func filtered(s float64) bool { return math.IsNaN(s) || math.IsInf(s, -1) }
 // a heap of n items rather than sorting the catalogue: O(|I| log n).
 // popularity may be shorter than scores (missing counts are 0).
 func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint32 {
+	return TopNKeep(scores, popularity, exclude, nil, n)
+}
+
+// TopNKeep is TopN that also leaves out the items keep rejects (nil keeps
+// all). keep is asked only of an item that would enter the n kept so far,
+// so a costly test (a filter expression) runs on few of the items.
+func TopNKeep(scores []float64, popularity []uint32, exclude []uint32, keep func(uint32) bool, n int) []uint32 {
 	if n <= 0 {
 		return nil
 	}
@@ -68,6 +75,9 @@ func TopN(scores []float64, popularity []uint32, exclude []uint32, n int) []uint
 			continue
 		}
 		if filtered(s) {
+			continue
+		}
+		if keep != nil && (!q.enters(item) || !keep(item)) {
 			continue
 		}
 		q.push(item)

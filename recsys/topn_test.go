@@ -215,3 +215,21 @@ func excludeAndRelevant(rng *rand.Rand, n int, repeats bool) (exclude, rel []uin
 	}
 	return exclude, rel
 }
+
+func TestTopNKeep_asksOnlyEntrants(t *testing.T) {
+	scores := []float64{1, 5, 3, 4, 2, 6}
+	var asked []uint32
+	keep := func(i uint32) bool {
+		asked = append(asked, i)
+		return i != 5
+	}
+	got := TopNKeep(scores, nil, []uint32{3}, keep, 2)
+	if want := []uint32{1, 2}; !slices.Equal(got, want) {
+		t.Errorf("TopNKeep = %v, want %v", got, want)
+	}
+	// 0 and 1 fill the heap; 2 (3 > 1) enters, 3 is excluded, 4 (2 < 3)
+	// cannot enter, 5 (6) is asked and rejected.
+	if want := []uint32{0, 1, 2, 5}; !slices.Equal(asked, want) {
+		t.Errorf("keep asked of %v, want %v", asked, want)
+	}
+}

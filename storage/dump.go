@@ -173,7 +173,7 @@ func (s *Store) Restore(ctx context.Context, fill func(dump.Sink) error) error {
 	// no acknowledged event either, and none is appended meanwhile.
 	restore := func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketUsers, bucketItems, bucketModels, bucketJobs, bucketReports,
-			bucketImps, bucketAttrib, bucketOnline, bucketExps} {
+			bucketImps, bucketAttrib, bucketOnline, bucketExps, bucketRules, bucketPlaces} {
 			if k, _ := tx.Bucket(name).Cursor().First(); k != nil {
 				return dump.ErrNotEmpty
 			}

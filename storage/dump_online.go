@@ -69,7 +69,38 @@ func dumpOnline(tx *bolt.Tx, sink dump.Sink) error {
 			return err
 		}
 	}
-	return nil
+	if err := forEachNamed(tx, bucketRules, func(name string, v []byte) error {
+		r, err := record.DecodeRule(name, v)
+		if err != nil {
+			return err
+		}
+		return sink.Rule(r)
+	}); err != nil {
+		return err
+	}
+	return forEachNamed(tx, bucketPlaces, func(name string, v []byte) error {
+		p, err := record.DecodePlacement(name, v)
+		if err != nil {
+			return err
+		}
+		return sink.Placement(p)
+	})
+}
+
+func (b *boltSink) Rule(r api.Rule) error {
+	v, err := record.EncodeRule(r)
+	if err != nil {
+		return err
+	}
+	return b.tx.Bucket(bucketRules).Put([]byte(r.Name), v)
+}
+
+func (b *boltSink) Placement(p api.Placement) error {
+	v, err := record.EncodePlacement(p)
+	if err != nil {
+		return err
+	}
+	return b.tx.Bucket(bucketPlaces).Put([]byte(p.Name), v)
 }
 
 func (b *boltSink) Impression(imp api.Impression) error {

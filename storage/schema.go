@@ -40,6 +40,8 @@
 //	            | experiment | 0 | arm     conversions
 //	experiments experiment id            → JSON (record.EncodeExperiment); meta
 //	                                       "experiment/running" names the running one
+//	rules       rule name                → JSON (record.EncodeRule)
+//	placements  placement name           → JSON (record.EncodePlacement)
 //
 // Dense indices come from each bucket's NextSequence and are never reused, so
 // a deleted user or item leaves a gap. Big-endian keys make cursor order equal
@@ -52,8 +54,9 @@
 package storage
 
 // The online buckets (impressions to experiments) were added within
-// version 4: a writable open creates them, and reads of a file opened
-// read-only without them find nothing.
+// version 4, and rules and placements within version 6: a writable open
+// creates them, and reads of a file opened read-only without them find
+// nothing.
 //
 // SchemaVersion is written at creation and checked at open; a file of a
 // newer version is refused (checkSchema), and every older one, from 1
@@ -100,10 +103,13 @@ var (
 	bucketAttrib    = []byte("attributions")
 	bucketOnline    = []byte("online")
 	bucketExps      = []byte("experiments")
+	bucketRules     = []byte("rules")
+	bucketPlaces    = []byte("placements")
 
 	allBuckets = [][]byte{bucketMeta, bucketUsers, bucketUserIDs, bucketItems, bucketItemIDs,
 		bucketItemPop, bucketPairs, bucketItemPairs, bucketPairDays, bucketModels, bucketJobs, bucketReports,
-		bucketImps, bucketAttrib, bucketOnline, bucketExps, bucketUserOrder, bucketItemOrder}
+		bucketImps, bucketAttrib, bucketOnline, bucketExps, bucketUserOrder, bucketItemOrder,
+		bucketRules, bucketPlaces}
 
 	keySchema = []byte("schema")
 )

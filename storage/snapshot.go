@@ -166,3 +166,24 @@ func (s *Store) ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
 	})
 	return names, out, err
 }
+
+// ItemAttributes reads the labels, features and creation times of the
+// items, by dense index.
+func (s *Store) ItemAttributes(ctx context.Context) (*api.ItemAttributes, error) {
+	var out *api.ItemAttributes
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		n := tx.Bucket(bucketItemIDs).Sequence() + 1
+		out = &api.ItemAttributes{Labels: make([]map[string]string, n), Features: make([]map[string]float64, n), Created: make([]int64, n)}
+		return tx.Bucket(bucketItems).ForEach(func(k, v []byte) error {
+			r, err := decodeItem(v)
+			if err != nil {
+				return err
+			}
+			if r.Idx < n {
+				out.Labels[r.Idx], out.Features[r.Idx], out.Created[r.Idx] = r.Labels, r.Features, r.Created
+			}
+			return nil
+		})
+	})
+	return out, err
+}

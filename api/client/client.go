@@ -308,6 +308,26 @@ type RecommendOptions struct {
 	IncludeConsumed bool
 	Explain         bool
 	Diversity       DiversityOptions
+	Steering        SteeringOptions
+}
+
+// SteeringOptions filter and steer a ranked list (filter and placement,
+// docs/rules.md); the zero value does neither.
+type SteeringOptions struct {
+	// Filter is an expression every item of the list satisfies.
+	Filter string
+	// Placement answers as the named placement.
+	Placement string
+}
+
+// set adds the options to a query.
+func (o SteeringOptions) set(q url.Values) {
+	if o.Filter != "" {
+		q.Set("filter", o.Filter)
+	}
+	if o.Placement != "" {
+		q.Set("placement", o.Placement)
+	}
 }
 
 // DiversityOptions diversify a ranked list (max_per_category and
@@ -361,6 +381,7 @@ func RecommendCall(userID string, o RecommendOptions) Call {
 		q.Set("explain", "true")
 	}
 	o.Diversity.set(q)
+	o.Steering.set(q)
 	return Call{method: http.MethodGet, path: "/users/" + seg(userID) + "/recommendations", query: q}
 }
 
@@ -445,6 +466,9 @@ type SimilarOptions struct {
 	By        string // collaborative, content or hybrid
 	Exclude   []string
 	Diversity DiversityOptions
+	Steering  SteeringOptions
+	// Explain names on each item the rules that changed it.
+	Explain bool
 }
 
 // SimilarCall is GET /items/{id}/similar.
@@ -460,6 +484,10 @@ func SimilarCall(itemID string, o SimilarOptions) Call {
 		q.Add("exclude", id)
 	}
 	o.Diversity.set(q)
+	o.Steering.set(q)
+	if o.Explain {
+		q.Set("explain", "true")
+	}
 	return Call{method: http.MethodGet, path: "/items/" + seg(itemID) + "/similar", query: q}
 }
 
@@ -603,4 +631,64 @@ func (c *Client) StopExperiment(ctx context.Context, id string) (api.ExperimentO
 	var out api.ExperimentOut
 	err := c.do(ctx, http.MethodPost, "/admin/experiments/"+seg(id)+"/stop", nil, nil, &out)
 	return out, err
+}
+
+// Rules lists the business rules (GET /admin/rules; the admin key).
+func (c *Client) Rules(ctx context.Context) (api.RulesOut, error) {
+	var out api.RulesOut
+	err := c.do(ctx, http.MethodGet, "/admin/rules", nil, nil, &out)
+	return out, err
+}
+
+// Rule returns one rule (GET /admin/rules/{name}).
+func (c *Client) Rule(ctx context.Context, name string) (api.RuleOut, error) {
+	var out api.RuleOut
+	err := c.do(ctx, http.MethodGet, "/admin/rules/"+seg(name), nil, nil, &out)
+	return out, err
+}
+
+// CreateRule stores a new rule (POST /admin/rules).
+func (c *Client) CreateRule(ctx context.Context, in api.RuleIn) (api.RuleOut, error) {
+	var out api.RuleOut
+	err := c.do(ctx, http.MethodPost, "/admin/rules", nil, in, &out)
+	return out, err
+}
+
+// ReplaceRule replaces a stored rule (PUT /admin/rules/{name}).
+func (c *Client) ReplaceRule(ctx context.Context, name string, in api.RuleIn) (api.RuleOut, error) {
+	var out api.RuleOut
+	err := c.do(ctx, http.MethodPut, "/admin/rules/"+seg(name), nil, in, &out)
+	return out, err
+}
+
+// DeleteRule deletes a rule (DELETE /admin/rules/{name}).
+func (c *Client) DeleteRule(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/admin/rules/"+seg(name), nil, nil, nil)
+}
+
+// Placements lists the placements (GET /admin/placements; the admin key).
+func (c *Client) Placements(ctx context.Context) (api.PlacementsOut, error) {
+	var out api.PlacementsOut
+	err := c.do(ctx, http.MethodGet, "/admin/placements", nil, nil, &out)
+	return out, err
+}
+
+// Placement returns one placement (GET /admin/placements/{name}).
+func (c *Client) Placement(ctx context.Context, name string) (api.PlacementOut, error) {
+	var out api.PlacementOut
+	err := c.do(ctx, http.MethodGet, "/admin/placements/"+seg(name), nil, nil, &out)
+	return out, err
+}
+
+// PutPlacement creates or replaces a placement (PUT
+// /admin/placements/{name}).
+func (c *Client) PutPlacement(ctx context.Context, name string, in api.PlacementIn) (api.PlacementOut, error) {
+	var out api.PlacementOut
+	err := c.do(ctx, http.MethodPut, "/admin/placements/"+seg(name), nil, in, &out)
+	return out, err
+}
+
+// DeletePlacement deletes a placement (DELETE /admin/placements/{name}).
+func (c *Client) DeletePlacement(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/admin/placements/"+seg(name), nil, nil, nil)
 }

@@ -285,7 +285,7 @@ func (e *Engine) coldSlots(n int) int {
 // distance to the nearest history item, as by=content reports it; it is
 // flagged cold so that nobody compares it with the model scores above it.
 // Its reason (that history item) is attached only with explain=true.
-func (e *Engine) withColdItems(ctx context.Context, c *catalogueCache, prof api.Profile, req api.RecommendRequest, items []api.ScoredItem) ([]api.ScoredItem, error) {
+func (e *Engine) withColdItems(ctx context.Context, c *catalogueCache, prof api.Profile, req api.RecommendRequest, st *steer, items []api.ScoredItem) ([]api.ScoredItem, error) {
 	slots := e.coldSlots(req.N)
 	if slots == 0 || e.contentSearch() == nil {
 		return items, nil
@@ -296,7 +296,7 @@ func (e *Engine) withColdItems(ctx context.Context, c *catalogueCache, prof api.
 	for _, it := range items {
 		listed[c.cat.Index[it.ItemID]] = true
 	}
-	skip := newFilter(c.cat, prof, req)
+	skip := newFilter(c.cat, prof, req, st.keepFunc())
 	picks, ix, err := e.coldStart(ctx, c, prof, func(i uint32) bool { return listed[i] || skip(i) }, slots)
 	if err != nil || len(picks) == 0 {
 		return items, err

@@ -139,7 +139,7 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 		if u%3 == 0 {
 			req.Categories = []string{"b"} // leaves few cold items: the fallback scan
 		}
-		skip := newFilter(c.cat, prof, req)
+		skip := newFilter(c.cat, prof, req, nil)
 		for _, slots := range []int{1, 3, 50} {
 			got, _, err := eng.coldStart(ctx, c, prof, skip, slots)
 			if err != nil {
@@ -169,7 +169,7 @@ func TestEngine_coldStart_matchesExactSearch(t *testing.T) {
 		}
 		prof.Consumed = append(slices.Clone(prof.Positive), prof.Negative...)
 		slices.Sort(prof.Consumed)
-		skip := newFilter(c.cat, prof, api.RecommendRequest{N: 10, ExcludeConsumed: j%2 == 0})
+		skip := newFilter(c.cat, prof, api.RecommendRequest{N: 10, ExcludeConsumed: j%2 == 0}, nil)
 		for _, slots := range []int{1, 10, 35} {
 			got, _, err := eng.coldStart(ctx, c, prof, skip, slots)
 			if err != nil {

@@ -209,3 +209,8 @@ func (s *snapshotSource) ItemsInteracted(_ context.Context, idx []uint32) ([]boo
 	}
 	return out, nil
 }
+
+// ItemAttributes has none: a snapshot keeps no labels or times.
+func (s *snapshotSource) ItemAttributes(context.Context) (*api.ItemAttributes, error) {
+	return &api.ItemAttributes{}, nil
+}

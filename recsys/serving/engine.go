@@ -25,6 +25,7 @@ import (
 
 	"github.com/recsys-engine/recsys/api"
 	"github.com/recsys-engine/recsys/recsys"
+	"github.com/recsys-engine/recsys/recsys/rules"
 )
 
 // Source is what the engine reads from the store.
@@ -34,6 +35,7 @@ type Source interface {
 	Versions() (items, events uint64)
 	UserIDs(ctx context.Context, idx []uint32) ([]string, error)
 	ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
+	ItemAttributes(ctx context.Context) (*api.ItemAttributes, error)
 	ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error)
 }
 
@@ -50,6 +52,9 @@ type EngineOptions struct {
 	// go to cold items, 0..10 (0 = DefaultColdSlotsPer10, negative = none);
 	// see withColdItems for when a cold item earns one.
 	ColdSlotsPer10 int
+	// Now is the clock of the rules' campaigns and of the items' age
+	// (nil: time.Now).
+	Now func() time.Time
 }
 
 // Engine answers recommendation requests from the active model, falling
@@ -70,6 +75,12 @@ type Engine struct {
 	// loadDone is closed when LoadPersistedAsync's goroutine ends; nil
 	// without one.
 	loadDone chan struct{}
+
+	exprs        *rules.Cache
+	filterErrors prometheus.Counter
+	steering     atomic.Pointer[steerSet]
+	attrs        atomic.Pointer[itemAttributes]
+	attrsMu      sync.Mutex // serialises readers of attrs from the source
 }
 
 // catalogueCache is an immutable catalogue with its popularity order.
@@ -92,7 +103,13 @@ func NewEngine(src Source, opts EngineOptions) *Engine {
 		Name:    "recsys_recommend_ranking_seconds",
 		Help:    "Time a model takes to rank the catalogue for one recommendation request (scoring, filtering and selection; not the history read), by model.",
 		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
-	}, []string{"model"})}
+	}, []string{"model"}),
+		exprs: rules.NewCache(rules.DefaultCacheSize),
+		filterErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "recsys_filter_errors_total",
+			Help: "Evaluations of a filter expression or rule condition that failed on one item at run time; the item was left out (a filter or exclude rule) or not changed (boost, bury, pin)."})}
+	if e.opts.Now == nil {
+		e.opts.Now = time.Now
+	}
 	e.models.Store(&modelSet{byName: map[string]*Served{}})
 	return e
 }
@@ -101,6 +118,12 @@ func NewEngine(src Source, opts EngineOptions) *Engine {
 func (e *Engine) timeRanking(model string, start time.Time) {
 	e.ranking.WithLabelValues(model).Observe(time.Since(start).Seconds())
 }
+
+// FilterErrorsMetric is the counter of recsys_filter_errors_total, to
+// register with the server's others.
+func (e *Engine) FilterErrorsMetric() prometheus.Collector { return e.filterErrors }
+
+func (e *Engine) now() time.Time { return e.opts.Now() }
 
 // RankingMetric is the histogram of recsys_recommend_ranking_seconds, to
 // register with the server's others: at scale, the cost of a request
@@ -194,14 +217,18 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 	} else if prof, err = e.src.Profile(ctx, req.UserID); err != nil {
 		return nil, err
 	}
+	st, err := e.newSteer(ctx, c, req.Steer)
+	if err != nil {
+		return nil, err
+	}
 	page := req
 	page.N = req.Offset + req.N
 	if m != nil && len(prof.Positive) > 0 {
 		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
-		top, err := e.rankedList(ctx, c, m, page, func(k int) []Candidate {
+		top, err := e.rankedList(ctx, c, m, page, st, func(k int) []Candidate {
 			p := page
 			p.N = k
-			return e.rankFrom(c, m, prof, p)
+			return e.rankFrom(c, m, prof, p, st)
 		})
 		if err != nil {
 			return nil, err
@@ -211,8 +238,9 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 			if err := e.explain(ctx, c, m, prof, out.Items); err != nil {
 				return nil, err
 			}
+			withRules(c, out.Items, st)
 		}
-		if out.Items, err = e.withColdItems(ctx, c, prof, page, out.Items); err != nil {
+		if out.Items, err = e.withColdItems(ctx, c, prof, page, st, out.Items); err != nil {
 			return nil, err
 		}
 		out.Items = out.Items[min(req.Offset, len(out.Items)):]
@@ -226,8 +254,8 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 		}
 	}
 	defer e.timeRanking(recsys.PopularModel, time.Now())
-	skip := newFilter(c.cat, prof, req)
-	top, err := e.rankedList(ctx, c, nil, page, func(k int) []Candidate {
+	skip := newFilter(c.cat, prof, req, st.keepFunc())
+	top, err := e.rankedList(ctx, c, nil, page, st, func(k int) []Candidate {
 		top := make([]Candidate, 0, k)
 		for _, i := range c.byPopularity {
 			if len(top) == k {
@@ -242,17 +270,23 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 	if err != nil {
 		return nil, err
 	}
-	out.Items = scoredItems(c, top[min(req.Offset, len(top)):])
+	top = top[min(req.Offset, len(top)):]
+	out.Items = scoredItems(c, top)
+	if req.Explain {
+		withRules(c, out.Items, st)
+	}
 	return out, nil
 }
 
 // rankedList is the list of req.N items (Offset included) that a ranking
-// answers, diversified as req.Diversity asks: fetch(k) returns the
-// ranking's first k candidates, and m (nil for popularity) gives the item
+// answers, reordered by the rules of st and then diversified as
+// req.Diversity asks: fetch(k) returns the ranking's first k candidates
+// (st's filters applied), and m (nil for popularity) gives the item
 // similarity of MMR.
-func (e *Engine) rankedList(ctx context.Context, c *catalogueCache, m *Served, req api.RecommendRequest, fetch func(k int) []Candidate) ([]Candidate, error) {
+func (e *Engine) rankedList(ctx context.Context, c *catalogueCache, m *Served, req api.RecommendRequest, st *steer, fetch func(k int) []Candidate) ([]Candidate, error) {
+	ranked := st.steered(func(k int) ([]Candidate, error) { return fetch(k), nil })
 	if !req.Diversity.On() {
-		return fetch(req.N), nil
+		return ranked(req.N)
 	}
 	var sim func([]Candidate) func(a, b int) float64
 	if req.Diversity.Lambda != nil {
@@ -261,8 +295,7 @@ func (e *Engine) rankedList(ctx context.Context, c *catalogueCache, m *Served, r
 			return nil, err
 		}
 	}
-	return diversified(diversifyOptions(c, req.Diversity, req.N, sim), len(c.cat.ItemIDs),
-		func(k int) ([]Candidate, error) { return fetch(k), nil })
+	return diversified(diversifyOptions(c, req.Diversity, req.N, sim), len(c.cat.ItemIDs), ranked)
 }
 
 // scoredItems names the candidates of catalogue c.
@@ -327,9 +360,10 @@ func historyProfile(cat *api.Catalogue, ids []string) (api.Profile, []string) {
 }
 
 // newFilter returns the test for items a request must not get: deleted,
-// hidden, outside the categories, negative for the user, consumed, or
-// excluded by the request.
-func newFilter(cat *api.Catalogue, prof api.Profile, req api.RecommendRequest) func(uint32) bool {
+// hidden, outside the categories, negative for the user, consumed,
+// excluded by the request, or not kept by keep (a request's filter
+// expressions and exclude rules; nil keeps all), which is asked last.
+func newFilter(cat *api.Catalogue, prof api.Profile, req api.RecommendRequest, keep func(uint32) bool) func(uint32) bool {
 	excluded := excludedItems(cat, prof, req)
 	return func(i uint32) bool {
 		if int(i) >= len(cat.ItemIDs) || cat.ItemIDs[i] == "" || cat.Hidden[i] {
@@ -338,7 +372,10 @@ func newFilter(cat *api.Catalogue, prof api.Profile, req api.RecommendRequest) f
 		if _, ok := slices.BinarySearch(excluded, i); ok {
 			return true
 		}
-		return len(req.Categories) > 0 && !inAny(cat.Categories[i], req.Categories)
+		if len(req.Categories) > 0 && !inAny(cat.Categories[i], req.Categories) {
+			return true
+		}
+		return keep != nil && !keep(i)
 	}
 }
 
@@ -399,8 +436,12 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 			drop[id] = true
 		}
 	}
-	if req.Diversity.On() {
-		return e.similarDiversified(ctx, c, idx, req, drop)
+	st, err := e.newSteer(ctx, c, req.Steer)
+	if err != nil {
+		return nil, err
+	}
+	if req.Diversity.On() || st != nil {
+		return e.similarDiversified(ctx, c, idx, req, drop, st)
 	}
 	wide := req
 	wide.N += len(drop)
@@ -414,11 +455,12 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 }
 
 // similarDiversified answers a similar-items request that asks for
-// diversity: the similar items, excluded ones left out, are the ranking
-// that Diversify shortens and reorders, their similarity to the item the
-// relevance. MMR compares two of them by the similarity by=content
-// answers for by=content, else by the collaborative one (similarityOf).
-func (e *Engine) similarDiversified(ctx context.Context, c *catalogueCache, idx uint32, req api.SimilarRequest, drop map[string]bool) (*api.SimilarItems, error) {
+// diversity, filters or rules: the similar items, excluded and filtered
+// ones left out, are the ranking that the rules reorder and Diversify
+// shortens and reorders, their similarity to the item the relevance. MMR
+// compares two of them by the similarity by=content answers for
+// by=content, else by the collaborative one (similarityOf).
+func (e *Engine) similarDiversified(ctx context.Context, c *catalogueCache, idx uint32, req api.SimilarRequest, drop map[string]bool, st *steer) (*api.SimilarItems, error) {
 	var sim func([]Candidate) func(a, b int) float64
 	if req.Diversity.Lambda != nil {
 		var err error
@@ -432,26 +474,45 @@ func (e *Engine) similarDiversified(ctx context.Context, c *catalogueCache, idx 
 		}
 	}
 	var out *api.SimilarItems
-	list, err := diversified(diversifyOptions(c, req.Diversity, req.N, sim), len(c.cat.ItemIDs), func(k int) ([]Candidate, error) {
-		wide := req
-		wide.N = k + len(drop)
-		res, err := e.similar(ctx, c, idx, wide)
-		if err != nil {
-			return nil, err
-		}
-		out = res
-		ranked := make([]Candidate, 0, len(res.Items))
-		for _, it := range res.Items {
-			if !drop[it.ItemID] {
-				ranked = append(ranked, Candidate{Item: c.cat.Index[it.ItemID], Score: it.Score})
+	total := len(c.cat.ItemIDs)
+	keep := st.keepFunc()
+	ranked := st.steered(func(k int) ([]Candidate, error) {
+		// Asks for more until k are left after the filters, or the
+		// source has no more.
+		for w := k + len(drop); ; w = min(4*w, total+len(drop)) {
+			wide := req
+			wide.N = w
+			res, err := e.similar(ctx, c, idx, wide)
+			if err != nil {
+				return nil, err
+			}
+			out = res
+			ranked := make([]Candidate, 0, len(res.Items))
+			for _, it := range res.Items {
+				i := c.cat.Index[it.ItemID]
+				if !drop[it.ItemID] && (keep == nil || keep(i)) {
+					ranked = append(ranked, Candidate{Item: i, Score: it.Score})
+				}
+			}
+			if len(ranked) >= k || len(res.Items) < w || w >= total+len(drop) {
+				return ranked[:min(k, len(ranked))], nil
 			}
 		}
-		return ranked[:min(k, len(ranked))], nil
 	})
+	var list []Candidate
+	var err error
+	if req.Diversity.On() {
+		list, err = diversified(diversifyOptions(c, req.Diversity, req.N, sim), total, ranked)
+	} else {
+		list, err = ranked(req.N)
+	}
 	if err != nil {
 		return nil, err
 	}
 	out.Items = scoredItems(c, list)
+	if req.Explain {
+		withRules(c, out.Items, st)
+	}
 	return out, nil
 }
 
@@ -528,7 +589,7 @@ var scoreBuffers = sync.Pool{New: func() any { return new([]float64) }}
 // finds its top n itself (recsys.AsTopRanker: the item-based models and
 // the sparse EASE) skips most of the catalogue; the others score every
 // item.
-func (e *Engine) rankFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest) []Candidate {
+func (e *Engine) rankFrom(c *catalogueCache, m *Served, prof api.Profile, req api.RecommendRequest, st *steer) []Candidate {
 	defer e.timeRanking(m.Info.Name, time.Now())
 	bufp := scoreBuffers.Get().(*[]float64)
 	defer scoreBuffers.Put(bufp)
@@ -540,11 +601,11 @@ func (e *Engine) rankFrom(c *catalogueCache, m *Served, prof api.Profile, req ap
 	var top []uint32
 	model := m.Model.(recsys.Model)
 	if r, ok := recsys.AsTopRanker(model); ok {
-		top = r.RankTop(prof.Positive, c.pop32, newFilter(c.cat, prof, req), req.N, scores)
+		top = r.RankTop(prof.Positive, c.pop32, newFilter(c.cat, prof, req, st.keepFunc()), req.N, scores)
 	} else {
 		model.Score(prof.Positive, scores)
 		filterScores(c, prof, req, scores)
-		top = recsys.TopN(scores, c.pop32, nil, req.N)
+		top = recsys.TopNKeep(scores, c.pop32, nil, st.keepFunc(), req.N)
 	}
 	out := make([]Candidate, 0, len(top))
 	for _, i := range top {
@@ -558,7 +619,7 @@ func (e *Engine) rankFrom(c *catalogueCache, m *Served, prof api.Profile, req ap
 // hidden items (listed once per catalogue) and the user's.
 func filterScores(c *catalogueCache, prof api.Profile, req api.RecommendRequest, scores []float64) {
 	if len(req.Categories) > 0 {
-		skip := newFilter(c.cat, prof, req)
+		skip := newFilter(c.cat, prof, req, nil)
 		for i := range scores {
 			if skip(uint32(i)) {
 				scores[i] = math.Inf(-1)

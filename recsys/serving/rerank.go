@@ -32,6 +32,10 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 	if err != nil {
 		return nil, err
 	}
+	st, err := e.newSteer(ctx, c, req.Steer)
+	if err != nil {
+		return nil, err
+	}
 	out := &api.Recommendations{UserID: req.UserID}
 	cand := make([]uint32, 0, len(req.Items))
 	var unpopular []uint32
@@ -47,6 +51,8 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 			out.UnknownItems = append(out.UnknownItems, id)
 		case c.cat.Hidden[i]:
 			out.HiddenItems = append(out.HiddenItems, id)
+		case !st.keep(i):
+			out.FilteredItems = append(out.FilteredItems, id)
 		default:
 			cand = append(cand, i)
 			if c.cat.Popularity[i] == 0 {
@@ -100,6 +106,7 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 	for _, i := range cold {
 		list = append(list, Candidate{Item: i})
 	}
+	list = st.apply(list)
 	if req.Diversity.On() {
 		if list, err = e.rerankDiversified(ctx, c, ranker, req.Diversity, list, len(warm)); err != nil {
 			return nil, err
@@ -112,6 +119,9 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 		} else {
 			out.Items = append(out.Items, api.ScoredItem{ItemID: c.cat.ItemIDs[x.Item], Score: x.Score})
 		}
+	}
+	if req.Explain {
+		withRules(c, out.Items, st)
 	}
 	return out, nil
 }

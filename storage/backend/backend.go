@@ -22,6 +22,7 @@ type Store interface {
 	api.JobStore
 	api.ReportStore
 	api.OnlineStore
+	api.RuleStore
 	Snapshot(ctx context.Context) (*api.Snapshot, error)
 	NewModelVersion(ctx context.Context) (string, error)
 	Profile(ctx context.Context, userID string) (api.Profile, error)
@@ -29,6 +30,7 @@ type Store interface {
 	Versions() (items, events uint64)
 	UserIDs(ctx context.Context, idx []uint32) ([]string, error)
 	ItemFeatures(ctx context.Context) ([]string, [][]float64, error)
+	ItemAttributes(ctx context.Context) (*api.ItemAttributes, error)
 	ItemsInteracted(ctx context.Context, idx []uint32) ([]bool, error)
 	dump.Dumper
 	// Backup streams a consistent copy of the database as one file

@@ -85,7 +85,7 @@ type Experiment struct {
 // (name, version), jobs and reports by id, then the online records:
 // impressions by recommendation id (which is time order), attributions by
 // (id, position), online counters by (day, model, experiment, arm) and
-// experiments by id.
+// experiments by id; last the rules and the placements by name.
 type Sink interface {
 	Head(Head) error
 	User(User) error
@@ -100,6 +100,8 @@ type Sink interface {
 	Attribution(Attribution) error
 	OnlineCount(api.OnlineCount) error
 	Experiment(Experiment) error
+	Rule(api.Rule) error
+	Placement(api.Placement) error
 }
 
 // Dumper is a store that can write out and take in a whole dump.
@@ -127,4 +129,4 @@ var CounterNames = []string{"users", "items", "pairs", "positives", "events"}
 // Kinds are the kinds of record of a dump after its head, in dump order:
 // what Sum counts.
 var Kinds = []string{"users", "items", "pairs", "pair_days", "days", "models", "jobs", "reports",
-	"impressions", "attributions", "online_counts", "experiments"}
+	"impressions", "attributions", "online_counts", "experiments", "rules", "placements"}

@@ -92,3 +92,9 @@ func (d *Sum) OnlineCount(c api.OnlineCount) error {
 func (d *Sum) Experiment(e Experiment) error {
 	return d.add("experiments", e, func() error { return d.next.Experiment(e) })
 }
+func (d *Sum) Rule(r api.Rule) error {
+	return d.add("rules", r, func() error { return d.next.Rule(r) })
+}
+func (d *Sum) Placement(p api.Placement) error {
+	return d.add("placements", p, func() error { return d.next.Placement(p) })
+}

@@ -141,6 +141,28 @@ func dumpOnline(ctx context.Context, tx pgx.Tx, sink dump.Sink) error {
 		}
 		return sink.Experiment(dump.Experiment{Experiment: e, Running: running})
 	})
+	if err != nil {
+		return err
+	}
+	var name string
+	rows, _ = tx.Query(ctx, `SELECT name, record FROM rules ORDER BY name`)
+	if _, err := pgx.ForEachRow(rows, []any{&name, &rec}, func() error {
+		r, err := record.DecodeRule(name, rec)
+		if err != nil {
+			return err
+		}
+		return sink.Rule(r)
+	}); err != nil {
+		return err
+	}
+	rows, _ = tx.Query(ctx, `SELECT name, record FROM placements ORDER BY name`)
+	_, err = pgx.ForEachRow(rows, []any{&name, &rec}, func() error {
+		p, err := record.DecodePlacement(name, rec)
+		if err != nil {
+			return err
+		}
+		return sink.Placement(p)
+	})
 	return err
 }
 
@@ -152,7 +174,8 @@ func (s *Store) Restore(ctx context.Context, fill func(dump.Sink) error) error {
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM counters WHERE name NOT IN ('writer', 'catalogue') AND value <> 0)
 			OR EXISTS (SELECT 1 FROM models) OR EXISTS (SELECT 1 FROM jobs) OR EXISTS (SELECT 1 FROM reports)
 			OR EXISTS (SELECT 1 FROM settings) OR EXISTS (SELECT 1 FROM impressions) OR EXISTS (SELECT 1 FROM attributions)
-			OR EXISTS (SELECT 1 FROM online_counts) OR EXISTS (SELECT 1 FROM experiments)`).Scan(&used); err != nil {
+			OR EXISTS (SELECT 1 FROM online_counts) OR EXISTS (SELECT 1 FROM experiments)
+			OR EXISTS (SELECT 1 FROM rules) OR EXISTS (SELECT 1 FROM placements)`).Scan(&used); err != nil {
 			return err
 		}
 		if used {
@@ -189,6 +212,8 @@ var pgTables = map[string][]string{
 	"attributions":  {"id", "position", "flags"},
 	"online_counts": {"day", "model", "experiment", "arm", "lists", "impressions", "clicks", "conversions"},
 	"experiments":   {"id", "running", "record"},
+	"rules":         {"name", "record"},
+	"placements":    {"name", "record"},
 }
 
 // pgSink writes dump records into a transaction.
@@ -219,7 +244,7 @@ func (p *pgSink) flush(table string) error {
 // flushAll sends what is buffered, parents before children.
 func (p *pgSink) flushAll() error {
 	for _, t := range []string{"users", "items", "pairs", "pair_days", "days", "jobs", "reports",
-		"impressions", "attributions", "online_counts", "experiments"} {
+		"impressions", "attributions", "online_counts", "experiments", "rules", "placements"} {
 		if err := p.flush(t); err != nil {
 			return err
 		}
@@ -308,4 +333,20 @@ func (p *pgSink) Experiment(e dump.Experiment) error {
 		return err
 	}
 	return p.add("experiments", e.Experiment.ID, e.Running, v)
+}
+
+func (p *pgSink) Rule(r api.Rule) error {
+	v, err := record.EncodeRule(r)
+	if err != nil {
+		return err
+	}
+	return p.add("rules", r.Name, v)
+}
+
+func (p *pgSink) Placement(pl api.Placement) error {
+	v, err := record.EncodePlacement(pl)
+	if err != nil {
+		return err
+	}
+	return p.add("placements", pl.Name, v)
 }

@@ -241,3 +241,40 @@ func (p *copyParser) Write(b []byte) (int, error) {
 	p.buf = append(p.buf[:0], buf[off:]...)
 	return len(b), nil
 }
+
+// ItemAttributes reads the labels, features and creation times of the
+// items, by dense index.
+func (s *Store) ItemAttributes(ctx context.Context) (*api.ItemAttributes, error) {
+	var out *api.ItemAttributes
+	err := s.read(ctx, func(tx pgx.Tx) error {
+		var seq int64
+		if err := tx.QueryRow(ctx, `SELECT value FROM counters WHERE name = 'item_seq'`).Scan(&seq); err != nil {
+			return err
+		}
+		n := seq + 1
+		out = &api.ItemAttributes{Labels: make([]map[string]string, n), Features: make([]map[string]float64, n), Created: make([]int64, n)}
+		rows, _ := tx.Query(ctx, `SELECT idx, id, labels, features, created FROM items`)
+		var idx, created int64
+		var id string
+		var lj, fj []byte
+		_, err := pgx.ForEachRow(rows, []any{&idx, &id, &lj, &fj, &created}, func() error {
+			if idx < 0 || idx >= n {
+				return nil
+			}
+			out.Created[idx] = created
+			if len(lj) > 0 {
+				if err := json.Unmarshal(lj, &out.Labels[idx]); err != nil {
+					return fmt.Errorf("item %q labels: %w", id, err)
+				}
+			}
+			if len(fj) > 0 {
+				if err := json.Unmarshal(fj, &out.Features[idx]); err != nil {
+					return fmt.Errorf("item %q features: %w", id, err)
+				}
+			}
+			return nil
+		})
+		return err
+	})
+	return out, err
+}

@@ -41,6 +41,14 @@ func Compare(tb testing.TB, a, b backend.Store) {
 		e, err := s.Experiments(bg)
 		return slices.Clip(append([]api.Experiment{}, e...)), err
 	})
+	both("rules", func(s backend.Store) (any, error) {
+		r, err := s.Rules(bg)
+		return slices.Clip(append([]api.Rule{}, r...)), err
+	})
+	both("placements", func(s backend.Store) (any, error) {
+		p, err := s.Placements(bg)
+		return slices.Clip(append([]api.Placement{}, p...)), err
+	})
 	both("activity", func(s backend.Store) (any, error) { return s.Activity(bg, 3650) })
 	snap := both("snapshot", func(s backend.Store) (any, error) {
 		snap, err := s.Snapshot(bg)

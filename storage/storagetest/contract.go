@@ -63,6 +63,7 @@ var contractCases = []struct {
 	{"online", testOnline},
 	{"online pruning", testOnlinePrune},
 	{"experiments", testExperiments},
+	{"rules and placements", testRules},
 }
 
 var bg = context.Background()

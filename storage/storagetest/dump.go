@@ -49,6 +49,27 @@ func Fill(tb testing.TB, s backend.Store, seed int) {
 		tb.Fatal(err)
 	}
 	FillOnline(tb, s, seed)
+	FillRules(tb, s)
+}
+
+// FillRules stores two rules and a placement.
+func FillRules(tb testing.TB, s backend.Store) {
+	tb.Helper()
+	at := time.Date(2026, 3, 9, 4, 0, 0, 0, time.UTC)
+	lambda := 0.5
+	for _, r := range []api.Rule{
+		{Name: "campaign", Condition: `"c1" in categories`, Action: api.ActionBoost, Factor: 2, StartsAt: at,
+			EndsAt: at.Add(24 * time.Hour), Placements: []string{"home"}, CreatedAt: at, UpdatedAt: at},
+		{Name: "stock", Condition: `labels.stock == "0"`, Action: api.ActionExclude, CreatedAt: at, UpdatedAt: at},
+	} {
+		if err := s.CreateRule(bg, r); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := s.PutPlacement(bg, api.Placement{Name: "home", Model: "knn", N: 8, Filter: "age_days < 30",
+		Rules: []string{"stock"}, Diversity: api.Diversity{MaxPerCategory: 2, Lambda: &lambda}, UpdatedAt: at}); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // FillOnline records what the online service writes: an experiment run

@@ -1,0 +1,152 @@
+package serving
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/recsys-engine/recsys/api"
+)
+
+// steerFixture is a store whose items a..e have popularity 5..1 and
+// labels code 1..5 but "x" for c, and an engine on it with a clock the
+// test sets; no model is trained, so popularity answers.
+func steerFixture(t *testing.T) (*Engine, *time.Time) {
+	t.Helper()
+	st := mustStore(t)
+	for k, id := range []string{"a", "b", "c", "d", "e"} {
+		for u := range 5 - k {
+			add(t, st, string(rune('p'+u)), "view", id)
+		}
+	}
+	var items []api.Item
+	for k, id := range []string{"a", "b", "c", "d", "e"} {
+		code := string(rune('1' + k))
+		if id == "c" {
+			code = "x"
+		}
+		items = append(items, api.Item{ID: id, Categories: []string{"k" + string(rune('0'+k%2))},
+			Labels: map[string]string{"code": code}, Features: map[string]float64{"price": float64(10 * (k + 1))}})
+	}
+	if err := st.PutItems(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now()
+	e := NewEngine(st, EngineOptions{Now: func() time.Time { return clock }})
+	return e, &clock
+}
+
+func recIDs(t *testing.T, e *Engine, req api.RecommendRequest) []string {
+	t.Helper()
+	if req.N == 0 {
+		req.N = 10
+	}
+	req.UserID = "nobody"
+	out, err := e.Recommend(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, it := range out.Items {
+		ids = append(ids, it.ItemID)
+	}
+	return ids
+}
+
+func TestEngine_campaignStartsAndEnds(t *testing.T) {
+	e, clock := steerFixture(t)
+	start := clock.Add(time.Hour)
+	if err := e.SetSteering([]api.Rule{{Name: "pin-e", Condition: `id == "e"`, Action: api.ActionPin, Position: 1,
+		StartsAt: start, EndsAt: start.Add(time.Hour)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		at   time.Time
+		want []string
+	}{
+		{start.Add(-time.Nanosecond), []string{"a", "b", "c", "d", "e"}},
+		{start, []string{"e", "a", "b", "c", "d"}},
+		{start.Add(59 * time.Minute), []string{"e", "a", "b", "c", "d"}},
+		{start.Add(time.Hour), []string{"a", "b", "c", "d", "e"}},
+	} {
+		*clock = tt.at
+		if got := recIDs(t, e, api.RecommendRequest{}); !slices.Equal(got, tt.want) {
+			t.Errorf("at start%+v: %v, want %v", tt.at.Sub(start), got, tt.want)
+		}
+	}
+}
+
+func TestEngine_rulesAndFilters(t *testing.T) {
+	e, clock := steerFixture(t)
+	err := e.SetSteering([]api.Rule{
+		{Name: "boost-d", Condition: `id == "d"`, Action: api.ActionBoost, Factor: 2.5}, // 2 → 5, ties a and stays after it
+		{Name: "home-bury", Condition: `"k0" in categories`, Action: api.ActionBury, Placements: []string{"home"}},
+		{Name: "broken", Condition: `1 +`, Action: api.ActionExclude},
+	}, []api.Placement{{Name: "home"}})
+	if err == nil || !strings.Contains(err.Error(), `rule "broken"`) {
+		t.Errorf("SetSteering = %v, want the broken rule named", err)
+	}
+	out, err := e.Recommend(context.Background(), api.RecommendRequest{UserID: "nobody", N: 10, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []api.ScoredItem{{ItemID: "a", Score: 5}, {ItemID: "d", Score: 5, Rules: []string{"boost-d"}},
+		{ItemID: "b", Score: 4}, {ItemID: "c", Score: 3}, {ItemID: "e", Score: 1}}
+	if len(out.Items) != len(want) {
+		t.Fatalf("got %+v, want %+v", out.Items, want)
+	}
+	for k := range want {
+		if g := out.Items[k]; g.ItemID != want[k].ItemID || g.Score != want[k].Score || !slices.Equal(g.Rules, want[k].Rules) {
+			t.Errorf("item %d = %+v, want %+v", k, g, want[k])
+		}
+	}
+	// Pages of the steered list.
+	if got := recIDs(t, e, api.RecommendRequest{N: 2, Offset: 1}); !slices.Equal(got, []string{"d", "b"}) {
+		t.Errorf("page 2: %v", got)
+	}
+	// home: a, c and e are k0 and go last.
+	if got := recIDs(t, e, api.RecommendRequest{Steer: api.Steering{Placement: "home"}}); !slices.Equal(got, []string{"d", "b", "a", "c", "e"}) {
+		t.Errorf("home: %v", got)
+	}
+	if _, err := e.Recommend(context.Background(), api.RecommendRequest{UserID: "nobody", N: 1, Steer: api.Steering{Placement: "nope"}}); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("unknown placement: %v", err)
+	}
+
+	// Filters: ANDed; a run-time failure leaves out that item alone.
+	if got := recIDs(t, e, api.RecommendRequest{Steer: api.Steering{Filters: []string{`features.price >= 20`, `features.price < 50`}}}); !slices.Equal(got, []string{"d", "b", "c"}) {
+		t.Errorf("two filters: %v", got)
+	}
+	before := counterValue(t, e)
+	if got := recIDs(t, e, api.RecommendRequest{Steer: api.Steering{Filters: []string{`int(labels.code) > 0`}}}); !slices.Equal(got, []string{"a", "d", "b", "e"}) {
+		t.Errorf("run-time error: %v", got)
+	}
+	if got := counterValue(t, e) - before; got != 1 {
+		t.Errorf("filter errors counted %v, want 1", got)
+	}
+	_, err = e.Recommend(context.Background(), api.RecommendRequest{UserID: "nobody", N: 1, Steer: api.Steering{Filters: []string{"features.price <"}}})
+	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), "line 1, column 16") {
+		t.Errorf("syntax error: %v", err)
+	}
+
+	// age_days counts from the item's entry into the catalogue.
+	*clock = time.Now().Add(36 * time.Hour)
+	if got := recIDs(t, e, api.RecommendRequest{Steer: api.Steering{Filters: []string{`age_days > 1.4 and age_days < 1.6`}}}); len(got) != 5 {
+		t.Errorf("age 1.5 days: %v", got)
+	}
+	if got := recIDs(t, e, api.RecommendRequest{Steer: api.Steering{Filters: []string{`age_days < 1`}}}); len(got) != 0 {
+		t.Errorf("age under a day: %v", got)
+	}
+}
+
+func counterValue(t *testing.T, e *Engine) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := e.filterErrors.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
