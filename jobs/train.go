@@ -302,7 +302,7 @@ func (g fitGuard) reason(name string, spent time.Duration, held int64) string {
 		return ""
 	}
 	if limit := g.budget.Memory; limit > 0 && c.Bytes+held > limit {
-		if held > 0 {
+		if c.Bytes <= limit {
 			return fmt.Sprintf("needs about %s at %s users × %s items (%s) beside the %s the kinds fitted before it keep; the memory budget is %s (--train-memory)",
 				api.FormatBytes(c.Bytes), recsys.FormatCount(int64(g.shape.Users)), recsys.FormatCount(int64(g.shape.Items)), c.Memory, api.FormatBytes(held), api.FormatBytes(limit))
 		}
