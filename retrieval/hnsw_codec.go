@@ -47,6 +47,9 @@ func (h *HNSW) Graph() *HNSWGraph {
 // Len is the number of nodes.
 func (g *HNSWGraph) Len() int { return g.n }
 
+// Dim is the dimension of the vectors it was built on.
+func (g *HNSWGraph) Dim() int { return g.dim }
+
 // MarshalBinary encodes the graph.
 func (g *HNSWGraph) MarshalBinary() ([]byte, error) {
 	e := blob.NewEncoder([]byte("RHNS"))

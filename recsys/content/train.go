@@ -1,10 +1,12 @@
 package content
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -274,6 +276,9 @@ func train(ctx context.Context, d recsys.TrainData) (_ *recsys.Trained, skipped 
 	if model == nil {
 		return nil, fmt.Sprintf("only %d items have both features and collaborative neighbours; learning the metric needs at least %d", n, minContentItems) + kept, nil
 	}
+	if model, err = withGraph(ctx, model, d); err != nil {
+		return nil, "", err
+	}
 	m := model.Metric()
 	// The cold rule in short keys, the threshold to four digits: the
 	// dashboard lists every parameter in one table cell.
@@ -283,4 +288,39 @@ func train(ctx context.Context, d recsys.TrainData) (_ *recsys.Trained, skipped 
 		params["cold_dist"], _ = strconv.ParseFloat(strconv.FormatFloat(d, 'g', 4, 64), 64)
 	}
 	return &recsys.Trained{Model: model, Items: n, Params: params}, "", nil
+}
+
+// withGraph returns model with the HNSW graph of the featured items when
+// they are more than d.ContentApproxAbove, as serving would build it at
+// load (recsys/serving: the items with features, by increasing index,
+// projected by the metric; HNSW seed 1), on every core. Otherwise it
+// returns model as it is.
+func withGraph(ctx context.Context, model *Content, d recsys.TrainData) (*Content, error) {
+	var items []uint32
+	var vecs [][]float64
+	for i, f := range d.Features {
+		if f != nil {
+			items = append(items, uint32(i))
+			vecs = append(vecs, f)
+		}
+	}
+	limit := d.ContentApproxAbove
+	if limit < 0 || len(items) <= cmp.Or(limit, retrieval.DefaultApproxAbove) {
+		return model, nil
+	}
+	if d.Enter != nil {
+		d.Enter("content graph")
+	}
+	s, err := retrieval.NewSearcher(model.Metric(), vecs)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h, err := retrieval.BuildHNSW(s.Index, retrieval.HNSWOptions{Seed: 1, Workers: runtime.GOMAXPROCS(0)})
+	if err != nil {
+		return nil, err
+	}
+	return model.WithGraph(Graph{Items: items, Fingerprint: s.Index.Fingerprint(), HNSW: h.Graph()})
 }

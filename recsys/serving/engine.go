@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,9 @@ type EngineOptions struct {
 	// go to cold items, 0..10 (0 = DefaultColdSlotsPer10, negative = none);
 	// see withColdItems for when a cold item earns one.
 	ColdSlotsPer10 int
+	// Logger receives what the engine reports of its own accord (how a
+	// content model's HNSW graph was made); nil discards it.
+	Logger *slog.Logger
 }
 
 // Engine answers recommendation requests from the active model, falling
@@ -87,6 +91,9 @@ type catalogueCache struct {
 func NewEngine(src Source, opts EngineOptions) *Engine {
 	if opts.PopularityTTL == 0 {
 		opts.PopularityTTL = 2 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{src: src, opts: opts, ranking: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "recsys_recommend_ranking_seconds",
