@@ -32,17 +32,17 @@ func graphData(n int) (*Content, recsys.TrainData) {
 	return c, d
 }
 
-// TestWithGraph_threshold: the graph is built only when the featured items
+// TestBuildGraph_threshold: the graph is built only when the featured items
 // (4 in 5 of 2,500: 2,000) are more than the threshold, never with a
 // negative one, and not at the default threshold of 100,000.
-func TestWithGraph_threshold(t *testing.T) {
+func TestBuildGraph_threshold(t *testing.T) {
 	c, d := graphData(2500)
 	for _, tc := range []struct {
 		above int
 		want  bool
 	}{{1999, true}, {2000, false}, {-1, false}, {0, false}} {
 		d.ContentApproxAbove = tc.above
-		got, err := withGraph(context.Background(), c, d)
+		got, err := BuildGraph(context.Background(), c, d.Features, d.ContentApproxAbove, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestWithGraph_threshold(t *testing.T) {
 func TestContent_graphRoundTrip(t *testing.T) {
 	c, d := graphData(2500)
 	d.ContentApproxAbove = 1000
-	c, err := withGraph(context.Background(), c, d)
+	c, err := BuildGraph(context.Background(), c, d.Features, d.ContentApproxAbove, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestContent_graphRoundTrip(t *testing.T) {
 func TestContent_corruptGraph(t *testing.T) {
 	c, d := graphData(1500)
 	d.ContentApproxAbove = 100
-	c, err := withGraph(context.Background(), c, d)
+	c, err := BuildGraph(context.Background(), c, d.Features, d.ContentApproxAbove, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

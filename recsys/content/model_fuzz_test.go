@@ -23,7 +23,7 @@ func FuzzDecodeContent(f *testing.F) {
 	}
 	gc, gd := graphData(60)
 	gd.ContentApproxAbove = 10
-	withG, err := withGraph(context.Background(), gc, gd)
+	withG, err := BuildGraph(context.Background(), gc, gd.Features, gd.ContentApproxAbove, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

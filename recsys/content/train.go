@@ -276,7 +276,7 @@ func train(ctx context.Context, d recsys.TrainData) (_ *recsys.Trained, skipped 
 	if model == nil {
 		return nil, fmt.Sprintf("only %d items have both features and collaborative neighbours; learning the metric needs at least %d", n, minContentItems) + kept, nil
 	}
-	if model, err = withGraph(ctx, model, d); err != nil {
+	if model, err = BuildGraph(ctx, model, d.Features, d.ContentApproxAbove, d.Enter); err != nil {
 		return nil, "", err
 	}
 	m := model.Metric()
@@ -290,28 +290,30 @@ func train(ctx context.Context, d recsys.TrainData) (_ *recsys.Trained, skipped 
 	return &recsys.Trained{Model: model, Items: n, Params: params}, "", nil
 }
 
-// withGraph returns model with the HNSW graph of the featured items when
-// they are more than d.ContentApproxAbove, as serving would build it at
-// load (recsys/serving: the items with features, by increasing index,
-// projected by the metric; HNSW seed 1), on every core. Otherwise it
-// returns model as it is.
-func withGraph(ctx context.Context, model *Content, d recsys.TrainData) (*Content, error) {
+// BuildGraph returns c with the HNSW graph of the featured items when
+// they are more than above (0 = retrieval.DefaultApproxAbove, negative =
+// never), built as serving would build it at load (recsys/serving: the
+// items with features, by increasing dense index, projected by the
+// metric; HNSW seed 1) on every core; otherwise c as it is. features
+// holds each item's values in the order of c's feature names, nil for an
+// item without features. enter, when not nil, is called with the stage's
+// name ("content graph") when the build starts.
+func BuildGraph(ctx context.Context, c *Content, features [][]float64, above int, enter func(stage string)) (*Content, error) {
 	var items []uint32
 	var vecs [][]float64
-	for i, f := range d.Features {
+	for i, f := range features {
 		if f != nil {
 			items = append(items, uint32(i))
 			vecs = append(vecs, f)
 		}
 	}
-	limit := d.ContentApproxAbove
-	if limit < 0 || len(items) <= cmp.Or(limit, retrieval.DefaultApproxAbove) {
-		return model, nil
+	if above < 0 || len(items) <= cmp.Or(above, retrieval.DefaultApproxAbove) {
+		return c, nil
 	}
-	if d.Enter != nil {
-		d.Enter("content graph")
+	if enter != nil {
+		enter("content graph")
 	}
-	s, err := retrieval.NewSearcher(model.Metric(), vecs)
+	s, err := retrieval.NewSearcher(c.Metric(), vecs)
 	if err != nil {
 		return nil, err
 	}
@@ -322,5 +324,5 @@ func withGraph(ctx context.Context, model *Content, d recsys.TrainData) (*Conten
 	if err != nil {
 		return nil, err
 	}
-	return model.WithGraph(Graph{Items: items, Fingerprint: s.Index.Fingerprint(), HNSW: h.Graph()})
+	return c.WithGraph(Graph{Items: items, Fingerprint: s.Index.Fingerprint(), HNSW: h.Graph()})
 }

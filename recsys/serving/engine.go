@@ -13,11 +13,11 @@ package serving
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"sort"
 	"strings"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
