@@ -32,10 +32,20 @@ func init() {
 // at scale (the scale runs' items have no features), so it is not
 // predicted. Its memory is the items' collaborative neighbour lists
 // (contentNeighbours each) and their feature rows, read and copied into
-// the metric's training set (8 bytes a value, twice).
+// the metric's training set (8 bytes a value, twice). Above the default
+// approximate threshold it adds the graph built at training (BuildGraph),
+// as if every item had features: each item's projected vector in float64
+// and float32 (12 bytes a dimension, of min(features, 32)), its links
+// (2M + 1 = 33 four-byte slots) and their encoding in the model's record
+// (about as many bytes again).
 func cost(s recsys.Shape) recsys.Cost {
-	return recsys.Cost{Bytes: recsys.ListBytes(s.Items, contentNeighbours) + 2*8*int64(s.Items)*int64(s.Features),
-		Memory: fmt.Sprintf("the features and neighbour lists of %s items", recsys.FormatCount(int64(s.Items)))}
+	bytes := recsys.ListBytes(s.Items, contentNeighbours) + 2*8*int64(s.Items)*int64(s.Features)
+	memory := fmt.Sprintf("the features and neighbour lists of %s items", recsys.FormatCount(int64(s.Items)))
+	if s.Items > retrieval.DefaultApproxAbove {
+		bytes += int64(s.Items) * (12*int64(min(s.Features, 32)) + 2*4*33)
+		memory += " and their HNSW graph"
+	}
+	return recsys.Cost{Bytes: bytes, Memory: memory}
 }
 
 func decode(b []byte) (recsys.Artefact, error) {
