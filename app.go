@@ -182,7 +182,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	eng := serving.NewEngine(st, serving.EngineOptions{ContentApproxAbove: c.ContentApproxAbove, ColdSlotsPer10: c.ColdSlotsPer10})
+	eng := serving.NewEngine(st, serving.EngineOptions{ContentApproxAbove: c.ContentApproxAbove, ColdSlotsPer10: c.ColdSlotsPer10, Logger: c.Logger})
 	// A persisted model that cannot be read (a damaged record) is logged,
 	// counted in recsys_model_load_errors and named by /readyz; the service
 	// starts anyway on the rest, an older version, or popularity. The
@@ -206,6 +206,7 @@ func NewApp(ctx context.Context, c Config) (_ *App, err error) {
 	}
 	jo := c.Jobs
 	jo.Logger = c.Logger
+	jo.Train.ContentApproxAbove = c.ContentApproxAbove
 	jobsFinished := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "recsys_jobs_finished_total",
 		Help: "Jobs this process ran to an end, by kind (train, evaluate) and state (succeeded, failed, cancelled)."}, []string{"kind", "state"})
 	observe := jo.OnProgress

@@ -121,7 +121,10 @@ func NewScheduler(st Store, eng Serving, opts Options) *Scheduler {
 		opts.Models = DefaultModels
 	}
 	if len(opts.Train.Grid) == 0 {
+		// The grids default; the server's content threshold stays.
+		above := opts.Train.ContentApproxAbove
 		opts.Train = DefaultTrainOptions
+		opts.Train.ContentApproxAbove = above
 	}
 	if opts.CheckEvery == 0 {
 		opts.CheckEvery = DefaultCheckEvery

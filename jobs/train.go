@@ -40,6 +40,10 @@ type TrainOptions struct {
 	// at 10⁵ users × 10⁴ items it costs more than the fits; an evenly
 	// spaced subset keeps tuning affordable there.
 	ValidationUsers int
+	// ContentApproxAbove is the server's --content-approx-above: above it
+	// the content model's HNSW graph is built at training and persisted
+	// with the model (recsys.TrainData.ContentApproxAbove).
+	ContentApproxAbove int
 	// Budget is the training budget (zero: none): a job skips an auto
 	// addition predicted to take longer than its time left and any model
 	// predicted to need more memory (fitGuard).
@@ -429,7 +433,7 @@ func trainOther(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, name 
 	}
 	start := time.Now()
 	t, why, err := kind.Train(ctx, recsys.TrainData{X: x, FeatureNames: snap.FeatureNames, Features: snap.Features,
-		Seed: uint64(opts.Seed), Enter: enter})
+		Seed: uint64(opts.Seed), ContentApproxAbove: opts.ContentApproxAbove, Enter: enter})
 	if err != nil || t == nil {
 		return nil, why, err
 	}

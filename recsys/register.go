@@ -219,6 +219,11 @@ type TrainData struct {
 	Features     [][]float64
 	// Seed seeds whatever the fit draws at random.
 	Seed uint64
+	// ContentApproxAbove is serving's threshold of approximate content
+	// search (0 = retrieval.DefaultApproxAbove, negative = always exact):
+	// with more featured items the content model builds its HNSW graph at
+	// training and persists it.
+	ContentApproxAbove int
 	// Enter, when not nil, is called with the name of each stage of the
 	// fit as it starts, for the job's progress.
 	Enter func(stage string)

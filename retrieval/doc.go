@@ -37,7 +37,9 @@
 // (Malkov and Yashunin 2018) over the same projected vectors and answers from
 // it. HNSW's recall@10 against Index is tested (TestHNSW_recall) and
 // reported by BenchmarkSimilar; a filtered query that the graph cannot
-// satisfy (e.g. cold items only) falls back to the exact scan.
+// satisfy (e.g. cold items only) falls back to the exact scan. A graph's
+// links can be persisted (HNSW.Graph, HNSWGraph) and attached again to the
+// vectors it was built on (AttachHNSW; Index.Fingerprint tells them).
 //
 // # Evaluation
 //

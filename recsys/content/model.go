@@ -8,6 +8,7 @@
 package content
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -31,10 +32,20 @@ func init() {
 // at scale (the scale runs' items have no features), so it is not
 // predicted. Its memory is the items' collaborative neighbour lists
 // (contentNeighbours each) and their feature rows, read and copied into
-// the metric's training set (8 bytes a value, twice).
+// the metric's training set (8 bytes a value, twice). Above the default
+// approximate threshold it adds the graph built at training (BuildGraph),
+// as if every item had features: each item's projected vector in float64
+// and float32 (12 bytes a dimension, of min(features, 32)), its links
+// (2M + 1 = 33 four-byte slots) and their encoding in the model's record
+// (about as many bytes again).
 func cost(s recsys.Shape) recsys.Cost {
-	return recsys.Cost{Bytes: recsys.ListBytes(s.Items, contentNeighbours) + 2*8*int64(s.Items)*int64(s.Features),
-		Memory: fmt.Sprintf("the features and neighbour lists of %s items", recsys.FormatCount(int64(s.Items)))}
+	bytes := recsys.ListBytes(s.Items, contentNeighbours) + 2*8*int64(s.Items)*int64(s.Features)
+	memory := fmt.Sprintf("the features and neighbour lists of %s items", recsys.FormatCount(int64(s.Items)))
+	if s.Items > retrieval.DefaultApproxAbove {
+		bytes += int64(s.Items) * (12*int64(min(s.Features, 32)) + 2*4*33)
+		memory += " and their HNSW graph"
+	}
+	return recsys.Cost{Bytes: bytes, Memory: memory}
 }
 
 func decode(b []byte) (recsys.Artefact, error) {
@@ -55,6 +66,24 @@ type Content struct {
 	names  []string
 	metric *retrieval.Metric
 	cold   *ColdRule // nil in a model persisted before cold rules
+	graph  *Graph    // nil: none was built at training
+}
+
+// Graph is the HNSW graph of the catalogue's featured items projected by
+// the metric, built at training when they were more than the approximate
+// search threshold, so that a server need not build it at load. It is
+// valid for a catalogue whose featured items are Items, with the
+// projected vectors of Fingerprint; serving checks both and builds its
+// own graph when either differs (items or features changed since
+// training).
+type Graph struct {
+	// Items are the dense item indices of the graph's nodes, in node
+	// order: every item with features, by increasing index.
+	Items []uint32
+	// Fingerprint is retrieval.Index.Fingerprint of their projected
+	// vectors.
+	Fingerprint [sha256.Size]byte
+	HNSW        *retrieval.HNSWGraph
 }
 
 // MinColdSupport is the fewest items the metric was learned on that must
@@ -91,8 +120,25 @@ func (c *Content) WithColdRule(r ColdRule) (*Content, error) {
 	if !(r.MaxDistance >= 0) {
 		return nil, fmt.Errorf("content model: cold distance threshold %v, want ≥ 0 or +Inf", r.MaxDistance)
 	}
-	return &Content{names: c.names, metric: c.metric, cold: &r}, nil
+	return &Content{names: c.names, metric: c.metric, cold: &r, graph: c.graph}, nil
 }
+
+// WithGraph returns c with graph g, which must have a node per item.
+func (c *Content) WithGraph(g Graph) (*Content, error) {
+	if g.HNSW == nil || g.HNSW.Len() != len(g.Items) {
+		return nil, fmt.Errorf("content model: a graph without a node per item")
+	}
+	if c.cold == nil {
+		return nil, fmt.Errorf("content model: a graph needs a cold rule (the layout that holds it)")
+	}
+	out := *c
+	out.graph = &g
+	return &out, nil
+}
+
+// Graph is the graph built at training, nil when none was. Do not modify
+// it.
+func (c *Content) Graph() *Graph { return c.graph }
 
 // Names are the names of the features the metric was learned on, in the
 // metric's order. Do not modify them.
@@ -114,7 +160,11 @@ func (c *Content) MaxColdDistance() float64 {
 // rule: the number of feature names, each name, then the metric as
 // retrieval writes it. With one: a zero byte (no model has zero names),
 // the layout version 1, the names as before, each feature's support as a
-// uvarint, the distance threshold as a float64, then the metric.
+// uvarint, the distance threshold as a float64, then the metric. With a
+// graph too: layout version 2, which writes after the threshold the
+// number of items, each item's dense index as a uint32, the 32-byte
+// fingerprint, the graph's length in bytes and the graph as retrieval
+// writes it (HNSWGraph), then the metric.
 func (c *Content) MarshalBinary() ([]byte, error) { return encodeContent(c) }
 
 // UnmarshalBinary reads what MarshalBinary wrote.
@@ -129,16 +179,30 @@ func (c *Content) UnmarshalBinary(b []byte) error {
 
 var errCorruptContent = errors.New("content model: corrupt data")
 
-// contentColdLayout is the layout version of a model with a cold rule.
-const contentColdLayout = 1
+// contentColdLayout is the layout version of a model with a cold rule,
+// contentGraphLayout of one with a graph as well.
+const (
+	contentColdLayout  = 1
+	contentGraphLayout = 2
+)
 
 func encodeContent(c *Content) ([]byte, error) {
 	mb, err := c.metric.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}
+	var gb []byte
+	if c.graph != nil {
+		if gb, err = c.graph.HNSW.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
 	e := blob.NewEncoder(nil)
-	if c.cold != nil {
+	switch {
+	case c.graph != nil:
+		e.Byte(0)
+		e.Byte(contentGraphLayout)
+	case c.cold != nil:
 		e.Byte(0)
 		e.Byte(contentColdLayout)
 	}
@@ -152,19 +216,28 @@ func encodeContent(c *Content) ([]byte, error) {
 		}
 		e.Float64(c.cold.MaxDistance)
 	}
+	if c.graph != nil {
+		e.Uvarint(uint64(len(c.graph.Items)))
+		e.Uint32s(c.graph.Items)
+		e.Raw(c.graph.Fingerprint[:])
+		e.Uvarint(uint64(len(gb)))
+		e.Raw(gb)
+	}
 	e.Raw(mb)
 	return e.Bytes(), nil
 }
 
 func decodeContent(b []byte) (*Content, error) {
 	d := blob.NewDecoder(b, errCorruptContent)
-	withCold := len(b) > 0 && b[0] == 0
+	withCold, withGraph := len(b) > 0 && b[0] == 0, false
 	if withCold {
 		d.MinimalUvarints()
 		d.Byte()
-		if v := d.Byte(); d.Err() == nil && v != contentColdLayout {
-			return nil, fmt.Errorf("content model: layout version %d, want %d", v, contentColdLayout)
+		v := d.Byte()
+		if d.Err() == nil && v != contentColdLayout && v != contentGraphLayout {
+			return nil, fmt.Errorf("content model: layout version %d, want %d or %d", v, contentColdLayout, contentGraphLayout)
 		}
+		withGraph = v == contentGraphLayout
 	}
 	// Each name takes at least its one-byte length (Count), and no
 	// catalogue has a million features: a larger count is corrupt and must
@@ -188,6 +261,14 @@ func decodeContent(b []byte) (*Content, error) {
 			d.Fail(nil)
 		}
 	}
+	var graph *Graph
+	if withGraph {
+		g, err := decodeGraph(d)
+		if err != nil {
+			return nil, err
+		}
+		graph = g
+	}
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
@@ -198,7 +279,37 @@ func decodeContent(b []byte) (*Content, error) {
 	if m.Dim() != len(names) {
 		return nil, fmt.Errorf("content model: %d feature names for a metric of dimension %d", len(names), m.Dim())
 	}
-	return &Content{names: names, metric: m, cold: cold}, nil
+	if graph != nil && graph.HNSW.Dim() != m.Rank() {
+		return nil, fmt.Errorf("content model: a graph of dimension %d for a metric of rank %d", graph.HNSW.Dim(), m.Rank())
+	}
+	return &Content{names: names, metric: m, cold: cold, graph: graph}, nil
+}
+
+// decodeGraph reads the graph section of layout contentGraphLayout. The
+// items must increase (they are the featured items in index order) and
+// number the graph's nodes.
+func decodeGraph(d *blob.Decoder) (*Graph, error) {
+	g := &Graph{Items: d.Uint32s(d.Count(4))}
+	copy(g.Fingerprint[:], d.Raw(sha256.Size))
+	raw := d.Raw(d.Count(1))
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	increasing := len(g.Items) > 0
+	for k := 1; k < len(g.Items) && increasing; k++ {
+		increasing = g.Items[k-1] < g.Items[k]
+	}
+	if !increasing {
+		return nil, fmt.Errorf("content model: graph items not increasing: %w", errCorruptContent)
+	}
+	g.HNSW = new(retrieval.HNSWGraph)
+	if err := g.HNSW.UnmarshalBinary(raw); err != nil {
+		return nil, fmt.Errorf("content model: graph: %w", err)
+	}
+	if g.HNSW.Len() != len(g.Items) {
+		return nil, fmt.Errorf("content model: a graph of %d nodes for %d items: %w", g.HNSW.Len(), len(g.Items), errCorruptContent)
+	}
+	return g, nil
 }
 
 // Metric is the learned metric.

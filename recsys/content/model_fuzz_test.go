@@ -1,6 +1,7 @@
 package content
 
 import (
+	"context"
 	"testing"
 
 	"github.com/recsys-engine/recsys/recsys/blob/blobtest"
@@ -11,7 +12,8 @@ import (
 // database would hold) to the decoder: an error or a usable metric whose
 // dimension matches its feature names, never a panic, and never an
 // allocation out of proportion to the input; a cold rule, when there is
-// one, covers every feature and has a threshold ≥ 0.
+// one, covers every feature and has a threshold ≥ 0; a graph, when there
+// is one, searches without a panic.
 func FuzzDecodeContent(f *testing.F) {
 	m := retrieval.Euclidean([]float64{0, 1, 2}, []float64{1, 1, 1})
 	plain := NewContent([]string{"a", "b", "c"}, m)
@@ -19,7 +21,13 @@ func FuzzDecodeContent(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, c := range []*Content{plain, cold} {
+	gc, gd := graphData(60)
+	gd.ContentApproxAbove = 10
+	withG, err := BuildGraph(context.Background(), gc, gd.Features, gd.ContentApproxAbove, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, c := range []*Content{plain, cold, withG} {
 		good, err := encodeContent(c)
 		if err != nil {
 			f.Fatal(err)
@@ -49,6 +57,24 @@ func FuzzDecodeContent(f *testing.F) {
 		}
 		if c.cold != nil && (len(c.cold.Support) != len(c.names) || !(c.cold.MaxDistance >= 0)) {
 			t.Fatalf("cold rule %+v for %d names", c.cold, len(c.names))
+		}
+		if g := c.graph; g != nil {
+			// A graph that decodes can be searched without a panic.
+			vecs := make([][]float64, g.HNSW.Len())
+			for i := range vecs {
+				vecs[i] = make([]float64, g.HNSW.Dim())
+				vecs[i][0] = float64(i)
+			}
+			ix, err := retrieval.BuildIndex(vecs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := retrieval.AttachHNSW(ix, g.HNSW)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Search(vecs[0], 5, nil)
+			h.SearchID(len(vecs)-1, 5, nil)
 		}
 	})
 }

@@ -1,10 +1,12 @@
 package content
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -274,6 +276,9 @@ func train(ctx context.Context, d recsys.TrainData) (_ *recsys.Trained, skipped 
 	if model == nil {
 		return nil, fmt.Sprintf("only %d items have both features and collaborative neighbours; learning the metric needs at least %d", n, minContentItems) + kept, nil
 	}
+	if model, err = BuildGraph(ctx, model, d.Features, d.ContentApproxAbove, d.Enter); err != nil {
+		return nil, "", err
+	}
 	m := model.Metric()
 	// The cold rule in short keys, the threshold to four digits: the
 	// dashboard lists every parameter in one table cell.
@@ -283,4 +288,41 @@ func train(ctx context.Context, d recsys.TrainData) (_ *recsys.Trained, skipped 
 		params["cold_dist"], _ = strconv.ParseFloat(strconv.FormatFloat(d, 'g', 4, 64), 64)
 	}
 	return &recsys.Trained{Model: model, Items: n, Params: params}, "", nil
+}
+
+// BuildGraph returns c with the HNSW graph of the featured items when
+// they are more than above (0 = retrieval.DefaultApproxAbove, negative =
+// never), built as serving would build it at load (recsys/serving: the
+// items with features, by increasing dense index, projected by the
+// metric; HNSW seed 1) on every core; otherwise c as it is. features
+// holds each item's values in the order of c's feature names, nil for an
+// item without features. enter, when not nil, is called with the stage's
+// name ("content graph") when the build starts.
+func BuildGraph(ctx context.Context, c *Content, features [][]float64, above int, enter func(stage string)) (*Content, error) {
+	var items []uint32
+	var vecs [][]float64
+	for i, f := range features {
+		if f != nil {
+			items = append(items, uint32(i))
+			vecs = append(vecs, f)
+		}
+	}
+	if above < 0 || len(items) <= cmp.Or(above, retrieval.DefaultApproxAbove) {
+		return c, nil
+	}
+	if enter != nil {
+		enter("content graph")
+	}
+	s, err := retrieval.NewSearcher(c.Metric(), vecs)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h, err := retrieval.BuildHNSW(s.Index, retrieval.HNSWOptions{Seed: 1, Workers: runtime.GOMAXPROCS(0)})
+	if err != nil {
+		return nil, err
+	}
+	return c.WithGraph(Graph{Items: items, Fingerprint: s.Index.Fingerprint(), HNSW: h.Graph()})
 }

@@ -13,6 +13,7 @@ package serving
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"sort"
@@ -55,6 +56,9 @@ type EngineOptions struct {
 	// Now is the clock of the rules' campaigns and of the items' age
 	// (nil: time.Now).
 	Now func() time.Time
+	// Logger receives what the engine reports of its own accord (how a
+	// content model's HNSW graph was made); nil discards it.
+	Logger *slog.Logger
 }
 
 // Engine answers recommendation requests from the active model, falling
@@ -98,6 +102,9 @@ type catalogueCache struct {
 func NewEngine(src Source, opts EngineOptions) *Engine {
 	if opts.PopularityTTL == 0 {
 		opts.PopularityTTL = 2 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{src: src, opts: opts, ranking: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "recsys_recommend_ranking_seconds",

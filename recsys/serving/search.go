@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/recsys-engine/recsys/api"
 	"github.com/recsys-engine/recsys/recsys/content"
@@ -26,6 +28,7 @@ type contentSearch struct {
 	features    func(ctx context.Context) ([]string, [][]float64, error)
 	approxAbove int         // see EngineOptions.ContentApproxAbove
 	building    atomic.Bool // a background HNSW build is running
+	log         *slog.Logger
 }
 
 // contentIndex is one build of the projected catalogue.
@@ -71,7 +74,7 @@ func (e *Engine) newContentSearch(m *Served) *contentSearch {
 	if !ok {
 		return nil
 	}
-	return &contentSearch{served: m, model: cm, features: e.src.ItemFeatures, approxAbove: e.opts.ContentApproxAbove}
+	return &contentSearch{served: m, model: cm, features: e.src.ItemFeatures, approxAbove: e.opts.ContentApproxAbove, log: e.opts.Logger}
 }
 
 // prepareContent builds the index of a content model before it is served,
@@ -101,17 +104,49 @@ func (e *Engine) prepareContent(ctx context.Context, m *Served, workers int) {
 	m.search.Store(s)
 }
 
-// withApprox returns ix with the HNSW graph of its vectors.
+// withApprox returns ix with the HNSW graph of its vectors: the graph
+// persisted with the model when it was built on the same vectors
+// (persistedGraph), else one built now. It logs which.
 func (c *contentSearch) withApprox(ix *contentIndex, workers int) (*contentIndex, error) {
-	h, err := retrieval.BuildHNSW(ix.searcher.Index, retrieval.HNSWOptions{Seed: 1, Workers: workers})
-	if err != nil {
-		return nil, err
+	h, why := c.persistedGraph(ix)
+	info := c.served.Info
+	if h != nil {
+		c.log.Info("content graph: using the graph persisted with the model", "model", info.Name, "version", info.Version, "items", h.Len())
+	} else {
+		start := time.Now()
+		var err error
+		if h, err = retrieval.BuildHNSW(ix.searcher.Index, retrieval.HNSWOptions{Seed: 1, Workers: workers}); err != nil {
+			return nil, err
+		}
+		c.log.Info("content graph: built", "model", info.Name, "version", info.Version, "items", h.Len(),
+			"seconds", time.Since(start).Seconds(), "reason", why)
 	}
 	s := *ix.searcher
 	s.Approx = h
 	approx := *ix
 	approx.searcher = &s
 	return &approx, nil
+}
+
+// persistedGraph returns the model's persisted graph over ix's vectors
+// when it indexes the same items with the same projected vectors (items
+// added or removed, or features changed since training, make it stale);
+// otherwise nil and why not.
+func (c *contentSearch) persistedGraph(ix *contentIndex) (*retrieval.HNSW, string) {
+	g := c.model.Graph()
+	switch {
+	case g == nil:
+		return nil, "the model holds no graph (trained on fewer featured items than the threshold, or before graphs were persisted)"
+	case !slices.Equal(g.Items, ix.items):
+		return nil, fmt.Sprintf("the featured items changed since training (%d then, %d now)", len(g.Items), len(ix.items))
+	case g.Fingerprint != ix.searcher.Index.Fingerprint():
+		return nil, "item features changed since training"
+	}
+	h, err := retrieval.AttachHNSW(ix.searcher.Index, g.HNSW)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return h, ""
 }
 
 // index returns the projected catalogue, rebuilding it after catalogue
