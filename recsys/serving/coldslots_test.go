@@ -160,6 +160,29 @@ func TestEngine_coldSlots(t *testing.T) {
 	})
 }
 
+// With more cold items than maxColdItems, only the newest are offered:
+// with a bound of 1, near2, added after near, takes the one slot that
+// near (d = 0.25, nearer than near2's 2.25) takes without the bound.
+func TestEngine_coldSlots_newestOnly(t *testing.T) {
+	defer func(n int) { maxColdItems = n }(maxColdItems)
+	for _, bound := range []int{4096, 1} {
+		maxColdItems = bound
+		eng, _ := coldFixture(t, EngineOptions{ColdSlotsPer10: 1})
+		if err := eng.src.(interface {
+			PutItems(context.Context, []api.Item) error
+		}).PutItems(context.Background(), []api.Item{{ID: "near2", Features: map[string]float64{"x": 0, "y": 1.5}}}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"w1", "w2", "w3", "w4", "w5", "near"}
+		if bound == 1 {
+			want = []string{"w1", "w2", "w3", "w4", "w5", "near2"}
+		}
+		if got := recommend(t, eng, 6, false); !slices.Equal(ids(got), want) {
+			t.Errorf("bound %d: %v, want %v", bound, ids(got), want)
+		}
+	}
+}
+
 // evidenceFixture is coldFixture's warm catalogue on three features x, y,
 // z (w0..w7 at x = k; "me" viewed w0, so itemknn lists w1..w7 and wk lies
 // k² from the history), a plain Euclidean content metric (mean 0, scale
