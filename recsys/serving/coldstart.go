@@ -153,9 +153,10 @@ type coldList struct {
 // the newest of them, those last to enter the catalogue. A request
 // measures each item of its recent history against every cold item the
 // first time that item is asked for, so the cost of a request grows with
-// this number; a long-tail catalogue of a million items can hold hundreds
-// of thousands of items with features and no events, where the scans took
-// 92% of the serving CPU and a request 100 ms. Cold start is for new
+// this number; a long-tail catalogue of a million items can hold tens of
+// thousands of items with features and no events (61,621 in the 20M × 1M
+// scale data), where the scans took 92% of the serving CPU and a request
+// 100 ms. Cold start is for new
 // arrivals, and the newest are those.
 var maxColdItems = 4096
 
