@@ -33,6 +33,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&c.IngestUsers, "ingest-users", false, "ingest events of the users PREFIX1..PREFIXN, one drawn at random per event (default: one fresh user per batch)")
 	fs.IntVar(&c.N, "n", 10, "n of each recommendation request")
 	fs.StringVar(&c.Model, "model", "", "model of each recommendation request (default: the active one)")
+	fs.StringVar(&c.Steering.Placement, "placement", "", "answer each recommendation and similar-items request as this placement (docs/rules.md)")
+	fs.StringVar(&c.Steering.Filter, "filter", "", "filter expression of each recommendation and similar-items request (docs/rules.md)")
 	fs.StringVar(&c.SimilarBy, "similar-by", "", "by= of each similar-items request: collaborative, content or hybrid (default: the server's)")
 	keyFlag(fs, &c.Key, "key", "API `key` to send (env RECSYS_ADMIN_KEY, else RECSYS_APP_KEY)", "RECSYS_ADMIN_KEY", "RECSYS_APP_KEY")
 	fs.Uint64Var(&c.Seed, "seed", 1, "random seed")

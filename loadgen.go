@@ -42,6 +42,8 @@ type benchConfig struct {
 	// SimilarBy is the by= of each similar-items request (collaborative,
 	// content or hybrid; "": the server's default).
 	SimilarBy string
+	// Steering is the filter and placement of each ranked request.
+	Steering client.SteeringOptions
 	// IngestUsers draws the user of each ingested event at random among
 	// the users PREFIX1..PREFIXN (events of existing users, scattered over
 	// the store); otherwise each batch is one fresh user's.
@@ -243,9 +245,9 @@ func benchCall(ctx context.Context, cl *client.Client, c benchConfig, op benchOp
 		}
 		// Send drops the answers undecoded: decoding them cost the load
 		// generator, on the server's cores, 18% of the measured rate.
-		return cl.Send(ctx, client.RecommendCall(user, client.RecommendOptions{N: c.N, Model: c.Model}))
+		return cl.Send(ctx, client.RecommendCall(user, client.RecommendOptions{N: c.N, Model: c.Model, Steering: c.Steering}))
 	case opSimilar:
-		return cl.Send(ctx, client.SimilarCall(items[rng.IntN(len(items))], client.SimilarOptions{N: c.N, By: c.SimilarBy}))
+		return cl.Send(ctx, client.SimilarCall(items[rng.IntN(len(items))], client.SimilarOptions{N: c.N, By: c.SimilarBy, Steering: c.Steering}))
 	}
 	// The batch is written by hand: encoding/json would cost the load
 	// generator, which shares the machine with the server, more CPU.

@@ -5,11 +5,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/recsys-engine/recsys/api/client"
 )
 
 func TestPaceSchedule(t *testing.T) {
@@ -113,6 +116,35 @@ func TestBench_similarBy(t *testing.T) {
 	for _, a := range asked {
 		if a != "/items/i1/similar?by=content&n=5" && a != "/items/i2/similar?by=content&n=5" {
 			t.Fatalf("asked %q, want /items/i1|i2/similar?by=content&n=5", a)
+		}
+	}
+}
+
+// --placement and --filter go with every recommendation request.
+func TestBench_steering(t *testing.T) {
+	var mu sync.Mutex
+	var asked []url.Values
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.URL.Query())
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	c := benchConfig{Addr: strings.TrimPrefix(srv.URL, "http://"), Duration: 200 * time.Millisecond, Concurrency: 1,
+		Mix: map[benchOp]int{opRecommend: 1}, Batch: 1, Users: 3, UserPrefix: "u", N: 5, Seed: 1, Rate: 50,
+		Steering: client.SteeringOptions{Placement: "home", Filter: `"c1" in categories`}}
+	if _, err := bench(context.Background(), c, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) == 0 {
+		t.Fatal("no recommendation request")
+	}
+	for _, q := range asked {
+		if q.Get("placement") != "home" || q.Get("filter") != `"c1" in categories` || q.Get("n") != "5" {
+			t.Fatalf("asked %v, want placement=home, the filter and n=5", q)
 		}
 	}
 }
