@@ -56,10 +56,10 @@ type OnlineCount struct {
 	Experiment  string
 	Arm         string
 	Placement   string `json:",omitempty"` // "" for lists answered without a placement
-	Lists       int64 // recommendation lists recorded
-	Impressions int64 // items shown in them
-	Clicks      int64 // shown items with an attributed positive event
-	Conversions int64 // shown items with an attributed conversion event
+	Lists       int64  // recommendation lists recorded
+	Impressions int64  // items shown in them
+	Clicks      int64  // shown items with an attributed positive event
+	Conversions int64  // shown items with an attributed conversion event
 }
 
 // Experiment is an A/B test between models.
