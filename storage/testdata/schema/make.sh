@@ -48,6 +48,7 @@ pg_migrations() { [ "$(git ls-tree --name-only "$1" storage/postgres/migrations/
 pg_v1() { pg_migrations "$1" 1; }
 pg_v2() { pg_migrations "$1" 2; }
 pg_v3() { pg_migrations "$1" 3; }
+pg_v5() { pg_migrations "$1" 5; }
 
 # checkout NAME COMMIT [online]: a worktree of COMMIT with the generator in
 # fixturegen/, the workload copied in as package main.
@@ -182,4 +183,5 @@ fi
 make pg-v1 && pg v1 pg_v1
 make pg-v2 && pg v2 pg_v2
 make pg-v3 && pg v3 pg_v3 online
+make pg-v5 && pg v5 pg_v5 online
 exit 0
