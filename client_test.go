@@ -406,6 +406,18 @@ func TestClient_liveServer(t *testing.T) {
 	if ps, err := c.Placements(ctx); err != nil || len(ps.Placements) != 1 {
 		t.Fatalf("Placements: %+v, %v", ps, err)
 	}
+	// The home list and a click on its second item: the online report's
+	// home row is 1 list, 2 shown, 1 click, CTR 0.5.
+	if n, err := c.AddInteractions(ctx, []api.InteractionIn{{UserID: "u1", ItemID: home.Items[1].ItemID, RecommendationID: home.RecommendationID}}); err != nil || n != 1 {
+		t.Fatalf("a click on the home list: %d, %v", n, err)
+	}
+	on, err := c.Online(ctx, client.OnlineQuery{})
+	if err != nil || len(on.Placements) != 2 || on.Placements[0].Placement != "" || on.Placements[1].Placement != "home" {
+		t.Fatalf("Online placements: %+v, %v; want none and home", on.Placements, err)
+	}
+	if p := on.Placements[1]; p.Lists != 1 || p.Impressions != 2 || p.Clicks != 1 || p.CTR.Rate != 0.5 {
+		t.Fatalf("Online at home: %+v, want 1 list, 2 shown, 1 click, CTR 0.5", p)
+	}
 	if err := c.DeleteRule(ctx, "pin-last"); err != nil {
 		t.Fatal(err)
 	}

@@ -126,12 +126,20 @@ func TestMigrate_onlineData(t *testing.T) {
 		t.Fatalf("retrain: %d", st)
 	}
 	waitJobDone(t, a, job.JobID)
+	if st, body := a.do(t, "PUT", "/admin/placements/home", "application/json", []byte(`{}`)); st != 201 {
+		t.Fatalf("PUT /admin/placements/home: %d %s", st, body)
+	}
 	arms := []map[string]any{{"model": "popular", "share": 50}, {"model": "itemknn", "share": 50}}
+	// Odd users' lists are the home placement's.
 	show := func(users int) []api.RecommendationsOut {
 		var out []api.RecommendationsOut
 		for u := range users {
 			var rec api.RecommendationsOut
-			if st := a.getJSON(t, fmt.Sprintf("/users/u%d/recommendations?n=5", u), &rec); st != 200 || rec.RecommendationID == "" {
+			path := fmt.Sprintf("/users/u%d/recommendations?n=5", u)
+			if u%2 == 1 {
+				path += "&placement=home"
+			}
+			if st := a.getJSON(t, path, &rec); st != 200 || rec.RecommendationID == "" {
 				t.Fatalf("u%d: %d %+v", u, st, rec)
 			}
 			out = append(out, rec)
@@ -187,6 +195,13 @@ func TestMigrate_onlineData(t *testing.T) {
 		return exps, reports, online
 	}
 	wantExps, wantReports, wantOnline := read(a)
+	// By hand: 10 + 7 odd users' lists of 5 items for home, 10 + 8 for
+	// none; the clicks of the first 10 lists fall on 5 of each, the last
+	// list's, u14's, on one without a placement.
+	if p := wantOnline.Placements; len(p) != 2 || p[0].Placement != "" || p[0].Lists != 18 || p[0].Impressions != 90 || p[0].Clicks != 6 ||
+		p[1].Placement != "home" || p[1].Lists != 17 || p[1].Impressions != 85 || p[1].Clicks != 5 {
+		t.Fatalf("placements before the copy: %+v, want 18 lists, 90 shown, 6 clicks without one, 17, 85, 5 for home", p)
+	}
 	a.stopNow(t) // writes the impression log's queue
 
 	dsn := pgtest.Schema(t)

@@ -128,6 +128,58 @@ func testContractOnline(t *testing.T) {
 	s.do(t, contractCase{name: "the next one", method: "POST", path: "/admin/experiments", body: body, want: 201})
 }
 
+// testContractOnlinePlacements: GET /admin/online counts the lists of each
+// placement apart, by the placement of the list an event is credited to,
+// beside the per-model rows; model narrows both.
+func testContractOnlinePlacements(t *testing.T) {
+	s := startKNNServer(t, contractEvents(60, 30, 8))
+	s.do(t, contractCase{method: "PUT", path: "/admin/placements/home", body: `{"n":4}`, want: 201})
+
+	var home, plain, anon api.RecommendationsOut
+	s.do(t, contractCase{method: "GET", path: "/users/u0/recommendations?n=5&placement=home", want: 200}).decode(t, &home)
+	s.do(t, contractCase{method: "GET", path: "/users/u1/recommendations?n=4", want: 200}).decode(t, &plain)
+	s.do(t, contractCase{method: "POST", path: "/recommendations", body: `{"items":["i1","i2"],"n":3,"placement":"home"}`, want: 200}).decode(t, &anon)
+	if len(home.Items) != 5 || home.Placement != "home" || len(plain.Items) != 4 || plain.Placement != "" || len(anon.Items) != 3 || anon.Placement != "home" {
+		t.Fatalf("answers: home %d items (%q), plain %d (%q), anonymous %d (%q); want 5, 4 and 3",
+			len(home.Items), home.Placement, len(plain.Items), plain.Placement, len(anon.Items), anon.Placement)
+	}
+	ev := func(user, item, typ, rid string) string {
+		return fmt.Sprintf(`{"user_id":%q,"item_id":%q,"type":%q,"recommendation_id":%q}`, user, item, typ, rid)
+	}
+	for _, e := range []string{
+		ev("u0", home.Items[0].ItemID, "click", home.RecommendationID),
+		ev("u0", home.Items[2].ItemID, "purchase", home.RecommendationID),
+		ev("u0", home.Items[2].ItemID, "click", home.RecommendationID), // credited already
+		ev("u1", plain.Items[1].ItemID, "click", plain.RecommendationID),
+		ev("u7", anon.Items[0].ItemID, "click", anon.RecommendationID),
+	} {
+		s.do(t, contractCase{method: "POST", path: "/interactions", body: e, want: 201})
+	}
+
+	// By hand: home showed 5 + 3 items, 3 clicked (one bought); without a
+	// placement 4 shown, 1 clicked.
+	var rep api.OnlineReportOut
+	s.do(t, contractCase{method: "GET", path: "/admin/online", want: 200}).decode(t, &rep)
+	if len(rep.Placements) != 2 {
+		t.Fatalf("placements = %+v, want none and home", rep.Placements)
+	}
+	none, hm := rep.Placements[0], rep.Placements[1]
+	if none.Placement != "" || none.Lists != 1 || none.Impressions != 4 || none.Clicks != 1 || none.Conversions != 0 || none.CTR.Rate != 1.0/4 {
+		t.Errorf("no placement = %+v, want 1 list, 4 shown, 1 click, CTR 0.25", none)
+	}
+	if hm.Placement != "home" || hm.Lists != 2 || hm.Impressions != 8 || hm.Clicks != 3 || hm.Conversions != 1 ||
+		hm.CTR.Rate != 3.0/8 || hm.Conversion.Rate != 1.0/8 || !(hm.CTR.Low < 3.0/8 && hm.CTR.High > 3.0/8) {
+		t.Errorf("home = %+v, want 2 lists, 8 shown, 3 clicks, 1 conversion, CTR 0.375", hm)
+	}
+	if len(rep.Totals) != 1 || rep.Totals[0].Lists != 3 || rep.Totals[0].Impressions != 12 || rep.Totals[0].Clicks != 4 {
+		t.Errorf("model totals = %+v, want itemknn's 3 lists, 12 shown, 4 clicks", rep.Totals)
+	}
+	s.do(t, contractCase{method: "GET", path: "/admin/online?model=popular", want: 200}).decode(t, &rep)
+	if rep.Placements == nil || len(rep.Placements) != 0 || len(rep.Totals) != 0 {
+		t.Errorf("report of popular, which answered nothing: placements %+v, totals %+v; want both empty", rep.Placements, rep.Totals)
+	}
+}
+
 // testContractOnlineStoreFailure: with the store closed after a model is
 // trained, starting an experiment passes validation and fails in the
 // store: 500 (the closed-store scenario cannot reach the store, having

@@ -363,6 +363,7 @@ var dataScenarios = []contractScenario{
 	{"rules", testContractRules},
 	{"jobs_models_evaluations", testContractLifecycle},
 	{"online", testContractOnline},
+	{"online_placements", testContractOnlinePlacements},
 }
 
 func TestContract(t *testing.T) {

@@ -889,10 +889,37 @@ func TestDashboard_endToEnd(t *testing.T) {
 		}
 	}
 	d.wait("the arms count the lists live", `[...document.querySelectorAll('#experiment-arms tbody tr')].reduce((n, tr) => n + Number(tr.children[2].textContent.replace(/,/g, '')), 0) === 100`, 20*time.Second)
+	// Four lists of five for a placement, the first item of three clicked:
+	// by hand 4 lists, 20 shown, 3 clicks, CTR 15.00%.
+	if status, body := a.do(t, http.MethodPut, "/admin/placements/online-home", "application/json", []byte(`{}`), auth...); status != http.StatusCreated {
+		t.Fatalf("PUT /admin/placements/online-home: %d %s", status, body)
+	}
+	for u := range 4 {
+		status, body := a.do(t, http.MethodGet, fmt.Sprintf("/users/online-%d/recommendations?n=5&placement=online-home", u), "", nil, auth...)
+		var rec api.RecommendationsOut
+		if status != http.StatusOK || json.Unmarshal(body, &rec) != nil || len(rec.Items) != 5 {
+			t.Fatalf("recommendations for the placement: %d %s", status, body)
+		}
+		if u == 3 {
+			continue
+		}
+		click := fmt.Sprintf(`{"user_id":%q,"item_id":%q,"type":"click","recommendation_id":%q}`, rec.UserID, rec.Items[0].ItemID, rec.RecommendationID)
+		if status, body := a.do(t, http.MethodPost, "/interactions", "application/json", []byte(click), auth...); status != http.StatusCreated {
+			t.Fatalf("click: %d %s", status, body)
+		}
+	}
 	d.open("#/overview", "#stats")
 	d.open("#/online", "#chart-ctr svg circle.dot")
 	if got := evalJS[int](d, "CTR points", `document.querySelectorAll('#chart-ctr svg circle.dot').length`); got < 1 {
 		t.Errorf("the CTR chart has %d points, want one per model shown today", got)
+	}
+	d.waitFor("the placement's row", `#online-placements-table tr[data-placement="online-home"]`, 20*time.Second)
+	row := evalJS[[]string](d, "the placement's row", `[...document.querySelectorAll('#online-placements-table tr[data-placement="online-home"] td')].map((c) => c.textContent)`)
+	if len(row) != 7 || row[0] != "online-home" || row[1] != "4" || row[2] != "20" || row[3] != "3" || !strings.HasPrefix(row[4], "15.00% [") {
+		t.Errorf("the By placement row of online-home = %q, want 4 lists, 20 shown, 3 clicks, CTR 15.00%%", row)
+	}
+	if got := evalJS[int](d, "rows without a placement", `document.querySelectorAll('#online-placements-table tr[data-placement=""]').length`); got != 1 {
+		t.Errorf("the By placement table has %d rows for lists without a placement, want 1 (the experiment's lists)", got)
 	}
 	d.fitsWidth("the Online page at 1280px")
 	d.click("stop the experiment", "#experiment-stop")

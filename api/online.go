@@ -20,6 +20,10 @@ type Impression struct {
 	Arm          string
 	Items        []string // in list order: position k is Items[k]
 	At           time.Time
+	// Placement is the placement the list was answered for ("" for
+	// none). Left out of a dump's JSON when empty, as dumps made before
+	// placements were counted have it.
+	Placement string `json:",omitempty"`
 }
 
 // Touch is one positive event offered for attribution: to the list named
@@ -39,21 +43,23 @@ type Attributed struct {
 	Position         int
 	Model            string
 	Experiment, Arm  string
+	Placement        string
 	Click            bool // the first positive event on this shown item
 	Conversion       bool // the first conversion on this shown item
 }
 
 // OnlineCount is what was shown and attributed for one UTC day (of the
-// impression), model, experiment and arm.
+// impression), model, experiment, arm and placement.
 type OnlineCount struct {
 	Day         string // YYYY-MM-DD
 	Model       string
 	Experiment  string
 	Arm         string
-	Lists       int64 // recommendation lists recorded
-	Impressions int64 // items shown in them
-	Clicks      int64 // shown items with an attributed positive event
-	Conversions int64 // shown items with an attributed conversion event
+	Placement   string `json:",omitempty"` // "" for lists answered without a placement
+	Lists       int64  // recommendation lists recorded
+	Impressions int64  // items shown in them
+	Clicks      int64  // shown items with an attributed positive event
+	Conversions int64  // shown items with an attributed conversion event
 }
 
 // Experiment is an A/B test between models.
@@ -87,7 +93,7 @@ type OnlineStore interface {
 	// credits to the counters of the impression's day, in one transaction.
 	Attribute(ctx context.Context, touches []Touch, window time.Duration) ([]Attributed, error)
 	// OnlineCounts lists the counters of the days from..to (YYYY-MM-DD,
-	// inclusive), in day, model, experiment, arm order.
+	// inclusive), in day, model, experiment, arm, placement order.
 	OnlineCounts(ctx context.Context, from, to string) ([]OnlineCount, error)
 	// PruneImpressions deletes the oldest lists shown before before, at
 	// most limit of them, with the credits of their items, in one
@@ -163,12 +169,20 @@ type OnlineRow struct {
 	Tally
 }
 
+// PlacementRow is one placement's line of the online report, over the
+// whole range; Placement "" is the lists answered without a placement.
+type PlacementRow struct {
+	Placement string `json:"placement"`
+	Tally
+}
+
 // OnlineReportOut answers GET /admin/online.
 type OnlineReportOut struct {
-	From   string      `json:"from"`
-	To     string      `json:"to"`
-	Days   []OnlineRow `json:"days"`   // per model and day, day then model order
-	Totals []OnlineRow `json:"totals"` // per model over the whole range
+	From       string         `json:"from"`
+	To         string         `json:"to"`
+	Days       []OnlineRow    `json:"days"`       // per model and day, day then model order
+	Totals     []OnlineRow    `json:"totals"`     // per model over the whole range
+	Placements []PlacementRow `json:"placements"` // per placement over the whole range, by name
 }
 
 // ExperimentIn is the body of POST /admin/experiments.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -46,13 +45,11 @@ func dumpOnline(tx *bolt.Tx, sink dump.Sink) error {
 	}
 	if b := tx.Bucket(bucketOnline); b != nil {
 		if err := b.ForEach(func(k, v []byte) error {
-			f := strings.SplitN(string(k), "\x00", 4)
-			if len(f) != 4 || len(f[0]) != 8 || len(v) != 32 {
-				return fmt.Errorf("online counter %q is damaged", k)
+			c, err := decodeOnline(k, v)
+			if err != nil {
+				return err
 			}
-			n := func(i int) int64 { return int64(binary.BigEndian.Uint64(v[8*i:])) }
-			return sink.OnlineCount(api.OnlineCount{Day: f[0][:4] + "-" + f[0][4:6] + "-" + f[0][6:], Model: f[1],
-				Experiment: f[2], Arm: f[3], Lists: n(0), Impressions: n(1), Clicks: n(2), Conversions: n(3)})
+			return sink.OnlineCount(c)
 		}); err != nil {
 			return err
 		}
@@ -129,7 +126,7 @@ func (b *boltSink) OnlineCount(c api.OnlineCount) error {
 	for _, n := range []int64{c.Lists, c.Impressions, c.Clicks, c.Conversions} {
 		v = binary.BigEndian.AppendUint64(v, uint64(n))
 	}
-	return b.tx.Bucket(bucketOnline).Put(onlineKey(c.Day, c.Model, c.Experiment, c.Arm), v)
+	return b.tx.Bucket(bucketOnline).Put(onlineKey(c), v)
 }
 
 func (b *boltSink) Experiment(e dump.Experiment) error {

@@ -20,9 +20,31 @@ import (
 
 var keyRunningExperiment = []byte("experiment/running")
 
-// onlineKey is day (YYYYMMDD) | 0 | model | 0 | experiment | 0 | arm.
-func onlineKey(day, model, exp, arm string) []byte {
-	return []byte(strings.ReplaceAll(day, "-", "") + "\x00" + model + "\x00" + exp + "\x00" + arm)
+// onlineKey is day (YYYYMMDD) | 0 | model | 0 | experiment | 0 | arm, and
+// | 0 | placement for a list answered for one: the key of a list without
+// a placement is the key of schema version 6, from before placements were
+// counted, so its counters and the older ones are one row.
+func onlineKey(c api.OnlineCount) []byte {
+	k := strings.ReplaceAll(c.Day, "-", "") + "\x00" + c.Model + "\x00" + c.Experiment + "\x00" + c.Arm
+	if c.Placement != "" {
+		k += "\x00" + c.Placement
+	}
+	return []byte(k)
+}
+
+// decodeOnline reads a counter: onlineKey's key and the four counters.
+func decodeOnline(k, v []byte) (api.OnlineCount, error) {
+	f := strings.SplitN(string(k), "\x00", 5)
+	if len(f) < 4 || len(f[0]) != 8 || len(v) != 32 || len(f) == 5 && f[4] == "" {
+		return api.OnlineCount{}, fmt.Errorf("online counter %q is damaged", k)
+	}
+	n := func(i int) int64 { return int64(binary.BigEndian.Uint64(v[8*i:])) }
+	c := api.OnlineCount{Day: f[0][:4] + "-" + f[0][4:6] + "-" + f[0][6:], Model: f[1], Experiment: f[2], Arm: f[3],
+		Lists: n(0), Impressions: n(1), Clicks: n(2), Conversions: n(3)}
+	if len(f) == 5 {
+		c.Placement = f[4]
+	}
+	return c, nil
 }
 
 // PutImpressions records lists and counts them, in one transaction. The
@@ -58,7 +80,7 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 			added = append(added, imp)
 		}
 		for _, c := range record.TallyShown(added) {
-			if err := addOnline(ob, onlineKey(c.Day, c.Model, c.Experiment, c.Arm), [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
+			if err := addOnline(ob, onlineKey(c), [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
 				return err
 			}
 		}
@@ -126,7 +148,10 @@ func impKey(id string) ([]byte, bool) {
 
 // encodeImpression is an impression as stored: user, model, version,
 // experiment, arm and the items, each a uvarint length and its bytes, the
-// items after their count (the time and the id are the key).
+// items after their count (the time and the id are the key), then the
+// placement the same way when there is one. A list of schema version 6,
+// from before placements were recorded, ends after its items, as one
+// without a placement does.
 func encodeImpression(imp api.Impression) []byte {
 	head := []string{imp.UserID, imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm}
 	n := binary.MaxVarintLen32
@@ -140,6 +165,9 @@ func encodeImpression(imp api.Impression) []byte {
 	v = binary.AppendUvarint(v, uint64(len(imp.Items)))
 	for _, it := range imp.Items {
 		v = append(binary.AppendUvarint(v, uint64(len(it))), it...)
+	}
+	if imp.Placement != "" {
+		v = append(binary.AppendUvarint(v, uint64(len(imp.Placement))), imp.Placement...)
 	}
 	return v
 }
@@ -167,6 +195,11 @@ func decodeImpression(k, v []byte) (api.Impression, error) {
 	imp.Items = make([]string, n)
 	for k := range imp.Items {
 		imp.Items[k] = str()
+	}
+	if len(v) > 0 && !bad {
+		if imp.Placement = str(); imp.Placement == "" || len(v) > 0 {
+			bad = true
+		}
 	}
 	if bad {
 		return imp, fmt.Errorf("impression %q is damaged", imp.ID)
@@ -270,7 +303,8 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 			if err := ab.Put(key, []byte{flags}); err != nil {
 				return err
 			}
-			if err := addOnline(ob, onlineKey(record.OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm), d); err != nil {
+			if err := addOnline(ob, onlineKey(api.OnlineCount{Day: record.OnlineDay(imp.At), Model: imp.Model,
+				Experiment: imp.Experiment, Arm: imp.Arm, Placement: imp.Placement}), d); err != nil {
 				return err
 			}
 			out = append(out, a)
@@ -291,16 +325,14 @@ func (s *Store) OnlineCounts(ctx context.Context, from, to string) ([]api.Online
 		lo, hi := strings.ReplaceAll(from, "-", ""), strings.ReplaceAll(to, "-", "")
 		c := b.Cursor()
 		for k, v := c.Seek([]byte(lo)); k != nil; k, v = c.Next() {
-			f := strings.SplitN(string(k), "\x00", 4)
-			if len(f) != 4 || len(v) != 32 {
-				return fmt.Errorf("online counter %q is damaged", k)
-			}
-			if f[0] > hi {
+			if len(k) >= 8 && string(k[:8]) > hi {
 				break
 			}
-			n := func(i int) int64 { return int64(binary.BigEndian.Uint64(v[8*i:])) }
-			out = append(out, api.OnlineCount{Day: f[0][:4] + "-" + f[0][4:6] + "-" + f[0][6:], Model: f[1],
-				Experiment: f[2], Arm: f[3], Lists: n(0), Impressions: n(1), Clicks: n(2), Conversions: n(3)})
+			oc, err := decodeOnline(k, v)
+			if err != nil {
+				return err
+			}
+			out = append(out, oc)
 		}
 		return nil
 	})

@@ -30,14 +30,16 @@
 //	models      name | version           → persisted model blob (issue 4)
 //	jobs        job id                   → job record JSON
 //	reports     report id                → evaluation report JSON
-//	impressions at (8, BE) | recommendation id → user, model, version, experiment, arm, items
-//	                                       (uvarint-prefixed strings, online.go); time first, so
+//	impressions at (8, BE) | recommendation id → user, model, version, experiment, arm, items,
+//	                                       placement when there is one (uvarint-prefixed strings,
+//	                                       online.go); time first, so
 //	                                       writes append; a user's recent lists are indexed in
 //	                                       memory (online_recent.go)
 //	attributions recommendation id | 0   → one flags byte (attrClick, attrConversion)
 //	            | position (2, BE)
 //	online      YYYYMMDD | 0 | model | 0 → four uint64 (BE): lists, impressions, clicks,
 //	            | experiment | 0 | arm     conversions
+//	            [| 0 | placement]          (no placement: no fifth field)
 //	experiments experiment id            → JSON (record.EncodeExperiment); meta
 //	                                       "experiment/running" names the running one
 //	rules       rule name                → JSON (record.EncodeRule)
@@ -81,7 +83,15 @@ package storage
 // Version 6 added user_order and item_order, which a version 5 file gets
 // from its users and items at its first writable open (migrateOrder);
 // opened read-only it is listed by sorting its ids in memory.
-const SchemaVersion = 6
+//
+// Version 7 records the placement of a list: after the items of its
+// impression and as a fifth field of its counters' key, both left out for
+// a list without one, which is how every list of version 6 is stored. So
+// a version 6 file is read as it is, writable or read-only, its lists and
+// counters as lists without a placement, and its first writable open only
+// raises the version: a binary of version 6 would read a placement into
+// the arm of a counter.
+const SchemaVersion = 7
 
 var (
 	bucketMeta      = []byte("meta")

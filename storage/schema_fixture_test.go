@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -31,6 +32,7 @@ var schemaFixtures = []struct {
 	{"v4", 4, false},
 	{"v4-online", 4, true},
 	{"v5", 5, true},
+	{"v6", 6, true}, // lists without a placement
 }
 
 // copyFixture copies a fixture, with its event log when it has one, to
@@ -129,7 +131,8 @@ func TestSchema_earlierVersionsMigrate(t *testing.T) {
 }
 
 // TestSchema_readOnlyEarlierVersions: opened read-only, a file of version
-// 2 to 5 is read as it is and left unchanged; a version 1 file, whose item
+// 2 to 6 is read as it is (its online counters as lists without a
+// placement) and left unchanged; a version 1 file, whose item
 // records only a writable open rewrites, is refused with a message saying
 // so, and is left unchanged too.
 func TestSchema_readOnlyEarlierVersions(t *testing.T) {
@@ -152,6 +155,17 @@ func TestSchema_readOnlyEarlierVersions(t *testing.T) {
 				}
 				if v, err := st.StoredSchema(t.Context()); err != nil || v != fx.version {
 					t.Errorf("StoredSchema read-only: %d (%v), want %d", v, err, fx.version)
+				}
+				if fx.online {
+					// By hand: SchemaFillOnline's two lists, of two items
+					// each, one clicked on alice's; no placement.
+					want := []api.OnlineCount{
+						{Day: "2026-11-07", Model: "itemknn", Experiment: "x000001", Arm: "b", Lists: 1, Impressions: 2},
+						{Day: "2026-11-07", Model: "popular", Lists: 1, Impressions: 2, Clicks: 1},
+					}
+					if c, err := st.OnlineCounts(t.Context(), "2026-11-01", "2026-11-30"); err != nil || !reflect.DeepEqual(c, want) {
+						t.Errorf("online counts read-only: %+v (%v), want %+v", c, err, want)
+					}
 				}
 				st.Close()
 			}

@@ -30,7 +30,8 @@ func initDB(db *bolt.DB, readOnly bool) error {
 	if readOnly {
 		// Version 2 differs only in what deletes need (pair_days), 3 in
 		// having no event log, 4 in its per-item pair index (item_users),
-		// 5 in having no order buckets.
+		// 5 in having no order buckets, 6 in having no placements
+		// (its lists are read as lists without one).
 		return db.View(check)
 	}
 	return db.Update(func(tx *bolt.Tx) error {

@@ -313,7 +313,7 @@ func (s *Service) Shown(req api.RecommendRequest, rec *api.Recommendations, a ap
 		return id
 	}
 	imp := api.Impression{ID: id, UserID: rec.UserID, Model: rec.Model, ModelVersion: rec.ModelVersion,
-		Experiment: a.Experiment, Arm: a.Arm, Items: make([]string, len(rec.Items)), At: at}
+		Experiment: a.Experiment, Arm: a.Arm, Items: make([]string, len(rec.Items)), At: at, Placement: req.Steer.Placement}
 	for k, it := range rec.Items {
 		imp.Items[k] = it.ItemID
 	}
@@ -385,8 +385,9 @@ func (s *Service) Attribute(ctx context.Context, evs []api.Interaction, recIDs [
 	return len(got), nil
 }
 
-// Report is GET /admin/online: per model and day, and per model over the
-// days from..to (YYYY-MM-DD; default the last 7 days).
+// Report is GET /admin/online: per model and day, per model over the days
+// from..to (YYYY-MM-DD; default the last 7 days), and per placement over
+// them.
 func (s *Service) Report(ctx context.Context, from, to, model string) (api.OnlineReportOut, error) {
 	lo, hi, err := dayRange(from, to, s.opts.Now())
 	if err != nil {
@@ -404,8 +405,8 @@ func (s *Service) Report(ctx context.Context, from, to, model string) (api.Onlin
 	if err != nil {
 		return api.OnlineReportOut{}, err
 	}
-	out := api.OnlineReportOut{From: lo, To: hi, Days: []api.OnlineRow{}, Totals: []api.OnlineRow{}}
-	totals := map[string]*api.OnlineRow{}
+	out := api.OnlineReportOut{From: lo, To: hi, Days: []api.OnlineRow{}, Totals: []api.OnlineRow{}, Placements: []api.PlacementRow{}}
+	totals, places := map[string]*api.OnlineRow{}, map[string]*api.PlacementRow{}
 	for _, c := range counts {
 		if model != "" && c.Model != model {
 			continue
@@ -420,6 +421,12 @@ func (s *Service) Report(ctx context.Context, from, to, model string) (api.Onlin
 			totals[c.Model] = t
 		}
 		t.Add(c)
+		p := places[c.Placement]
+		if p == nil {
+			p = &api.PlacementRow{Placement: c.Placement}
+			places[c.Placement] = p
+		}
+		p.Add(c)
 	}
 	for k := range out.Days {
 		withRates(&out.Days[k].Tally)
@@ -427,6 +434,10 @@ func (s *Service) Report(ctx context.Context, from, to, model string) (api.Onlin
 	for _, name := range slices.Sorted(maps.Keys(totals)) {
 		withRates(&totals[name].Tally)
 		out.Totals = append(out.Totals, *totals[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(places)) {
+		withRates(&places[name].Tally)
+		out.Placements = append(out.Placements, *places[name])
 	}
 	return out, nil
 }

@@ -84,8 +84,9 @@ type Experiment struct {
 // pairs by (user, item), pair days by (user, item, day), days, models by
 // (name, version), jobs and reports by id, then the online records:
 // impressions by recommendation id (which is time order), attributions by
-// (id, position), online counters by (day, model, experiment, arm) and
-// experiments by id; last the rules and the placements by name.
+// (id, position), online counters by (day, model, experiment, arm,
+// placement) and experiments by id; last the rules and the placements by
+// name.
 type Sink interface {
 	Head(Head) error
 	User(User) error

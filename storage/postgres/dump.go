@@ -112,7 +112,7 @@ func dumpOnline(ctx context.Context, tx pgx.Tx, sink dump.Sink) error {
 	var imp api.Impression
 	var at int64
 	rows, _ := tx.Query(ctx, `SELECT `+impressionColumns+` FROM impressions ORDER BY id`)
-	if _, err := pgx.ForEachRow(rows, []any{&imp.ID, &imp.UserID, &at, &imp.Model, &imp.ModelVersion, &imp.Experiment, &imp.Arm, &imp.Items},
+	if _, err := pgx.ForEachRow(rows, []any{&imp.ID, &imp.UserID, &at, &imp.Model, &imp.ModelVersion, &imp.Experiment, &imp.Arm, &imp.Items, &imp.Placement},
 		func() error { imp.At = record.FromNano(at); return sink.Impression(imp) }); err != nil {
 		return err
 	}
@@ -124,9 +124,9 @@ func dumpOnline(ctx context.Context, tx pgx.Tx, sink dump.Sink) error {
 		return err
 	}
 	var c api.OnlineCount
-	rows, _ = tx.Query(ctx, `SELECT day, model, experiment, arm, lists, impressions, clicks, conversions
-		FROM online_counts ORDER BY day, model, experiment, arm`)
-	if _, err := pgx.ForEachRow(rows, []any{&c.Day, &c.Model, &c.Experiment, &c.Arm, &c.Lists, &c.Impressions, &c.Clicks, &c.Conversions},
+	rows, _ = tx.Query(ctx, `SELECT day, model, experiment, arm, placement, lists, impressions, clicks, conversions
+		FROM online_counts ORDER BY day, model, experiment, arm, placement`)
+	if _, err := pgx.ForEachRow(rows, []any{&c.Day, &c.Model, &c.Experiment, &c.Arm, &c.Placement, &c.Lists, &c.Impressions, &c.Clicks, &c.Conversions},
 		func() error { return sink.OnlineCount(c) }); err != nil {
 		return err
 	}
@@ -208,9 +208,9 @@ var pgTables = map[string][]string{
 	"jobs":      {"id", "state", "record"},
 	"reports":   {"id", "record"},
 
-	"impressions":   {"id", "user_id", "at", "model", "model_version", "experiment", "arm", "items"},
+	"impressions":   {"id", "user_id", "at", "model", "model_version", "experiment", "arm", "items", "placement"},
 	"attributions":  {"id", "position", "flags"},
-	"online_counts": {"day", "model", "experiment", "arm", "lists", "impressions", "clicks", "conversions"},
+	"online_counts": {"day", "model", "experiment", "arm", "placement", "lists", "impressions", "clicks", "conversions"},
 	"experiments":   {"id", "running", "record"},
 	"rules":         {"name", "record"},
 	"placements":    {"name", "record"},
@@ -316,7 +316,7 @@ func (p *pgSink) Report(r api.Report) error {
 }
 
 func (p *pgSink) Impression(imp api.Impression) error {
-	return p.add("impressions", imp.ID, imp.UserID, record.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
+	return p.add("impressions", imp.ID, imp.UserID, record.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items, imp.Placement)
 }
 
 func (p *pgSink) Attribution(a dump.Attribution) error {
@@ -324,7 +324,7 @@ func (p *pgSink) Attribution(a dump.Attribution) error {
 }
 
 func (p *pgSink) OnlineCount(c api.OnlineCount) error {
-	return p.add("online_counts", c.Day, c.Model, c.Experiment, c.Arm, c.Lists, c.Impressions, c.Clicks, c.Conversions)
+	return p.add("online_counts", c.Day, c.Model, c.Experiment, c.Arm, c.Placement, c.Lists, c.Impressions, c.Clicks, c.Conversions)
 }
 
 func (p *pgSink) Experiment(e dump.Experiment) error {

@@ -27,9 +27,9 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 			if _, ok := api.RecommendationTime(imp.ID); !ok { // ids keep the log in time order (PruneImpressions)
 				return fmt.Errorf("impression %q: not an id of api.NewRecommendationID", imp.ID)
 			}
-			b.Queue(`INSERT INTO impressions (id, user_id, at, model, model_version, experiment, arm, items)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-				imp.ID, imp.UserID, record.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items)
+			b.Queue(`INSERT INTO impressions (id, user_id, at, model, model_version, experiment, arm, items, placement)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+				imp.ID, imp.UserID, record.UnixNano(imp.At), imp.Model, imp.ModelVersion, imp.Experiment, imp.Arm, imp.Items, imp.Placement)
 		}
 		res := tx.SendBatch(ctx, &b)
 		var added []api.Impression
@@ -47,7 +47,7 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 			return err
 		}
 		for _, c := range record.TallyShown(added) {
-			if err := addOnline(ctx, tx, c.Day, c.Model, c.Experiment, c.Arm, [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
+			if err := addOnline(ctx, tx, c, [4]int64{c.Lists, c.Impressions, 0, 0}); err != nil {
 				return err
 			}
 		}
@@ -55,23 +55,23 @@ func (s *Store) PutImpressions(ctx context.Context, imps []api.Impression) error
 	})
 }
 
-// addOnline adds d (lists, impressions, clicks, conversions) to one
-// counter row.
-func addOnline(ctx context.Context, tx pgx.Tx, day, model, exp, arm string, d [4]int64) error {
-	_, err := tx.Exec(ctx, `INSERT INTO online_counts AS o (day, model, experiment, arm, lists, impressions, clicks, conversions)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		ON CONFLICT (day, model, experiment, arm) DO UPDATE SET lists = o.lists + $5,
-			impressions = o.impressions + $6, clicks = o.clicks + $7, conversions = o.conversions + $8`,
-		day, model, exp, arm, d[0], d[1], d[2], d[3])
+// addOnline adds d (lists, impressions, clicks, conversions) to the
+// counter row of c's day, model, experiment, arm and placement.
+func addOnline(ctx context.Context, tx pgx.Tx, c api.OnlineCount, d [4]int64) error {
+	_, err := tx.Exec(ctx, `INSERT INTO online_counts AS o (day, model, experiment, arm, placement, lists, impressions, clicks, conversions)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (day, model, experiment, arm, placement) DO UPDATE SET lists = o.lists + $6,
+			impressions = o.impressions + $7, clicks = o.clicks + $8, conversions = o.conversions + $9`,
+		c.Day, c.Model, c.Experiment, c.Arm, c.Placement, d[0], d[1], d[2], d[3])
 	return err
 }
 
-const impressionColumns = `id, user_id, at, model, model_version, experiment, arm, items`
+const impressionColumns = `id, user_id, at, model, model_version, experiment, arm, items, placement`
 
 func scanImpression(row pgx.Row) (api.Impression, error) {
 	var imp api.Impression
 	var at int64
-	err := row.Scan(&imp.ID, &imp.UserID, &at, &imp.Model, &imp.ModelVersion, &imp.Experiment, &imp.Arm, &imp.Items)
+	err := row.Scan(&imp.ID, &imp.UserID, &at, &imp.Model, &imp.ModelVersion, &imp.Experiment, &imp.Arm, &imp.Items, &imp.Placement)
 	imp.At = record.FromNano(at)
 	return imp, err
 }
@@ -149,7 +149,8 @@ func (s *Store) Attribute(ctx context.Context, touches []api.Touch, window time.
 				ON CONFLICT (id, position) DO UPDATE SET flags = $3`, imp.ID, pos, int16(flags)); err != nil {
 				return err
 			}
-			if err := addOnline(ctx, tx, record.OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm, d); err != nil {
+			if err := addOnline(ctx, tx, api.OnlineCount{Day: record.OnlineDay(imp.At), Model: imp.Model,
+				Experiment: imp.Experiment, Arm: imp.Arm, Placement: imp.Placement}, d); err != nil {
 				return err
 			}
 			out = append(out, a)
@@ -192,11 +193,11 @@ func (s *Store) PruneImpressions(ctx context.Context, before time.Time, limit in
 
 // OnlineCounts lists the counters of the days from..to (YYYY-MM-DD).
 func (s *Store) OnlineCounts(ctx context.Context, from, to string) ([]api.OnlineCount, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT day, model, experiment, arm, lists, impressions, clicks, conversions
-		FROM online_counts WHERE day BETWEEN $1 AND $2 ORDER BY day, model, experiment, arm`, from, to)
+	rows, _ := s.pool.Query(ctx, `SELECT day, model, experiment, arm, placement, lists, impressions, clicks, conversions
+		FROM online_counts WHERE day BETWEEN $1 AND $2 ORDER BY day, model, experiment, arm, placement`, from, to)
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (api.OnlineCount, error) {
 		var c api.OnlineCount
-		err := row.Scan(&c.Day, &c.Model, &c.Experiment, &c.Arm, &c.Lists, &c.Impressions, &c.Clicks, &c.Conversions)
+		err := row.Scan(&c.Day, &c.Model, &c.Experiment, &c.Arm, &c.Placement, &c.Lists, &c.Impressions, &c.Clicks, &c.Conversions)
 		return c, err
 	})
 	return out, s.errOf(err)

@@ -51,7 +51,12 @@ func TestSchema_earlierVersionsMigrate(t *testing.T) {
 		name    string
 		version int
 		online  bool // holds storagetest.SchemaFillOnline's lists too
-	}{{"v1", 1, false}, {"v2", 2, false}, {"v3", 3, true}} {
+	}{
+		{"v1", 1, false},
+		{"v2", 2, false},
+		{"v3", 3, true},
+		{"v5", 5, true}, // the last before placements were counted
+	} {
 		t.Run(fx.name, func(t *testing.T) {
 			dsn := restoreFixture(t, fx.name)
 			if v, err := postgres.DatabaseSchema(ctx, dsn); err != nil || v != fx.version {

@@ -39,7 +39,7 @@ func credit(old byte, conversion bool) (flags byte, click, conv bool) {
 func Credited(imp api.Impression, pos int, old byte, conversion bool) (flags byte, d [4]int64, a api.Attributed, ok bool) {
 	flags, click, conv := credit(old, conversion)
 	a = api.Attributed{RecommendationID: imp.ID, Position: pos, Model: imp.Model,
-		Experiment: imp.Experiment, Arm: imp.Arm, Click: click, Conversion: conv}
+		Experiment: imp.Experiment, Arm: imp.Arm, Placement: imp.Placement, Click: click, Conversion: conv}
 	return flags, [4]int64{0, 0, b2i(click), b2i(conv)}, a, click || conv
 }
 
@@ -68,17 +68,18 @@ func Matches(imp api.Impression, t api.Touch, window time.Duration) int {
 }
 
 // TallyShown sums the lists and items of impressions per counter row
-// (day, model, experiment, arm), in the order the rows first appear.
+// (day, model, experiment, arm, placement), in the order the rows first
+// appear.
 func TallyShown(imps []api.Impression) []api.OnlineCount {
-	at := map[[4]string]int{}
+	at := map[[5]string]int{}
 	var out []api.OnlineCount
 	for _, imp := range imps {
-		k := [4]string{OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm}
+		k := [5]string{OnlineDay(imp.At), imp.Model, imp.Experiment, imp.Arm, imp.Placement}
 		i, ok := at[k]
 		if !ok {
 			i = len(out)
 			at[k] = i
-			out = append(out, api.OnlineCount{Day: k[0], Model: k[1], Experiment: k[2], Arm: k[3]})
+			out = append(out, api.OnlineCount{Day: k[0], Model: k[1], Experiment: k[2], Arm: k[3], Placement: k[4]})
 		}
 		out[i].Lists++
 		out[i].Impressions += int64(len(imp.Items))

@@ -62,6 +62,7 @@ var contractCases = []struct {
 	{"dump and restore", testDumpRestore},
 	{"online", testOnline},
 	{"online pruning", testOnlinePrune},
+	{"online placements", testOnlinePlacements},
 	{"experiments", testExperiments},
 	{"rules and placements", testRules},
 }

@@ -74,8 +74,9 @@ func FillRules(tb testing.TB, s backend.Store) {
 
 // FillOnline records what the online service writes: an experiment run
 // and stopped, a second one left running, lists shown over two days
-// inside and outside them (one without a user), and touches credited to
-// some by id and by window, clicks and a conversion.
+// inside and outside them (one without a user), for placements home and
+// product and for none, and touches credited to some by id and by window,
+// clicks and a conversion.
 func FillOnline(tb testing.TB, s backend.Store, seed int) {
 	tb.Helper()
 	t0 := time.Date(2026, 3, 8, 23, 40, 0, 0, time.UTC)
@@ -102,6 +103,7 @@ func FillOnline(tb testing.TB, s backend.Store, seed int) {
 		case k == 2:
 			imp.UserID = "" // an anonymous history's list
 		}
+		imp.Placement = []string{"home", "product", ""}[k%3]
 		if at.Before(first.StoppedAt) {
 			imp.Experiment, imp.Arm = first.ID, imp.Model
 		} else if !at.Before(second.CreatedAt) {

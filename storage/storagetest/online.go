@@ -222,3 +222,81 @@ func testExperiments(t *testing.T, open Opener) {
 		t.Fatalf("Experiments = %+v, %v", all, err)
 	}
 }
+
+// testOnlinePlacements: a list's placement is a key of its counters, and
+// a touch credits the counters of the placement of the list it lands on;
+// a list answered for none counts apart from every placement.
+func testOnlinePlacements(t *testing.T, open Opener) {
+	s := open(t, Options{})
+	t0 := time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	id := func(m int) string { return api.NewRecommendationID(at(m), "q", uint64(m+1)) }
+	imps := []api.Impression{
+		{ID: id(0), UserID: "u1", Model: "itemknn", Items: []string{"i1", "i2", "i3"}, At: at(0), Placement: "home"},
+		{ID: id(1), UserID: "u1", Model: "itemknn", Items: []string{"i2", "i4"}, At: at(1), Placement: "product"},
+		{ID: id(2), UserID: "u2", Model: "itemknn", Items: []string{"i1", "i5"}, At: at(2)},
+		{ID: id(3), UserID: "u2", Model: "ease", Items: []string{"i6"}, At: at(3), Placement: "home"},
+		{ID: id(4), UserID: "u3", Model: "itemknn", Experiment: "x000001", Arm: "itemknn", Items: []string{"i1", "i2"}, At: at(4), Placement: "home"},
+	}
+	if err := s.PutImpressions(bg, imps); err != nil {
+		t.Fatal(err)
+	}
+	touches := []struct {
+		t    api.Touch
+		want []api.Attributed
+	}{
+		{api.Touch{RecommendationID: id(0), UserID: "u1", ItemID: "i2", At: at(5)},
+			[]api.Attributed{{RecommendationID: id(0), Position: 1, Model: "itemknn", Placement: "home", Click: true}}},
+		// By window: u1's latest list showing i2 is the product one.
+		{api.Touch{UserID: "u1", ItemID: "i2", At: at(5)},
+			[]api.Attributed{{RecommendationID: id(1), Position: 0, Model: "itemknn", Placement: "product", Click: true}}},
+		{api.Touch{RecommendationID: id(0), UserID: "u1", ItemID: "i1", At: at(5), Conversion: true},
+			[]api.Attributed{{RecommendationID: id(0), Position: 0, Model: "itemknn", Placement: "home", Click: true, Conversion: true}}},
+		{api.Touch{UserID: "u2", ItemID: "i1", At: at(5)},
+			[]api.Attributed{{RecommendationID: id(2), Position: 0, Model: "itemknn", Click: true}}},
+		{api.Touch{RecommendationID: id(2), UserID: "u2", ItemID: "i5", At: at(5)},
+			[]api.Attributed{{RecommendationID: id(2), Position: 1, Model: "itemknn", Click: true}}},
+		{api.Touch{RecommendationID: id(2), UserID: "u2", ItemID: "i5", At: at(6)}, nil}, // credited already
+		{api.Touch{RecommendationID: id(3), UserID: "u2", ItemID: "i6", At: at(5), Conversion: true},
+			[]api.Attributed{{RecommendationID: id(3), Model: "ease", Placement: "home", Click: true, Conversion: true}}},
+		{api.Touch{RecommendationID: id(4), UserID: "u3", ItemID: "i2", At: at(5)},
+			[]api.Attributed{{RecommendationID: id(4), Position: 1, Model: "itemknn", Experiment: "x000001", Arm: "itemknn", Placement: "home", Click: true}}},
+	}
+	for k, c := range touches {
+		got, err := s.Attribute(bg, []api.Touch{c.t}, 30*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			got = nil
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("touch %d: Attribute = %+v, want %+v", k, got, c.want)
+		}
+	}
+	// By hand: home's itemknn list showed 3 items, 2 clicked (i2, i1), one
+	// bought (i1); the product list 2 shown, 1 clicked; the list without a
+	// placement 2 shown, both clicked; ease's home list 1 shown, clicked
+	// and bought; the experiment's home list 2 shown, 1 clicked.
+	want := []api.OnlineCount{
+		{Day: "2026-04-01", Model: "ease", Placement: "home", Lists: 1, Impressions: 1, Clicks: 1, Conversions: 1},
+		{Day: "2026-04-01", Model: "itemknn", Lists: 1, Impressions: 2, Clicks: 2},
+		{Day: "2026-04-01", Model: "itemknn", Placement: "home", Lists: 1, Impressions: 3, Clicks: 2, Conversions: 1},
+		{Day: "2026-04-01", Model: "itemknn", Placement: "product", Lists: 1, Impressions: 2, Clicks: 1},
+		{Day: "2026-04-01", Model: "itemknn", Experiment: "x000001", Arm: "itemknn", Placement: "home", Lists: 1, Impressions: 2, Clicks: 1},
+	}
+	counts, err := s.OnlineCounts(bg, "2026-04-01", "2026-04-01")
+	if err != nil || !reflect.DeepEqual(counts, want) {
+		t.Errorf("OnlineCounts = %+v, %v\nwant %+v", counts, err, want)
+	}
+	// A placement's totals over its rows: home 3 lists, 6 shown, 4 clicked.
+	var home api.Tally
+	for _, c := range counts {
+		if c.Placement == "home" {
+			home.Add(c)
+		}
+	}
+	if home.Lists != 3 || home.Impressions != 6 || home.Clicks != 4 || home.Conversions != 2 {
+		t.Errorf("home over its rows: %+v, want 3 lists, 6 impressions, 4 clicks, 2 conversions", home)
+	}
+}

@@ -99,17 +99,50 @@ func (r resealed) Model(m dump.Model) error {
 // CompareMigratedThenOnline is CompareMigrated for a store migrated from a
 // version with online data (online) or without it; without, it then fills
 // both stores' online buckets or tables, which the migration added, and
-// compares again, so that they are shown to take data.
+// compares again, so that they are shown to take data. Then both take a
+// list for a placement (comparePlaced).
 func CompareMigratedThenOnline(tb testing.TB, got, want backend.Store, online bool) {
 	tb.Helper()
 	CompareMigrated(tb, got, want, online)
-	if online {
-		return
+	if !online {
+		for _, s := range []backend.Store{got, want} {
+			if err := SchemaFillOnline(context.Background(), s); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		CompareMigrated(tb, got, want, true)
 	}
-	for _, s := range []backend.Store{got, want} {
-		if err := SchemaFillOnline(context.Background(), s); err != nil {
+	comparePlaced(tb, got, want)
+}
+
+// comparePlaced: the lists of a fixture, all recorded before placements
+// were (as lists without one), keep their counters beside those of a list
+// recorded after the migration for placement home, of the same day, model
+// and arm, and credited a click; both stores count alike.
+func comparePlaced(tb testing.TB, got, want backend.Store) {
+	tb.Helper()
+	at := time.Date(2026, 11, 7, 10, 0, 0, 0, time.UTC)
+	imp := api.Impression{ID: api.NewRecommendationID(at, "p", 1), UserID: "alice", Model: "popular", ModelVersion: "v000001",
+		Items: []string{"m1", "m3"}, At: at, Placement: "home"}
+	// By hand: SchemaFillOnline's two lists of two items, one click on
+	// each (alice's m4, and bob's m2 in CompareMigrated); the home list
+	// two items, one clicked.
+	wantCounts := []api.OnlineCount{
+		{Day: "2026-11-07", Model: "itemknn", Experiment: "x000001", Arm: "b", Lists: 1, Impressions: 2, Clicks: 1},
+		{Day: "2026-11-07", Model: "popular", Lists: 1, Impressions: 2, Clicks: 1},
+		{Day: "2026-11-07", Model: "popular", Placement: "home", Lists: 1, Impressions: 2, Clicks: 1},
+	}
+	for k, s := range []backend.Store{got, want} {
+		if err := s.PutImpressions(bg, []api.Impression{imp}); err != nil {
 			tb.Fatal(err)
 		}
+		a, err := s.Attribute(bg, []api.Touch{{RecommendationID: imp.ID, UserID: "alice", ItemID: "m3", At: at.Add(time.Minute)}}, time.Hour)
+		if err != nil || len(a) != 1 || a[0].Placement != "home" || a[0].Position != 1 {
+			tb.Fatalf("store %d: a click on the home list credited %+v (%v), want position 1 of home", k, a, err)
+		}
+		if c, err := s.OnlineCounts(bg, "2026-11-01", "2026-11-30"); err != nil || !reflect.DeepEqual(c, wantCounts) {
+			tb.Fatalf("store %d: counters with a placed list %+v (%v), want %+v", k, c, err, wantCounts)
+		}
 	}
-	CompareMigrated(tb, got, want, true)
+	Compare(tb, got, want)
 }

@@ -43,10 +43,12 @@ bolt_v3() { bolt_version "$1" 3; }
 bolt_v4() { bolt_version "$1" 4 && ! git show "$1:storage/schema.go" | grep -q 'bucketImps *='; }
 bolt_v4_online() { bolt_version "$1" 4 && git show "$1:storage/schema.go" | grep -q 'bucketImps *='; }
 bolt_v5() { bolt_version "$1" 5; }
+bolt_v6() { bolt_version "$1" 6; }
 pg_migrations() { [ "$(git ls-tree --name-only "$1" storage/postgres/migrations/ 2>/dev/null | wc -l)" = "$2" ]; }
 pg_v1() { pg_migrations "$1" 1; }
 pg_v2() { pg_migrations "$1" 2; }
 pg_v3() { pg_migrations "$1" 3; }
+pg_v5() { pg_migrations "$1" 5; }
 
 # checkout NAME COMMIT [online]: a worktree of COMMIT with the generator in
 # fixturegen/, the workload copied in as package main.
@@ -61,6 +63,14 @@ checkout() {
       >>"$wt/fixturegen/schemafill_online.go"
   fi
   echo "$wt"
+}
+
+# module WT: rewrite the imports of the generator to the module path of
+# the worktree (recsys, later github.com/recsys-engine/recsys).
+module() {
+  local m
+  m=$(awk '/^module /{print $2; exit}' "$1/go.mod")
+  sed -i "s#\"recsys/#\"$m/#" "$1/fixturegen/main.go"
 }
 
 bolt() { # NAME COND [online]
@@ -99,6 +109,7 @@ func main() {
 	}
 }
 GO
+  module "$wt"
   rm -rf "$out/$1.bolt" "$out/$1.bolt.events"
   (cd "$wt" && go run ./fixturegen "$out/$1.bolt")
   echo "$1.bolt: $(git log -1 --format='%ad %s' --date=short "$c" | cut -c1-90)"
@@ -140,6 +151,7 @@ func main() {
 	}
 }
 GO
+  module "$wt"
   schema=fixture_$1
   PGOPTIONS=--client-min-messages=warning psql -q "$dsn" -c "DROP SCHEMA IF EXISTS $schema CASCADE" -c "CREATE SCHEMA $schema"
   local sdsn="$dsn"
@@ -163,6 +175,7 @@ make v3 && bolt v3 bolt_v3
 make v4 && bolt v4 bolt_v4
 make v4-online && bolt v4-online bolt_v4_online online
 make v5 && bolt v5 bolt_v5 online
+make v6 && bolt v6 bolt_v6 online
 if [ -z "$dsn" ]; then
   echo "RECSYS_TEST_POSTGRES is not set: the PostgreSQL fixtures are left as they are" >&2
   exit 0
@@ -170,4 +183,5 @@ fi
 make pg-v1 && pg v1 pg_v1
 make pg-v2 && pg v2 pg_v2
 make pg-v3 && pg v3 pg_v3 online
+make pg-v5 && pg v5 pg_v5 online
 exit 0

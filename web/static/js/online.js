@@ -1,6 +1,6 @@
 // Online: CTR per model and day with its 95% interval (GET /admin/online),
-// the running experiment live (every 5 s) with a Stop button, a form to
-// start one, and the experiments run before.
+// the same per placement, the running experiment live (every 5 s) with a
+// Stop button, a form to start one, and the experiments run before.
 
 import {get, post, seg, isAbort} from './api.js';
 import {h, clear, errorBox, fill, section, badge, table, td, fmtInt, fmtDate, put, every} from './dom.js';
@@ -11,6 +11,7 @@ const interval = (iv) => `${pct(iv.rate)} [${pct(iv.low)}, ${pct(iv.high)}]`;
 
 export function render(view, {signal}) {
   const ctr = h('div', {id: 'online-ctr'});
+  const places = h('div', {id: 'online-placements'});
   const running = h('div', {id: 'experiment-running'});
   const form = h('form', {id: 'experiment-form', class: 'form'});
   const formMsg = h('div');
@@ -18,20 +19,28 @@ export function render(view, {signal}) {
   view.append(h('h1', {}, 'Online'),
     section('CTR per model and day', h('p', {class: 'small muted'},
       'Shown items credited with a positive event over items shown, by the UTC day the list was shown; the whiskers are 95% intervals. Last 30 days.'), ctr),
+    section('By placement', h('p', {class: 'small muted'},
+      'The same 30 days per placement the lists were answered for (?placement= or the placement field).'), places),
     section('Running experiment', running),
     section('Start an experiment', form, formMsg),
     section('Experiments', past));
 
-  fill(ctr, () => ctrChart(signal));
+  const report = lastDays(signal);
+  fill(ctr, () => report.then(ctrChart));
+  fill(places, () => report.then(placementTable));
   every(5000, () => experiments(running, past, signal), signal);
   experimentForm(form, formMsg, signal, () => experiments(running, past, signal));
 }
 
-async function ctrChart(signal) {
+// lastDays is the report of the last 30 days.
+function lastDays(signal) {
   const to = new Date().toISOString().slice(0, 10);
   const from = new Date(Date.now() - 29 * 86400e3).toISOString().slice(0, 10);
-  const rep = await get('/admin/online', {signal, query: {from, to}});
-  if (!rep.days.length) return h('p', {class: 'muted'}, `Nothing shown from ${from} to ${to}.`);
+  return get('/admin/online', {signal, query: {from, to}});
+}
+
+function ctrChart(rep) {
+  if (!rep.days.length) return h('p', {class: 'muted'}, `Nothing shown from ${rep.from} to ${rep.to}.`);
   const models = [...new Set(rep.days.map((d) => d.model))].sort();
   const day = (d) => Date.parse(d + 'T00:00:00Z') / 86400e3;
   const series = models.map((m) => ({name: m, points: rep.days.filter((d) => d.model === m)
@@ -43,6 +52,14 @@ async function ctrChart(signal) {
     legend(models),
     h('figure', {id: 'chart-ctr'}, chart(240, lineChart({series, xFormat: fmtDay, yFormat: pct}), 'CTR per model and day')),
     table(['model', 'lists', 'shown', 'clicks', 'CTR [95%]', 'conversions', 'conversion [95%]'], rows, {id: 'online-totals'}));
+}
+
+function placementTable(rep) {
+  if (!rep.placements.length) return h('p', {class: 'muted'}, `Nothing shown from ${rep.from} to ${rep.to}.`);
+  const rows = rep.placements.map((p) => h('tr', {'data-placement': p.placement},
+    td(p.placement || h('span', {class: 'muted'}, 'none')), td(fmtInt(p.lists)), td(fmtInt(p.impressions)),
+    td(fmtInt(p.clicks)), td(interval(p.ctr)), td(fmtInt(p.conversions)), td(interval(p.conversion))));
+  return table(['placement', 'lists', 'shown', 'clicks', 'CTR [95%]', 'conversions', 'conversion [95%]'], rows, {id: 'online-placements-table'});
 }
 
 async function experiments(running, past, signal) {
