@@ -8,6 +8,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
@@ -38,6 +39,10 @@ type Item struct {
 type Program struct {
 	src string
 	p   *vm.Program
+	// timeless: the expression does not read age_days, so its answers
+	// can be remembered in memo (memo.go).
+	timeless bool
+	memo     atomic.Pointer[Memo]
 }
 
 // Source returns the text the program was compiled from.
@@ -70,7 +75,8 @@ func Compile(src string) (*Program, error) {
 		}
 		return nil, &Error{Line: 1, Column: 1, Message: err.Error()}
 	}
-	return &Program{src: src, p: p}, nil
+	_, ageErr := expr.Compile(src, expr.Env(itemNoAge{}), expr.AsBool(), expr.MaxNodes(maxNodes))
+	return &Program{src: src, p: p, timeless: ageErr == nil}, nil
 }
 
 // Evaluator runs programs on items. It reuses one virtual machine, so it

@@ -163,28 +163,58 @@ func (st *steer) keep(i uint32) bool {
 	if int(i) >= len(st.c.cat.ItemIDs) || st.c.cat.ItemIDs[i] == "" {
 		return false
 	}
-	st.load(i)
+	loaded := false
 	for _, p := range st.filters {
-		ok, err := st.ev.Match(p, &st.item)
-		if err != nil {
-			st.errs()
-			return false
-		}
-		if !ok {
+		if st.eval(p, i, &loaded) != rules.True {
 			return false
 		}
 	}
 	for _, p := range st.exclude {
-		ok, err := st.ev.Match(p, &st.item)
-		if err != nil {
-			st.errs()
-			return false
-		}
-		if ok {
+		if st.eval(p, i, &loaded) != rules.False {
 			return false
 		}
 	}
 	return true
+}
+
+// memoVersion names the version of the items an outcome was computed
+// over: their attributes and the catalogue's ids and categories.
+type memoVersion struct {
+	attrs *api.ItemAttributes
+	cat   *api.Catalogue
+}
+
+// eval is p's outcome on item i: remembered when p has it over this
+// version of the catalogue, else evaluated (loading item i into st.item
+// unless *loaded says it is there). A failure is counted every time.
+func (st *steer) eval(p *rules.Program, i uint32, loaded *bool) rules.Outcome {
+	m := p.Memo(memoVersion{st.attrs, st.c.cat}, len(st.c.cat.ItemIDs))
+	o := rules.Unknown
+	if m != nil {
+		o = m.Get(i)
+	}
+	if o == rules.Unknown {
+		if !*loaded {
+			st.load(i)
+			*loaded = true
+		}
+		ok, err := st.ev.Match(p, &st.item)
+		switch {
+		case err != nil:
+			o = rules.Failed
+		case ok:
+			o = rules.True
+		default:
+			o = rules.False
+		}
+		if m != nil {
+			m.Set(i, o)
+		}
+	}
+	if o == rules.Failed {
+		st.errs()
+	}
+	return o
 }
 
 // keepFunc is st.keep when st leaves items out, else nil.
@@ -201,13 +231,8 @@ func (st *steer) leavesOut() bool { return st != nil && (len(st.filters) > 0 || 
 // match reports whether rule r's condition holds for item i; one that
 // fails on the item does not hold, and is counted.
 func (st *steer) match(r *rules.Rule, i uint32) bool {
-	st.load(i)
-	ok, err := st.ev.Match(r.Condition, &st.item)
-	if err != nil {
-		st.errs()
-		return false
-	}
-	return ok
+	loaded := false
+	return st.eval(r.Condition, i, &loaded) == rules.True
 }
 
 // reorders reports whether st has rules that reorder a list.

@@ -150,3 +150,36 @@ func counterValue(t *testing.T, e *Engine) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// A filter's outcomes are remembered per version of the items: asked
+// again it answers the same and counts its failures again, and a changed
+// item is evaluated afresh.
+func TestEngine_rememberedOutcomesFollowTheItems(t *testing.T) {
+	e, _ := steerFixture(t)
+	notX := api.RecommendRequest{Steer: api.Steering{Filters: []string{`labels.code != "x"`}}}
+	for round := range 2 {
+		if got := recIDs(t, e, notX); !slices.Equal(got, []string{"a", "b", "d", "e"}) {
+			t.Errorf("round %d: %v, want c left out", round, got)
+		}
+	}
+	failing := api.RecommendRequest{Steer: api.Steering{Filters: []string{`int(labels.code) > 0`}}}
+	before := counterValue(t, e)
+	for range 2 {
+		recIDs(t, e, failing)
+	}
+	if got := counterValue(t, e) - before; got != 2 {
+		t.Errorf("failures counted %v over two requests, want 2 (once each, remembered or not)", got)
+	}
+	src := e.src.(interface {
+		PutItems(context.Context, []api.Item) error
+	})
+	if err := src.PutItems(context.Background(), []api.Item{{ID: "c", Categories: []string{"k0"}, Labels: map[string]string{"code": "3"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recIDs(t, e, notX); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("after c's code changed: %v, want c back", got)
+	}
+	if got := recIDs(t, e, failing); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("after c's code became a number: %v", got)
+	}
+}
