@@ -50,8 +50,8 @@ func ScoreDecayed(m Model, self int, history []uint32, days []int32, scores []fl
 	return false
 }
 
-// decays reports whether m scores with a decay of past events.
-func decays(m Model) bool {
+// Decays reports whether m scores with a decay of past events.
+func Decays(m Model) bool {
 	d, ok := m.(Decayer)
 	return ok && d.HalfLife() > 0
 }

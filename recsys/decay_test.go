@@ -119,7 +119,7 @@ func TestScoreDecayed(t *testing.T) {
 		}
 	}
 	for _, m := range decayModels(t, x, math.Inf(1)) {
-		if decays(m) || ParamsOf(m)[HalfLifeKey] != 0 {
+		if Decays(m) || ParamsOf(m)[HalfLifeKey] != 0 {
 			t.Errorf("%s: half-life +Inf decays (%v)", m.Name(), ParamsOf(m))
 		}
 	}

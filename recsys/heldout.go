@@ -33,7 +33,7 @@ func RankHeldOutLive(ctx context.Context, m Model, train *Matrix, live [][]uint3
 	}
 	ranker := NewRanker(pop, ni)
 	sparse, _ := m.(SparseScorer)
-	decayed := decays(m) && train.Timed()
+	decayed := Decays(m) && train.Timed()
 	err := ParallelFor(ctx, nu, 16, "", nil, func() func(lo, hi int) {
 		scores := make([]float64, ni)
 		var touched []uint32

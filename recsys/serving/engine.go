@@ -224,7 +224,7 @@ func (e *Engine) Recommend(ctx context.Context, req api.RecommendRequest) (*api.
 	} else if prof, err = e.src.Profile(ctx, req.UserID); err != nil {
 		return nil, err
 	}
-	st, err := e.newSteer(ctx, c, req.Steer)
+	st, err := e.newSteer(ctx, c, req.Steer, req.Explain)
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +443,7 @@ func (e *Engine) Similar(ctx context.Context, req api.SimilarRequest) (*api.Simi
 			drop[id] = true
 		}
 	}
-	st, err := e.newSteer(ctx, c, req.Steer)
+	st, err := e.newSteer(ctx, c, req.Steer, req.Explain)
 	if err != nil {
 		return nil, err
 	}
@@ -607,7 +607,14 @@ func (e *Engine) rankFrom(c *catalogueCache, m *Served, prof api.Profile, req ap
 	scores := (*bufp)[:n]
 	var top []uint32
 	model := m.Model.(recsys.Model)
-	if r, ok := recsys.AsTopRanker(model); ok {
+	if recsys.Decays(model) && len(prof.PositiveDays) == len(prof.Positive) {
+		// A half-life weighs each history item by its age, as training
+		// validated it; the ranked index holds unweighted bounds, so the
+		// whole catalogue is scored.
+		recsys.ScoreDecayed(model, -1, prof.Positive, prof.PositiveDays, scores)
+		filterScores(c, prof, req, scores)
+		top = recsys.TopNKeep(scores, c.pop32, nil, st.keepFunc(), req.N)
+	} else if r, ok := recsys.AsTopRanker(model); ok {
 		top = r.RankTop(prof.Positive, c.pop32, newFilter(c.cat, prof, req, st.keepFunc()), req.N, scores)
 	} else {
 		model.Score(prof.Positive, scores)

@@ -32,7 +32,7 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 	if err != nil {
 		return nil, err
 	}
-	st, err := e.newSteer(ctx, c, req.Steer)
+	st, err := e.newSteer(ctx, c, req.Steer, req.Explain)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (e *Engine) Rerank(ctx context.Context, req api.RerankRequest) (*api.Recomm
 	if m != nil && len(prof.Positive) > 0 {
 		ranker = m
 		out.Model, out.ModelVersion = m.Info.Name, m.Info.Version
-		m.Model.(recsys.Model).Score(prof.Positive, scores)
+		recsys.ScoreDecayed(m.Model.(recsys.Model), -1, prof.Positive, prof.PositiveDays, scores)
 	} else {
 		out.Model, out.Fallback = recsys.PopularModel, recsys.PopularModel
 		if name == recsys.PopularModel {

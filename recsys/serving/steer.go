@@ -89,15 +89,21 @@ type steer struct {
 	errs    func()           // counts one failed evaluation
 	ev      rules.Evaluator
 	item    rules.Item
+	// version is the memoVersion of attrs and c, boxed once a request:
+	// each evaluation compares it with its program's memo.
+	version any
+	// explain asks apply to keep changed.
+	explain bool
 	// changed names, by item, the rules that moved or rescored it in the
-	// last apply.
+	// last apply when explain is set.
 	changed map[uint32][]string
 }
 
 // newSteer compiles what s asks for over catalogue c at the engine's
-// time; nil when it asks for nothing, and no rule applies.
-func (e *Engine) newSteer(ctx context.Context, c *catalogueCache, s api.Steering) (*steer, error) {
-	st := &steer{c: c, now: e.now(), errs: e.filterErrors.Inc}
+// time; nil when it asks for nothing, and no rule applies. With explain
+// it keeps which rules changed each item (withRules).
+func (e *Engine) newSteer(ctx context.Context, c *catalogueCache, s api.Steering, explain bool) (*steer, error) {
+	st := &steer{c: c, now: e.now(), errs: e.filterErrors.Inc, explain: explain}
 	for _, src := range s.Filters {
 		p, err := e.compile("filter", src)
 		if err != nil {
@@ -132,6 +138,7 @@ func (e *Engine) newSteer(ctx context.Context, c *catalogueCache, s api.Steering
 	if st.attrs, err = e.attributes(ctx, c); err != nil {
 		return nil, err
 	}
+	st.version = memoVersion{st.attrs, c.cat}
 	return st, nil
 }
 
@@ -188,7 +195,7 @@ type memoVersion struct {
 // version of the catalogue, else evaluated (loading item i into st.item
 // unless *loaded says it is there). A failure is counted every time.
 func (st *steer) eval(p *rules.Program, i uint32, loaded *bool) rules.Outcome {
-	m := p.Memo(memoVersion{st.attrs, st.c.cat}, len(st.c.cat.ItemIDs))
+	m := p.Memo(st.version, len(st.c.cat.ItemIDs))
 	o := rules.Unknown
 	if m != nil {
 		o = m.Get(i)
@@ -250,10 +257,12 @@ func (st *steer) apply(ranked []Candidate) []Candidate {
 	}
 	pool = rules.Apply(pool, st.order, st.match)
 	out := make([]Candidate, 0, len(ranked))
-	st.changed = map[uint32][]string{}
+	if st.explain {
+		st.changed = map[uint32][]string{}
+	}
 	for _, p := range pool {
 		out = append(out, Candidate{Item: p.Item, Score: p.Score})
-		if len(p.Rules) > 0 {
+		if st.explain && len(p.Rules) > 0 {
 			st.changed[p.Item] = p.Rules
 		}
 	}
