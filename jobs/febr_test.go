@@ -32,7 +32,7 @@ func TestTrainModels_febr(t *testing.T) {
 	if info.Validation["adg"] <= 0 {
 		t.Fatalf("validation %v", info.Validation)
 	}
-	back, err := recsys.Load(out[0].blob)
+	back, err := recsys.Load(blobOf(t, out[0]))
 	if err != nil || back.Name() != "febr" {
 		t.Fatalf("persisted blob: %v %v", back, err)
 	}
@@ -48,7 +48,7 @@ func TestTrainModels_febr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(both[1].blob) != string(out[0].blob) {
+	if string(blobOf(t, both[1])) != string(blobOf(t, out[0])) {
 		t.Fatalf("febr after slim: %v, alone: %v", both[1].served.Info.Params, info.Params)
 	}
 	if p := both[0].served.Info.Params; p["k"] != info.Params["k"] || p["l1"] != info.Params["l1"] || p["l2"] != info.Params["l2"] {
@@ -73,7 +73,7 @@ func TestTrainModels_febrTakesTheBaselinesK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(both[1].blob) != string(alone[0].blob) {
+		if string(blobOf(t, both[1])) != string(blobOf(t, alone[0])) {
 			t.Fatalf("%s after %s: %v, alone: %v", variant, base, both[1].served.Info.Params, alone[0].served.Info.Params)
 		}
 		if bk, vk := both[0].served.Info.Params["k"], both[1].served.Info.Params["k"]; bk != vk && !slices.Contains(both[1].served.Info.GridExtended, fmt.Sprintf("k=%g", vk)) {
@@ -108,4 +108,14 @@ func clusteredSnapshot(t *testing.T, seed uint64, users, perUser, block int) *ap
 		t.Fatal(err)
 	}
 	return snap
+}
+
+// blobOf is what publish persists of tr: its served model encoded.
+func blobOf(t *testing.T, tr trained) []byte {
+	t.Helper()
+	b, err := tr.served.Model.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -100,8 +101,8 @@ func chooseWithin(models []trained, b api.ServeBudget) (string, []api.OverBudget
 	return "", over
 }
 
-// publish persists the models of training job j, installs them in the
-// serving engine, and activates the one chooseActive picks, recording the
+// publish persists the models of training job j, each encoded as it is
+// written, installs them in the serving engine, and activates the one chooseActive picks, recording the
 // choice and the candidates it passed over for their serving cost. Every
 // model is persisted before any is swapped in: a crash in between leaves
 // the new versions on disk and a restart serves them.
@@ -116,7 +117,11 @@ func (s *Scheduler) publish(ctx context.Context, j *api.Job, models []trained) e
 			return err
 		}
 		t.served.Info.Version, t.served.Info.JobID = v, j.ID
-		if err := s.st.PutModel(bg, t.served.Info, t.blob); err != nil {
+		blob, err := t.served.Model.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("encoding %s: %w", t.served.Info.Name, err)
+		}
+		if err := s.st.PutModel(bg, t.served.Info, blob); err != nil {
 			return err
 		}
 		j.Versions = append(j.Versions, t.served.Info.Name+"@"+v)

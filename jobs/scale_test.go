@@ -147,7 +147,7 @@ func TestTrainModels_blendReusesTheJobsBases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(bb) == string(byName[name].blob) {
+			if string(bb) == string(blobOf(t, byName[name])) {
 				reused++
 			}
 		}
@@ -164,7 +164,7 @@ func TestTrainModels_blendReusesTheJobsBases(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, _ := fresh.MarshalBinary()
-		if string(a) != string(byName[febr.BlendName].blob) {
+		if string(a) != string(blobOf(t, byName[febr.BlendName])) {
 			t.Fatalf("scaled=%v: the blend with the job's bases differs from one fitted from scratch", scaled)
 		}
 	}

@@ -156,10 +156,12 @@ func fitOrder(names []string) []string {
 	return out
 }
 
-// trained is one fitted model ready to persist and serve.
+// trained is one fitted model ready to persist and serve. Its blob is
+// not held: publish encodes each model when it persists it, one at a
+// time, so that a job at a million items does not keep every model's
+// gigabytes of encoding beside the models themselves until the end.
 type trained struct {
 	served *serving.Served
-	blob   []byte
 }
 
 // stageFunc reports the start of a stage and the share of work done.
@@ -437,16 +439,12 @@ func trainOther(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, name 
 	if err != nil || t == nil {
 		return nil, why, err
 	}
-	blob, err := t.Model.MarshalBinary()
-	if err != nil {
-		return nil, "", err
-	}
 	// Validation holds the recommenders' measures, compared across
 	// models: other kinds have none.
 	info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs),
 		Items: t.Items, Positives: len(snap.Users), TrainSeconds: time.Since(start).Seconds(),
 		Params: t.Params, Validation: map[string]float64{}}
-	return &trained{served: &serving.Served{Info: info, Model: t.Model}, blob: blob}, "", nil
+	return &trained{served: &serving.Served{Info: info, Model: t.Model}}, "", nil
 }
 
 // trainModelsOn fits each recommender on x, the snapshot's matrix: the
@@ -521,6 +519,7 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 			runtime.GC() // reclaim them before the copy is allocated
 		}
 		served, err := recsys.Load(blob)
+		blob = nil // publish encodes the served copy again, to the same bytes
 		if err != nil {
 			return nil, nil, fmt.Errorf("decoding %s: %w", name, err)
 		}
@@ -530,7 +529,7 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		for i, key := range metrics.Names {
 			info.Validation[key] = val[i]
 		}
-		out = append(out, trained{served: &serving.Served{Info: info, Model: served}, blob: blob})
+		out = append(out, trained{served: &serving.Served{Info: info, Model: served}})
 		if reused[name] {
 			fits[name] = recsys.Fit{Full: served, FullParams: p} // one copy: the one served
 		}
