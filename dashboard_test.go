@@ -73,6 +73,16 @@ func dashboardData(t *testing.T, a *testApp) (user, item string) {
 		return "1", "50"
 	}
 	t.Logf("%s is missing: the dashboard test uses a generated dataset", dir)
+	return generatedDashboardData(t, a)
+}
+
+// generatedDashboardData stores 300 items in four genres (item iN is in
+// genre N%4: action, comedy, drama, sci-fi; titled "Title N") and 400
+// users who mostly view the items of their cluster (user uK: cluster
+// K%4). It returns a user and an item to explore.
+func generatedDashboardData(t *testing.T, a *testApp) (user, item string) {
+	t.Helper()
+	ctx := context.Background()
 	const users, items, clusters = 400, 300, 4
 	genres := []string{"action", "comedy", "drama", "sci-fi"}
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -128,9 +138,10 @@ type browserLog struct {
 	mu       sync.Mutex
 	problems []string
 	sent     map[network.RequestID]sentRequest
-	urls     []string // the URL of every request, in the order sent
-	trained  bool     // a model is trained: /readyz must answer 200
-	keyed    int      // requests seen with an Authorization header
+	urls     []string          // the URL of every request, in the order sent
+	trained  bool              // a model is trained: /readyz must answer 200
+	keyed    int               // requests seen with an Authorization header
+	extra    []provokedFailure // provoked by this test, besides provoked
 }
 
 type sentRequest struct {
@@ -139,12 +150,16 @@ type sentRequest struct {
 	trained bool // sent after a model was trained
 }
 
-// provoked lists the failures that the test causes on purpose.
-var provoked = []struct {
+// provokedFailure is a failed request a test causes on purpose: its
+// method, path (with the query) and the statuses it may answer.
+type provokedFailure struct {
 	method string
 	path   *regexp.Regexp
 	status []int64
-}{
+}
+
+// provoked lists the failures that the test causes on purpose.
+var provoked = []provokedFailure{
 	// Content neighbours need a learned metric, which this test does not train.
 	{"GET", regexp.MustCompile(`^/items/[^/]+/similar\?.*by=content`), []int64{503}},
 	// Query by example: the route may not exist yet (404/405), or answer
@@ -247,12 +262,23 @@ func (l *browserLog) expected(req sentRequest, path string, status int64) bool {
 	case status == 503 && path == "/readyz" && !req.trained:
 		return true // not ready before the first training
 	}
-	for _, p := range provoked {
+	l.mu.Lock()
+	extra := l.extra
+	l.mu.Unlock()
+	for _, p := range append(slices.Clone(provoked), extra...) {
 		if p.method == req.method && p.path.MatchString(path) && slices.Contains(p.status, status) {
 			return true
 		}
 	}
 	return false
+}
+
+// provoke adds a failure the test causes on purpose: method on the paths
+// pattern matches, answering one of status.
+func (l *browserLog) provoke(method, pattern string, status ...int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.extra = append(l.extra, provokedFailure{method, regexp.MustCompile(pattern), status})
 }
 
 // dash drives one tab of the dashboard.
@@ -448,6 +474,21 @@ func (d *dash) setViewport(width, height int64, mobile bool) {
 	d.do(fmt.Sprintf("viewport %dx%d", width, height), 10*time.Second, chromedp.EmulateViewport(width, height, opts...))
 }
 
+// screenshotDir is where the dashboard tests save their screenshots: the
+// README's docs/screenshots only when asked (RECSYS_SCREENSHOTS=1), else a
+// temporary folder.
+func screenshotDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if os.Getenv("RECSYS_SCREENSHOTS") == "1" {
+		dir = filepath.Join("docs", "screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // startBrowser starts headless Chromium (chrome, as findChromium found it)
 // with a fresh profile and opens a tab whose events a new browserLog of the
 // server at base judges. The browser closes when the test ends.
@@ -496,16 +537,7 @@ func TestDashboard_endToEnd(t *testing.T) {
 	t.Logf("data loaded in %v: %d users, %d items, %d events", time.Since(start).Round(time.Millisecond), counts.Users, counts.Items, counts.Events)
 
 	ctx, blog := startBrowser(t, chrome, a.URL)
-	// The README's screenshots are rewritten only when asked
-	// (RECSYS_SCREENSHOTS=1); otherwise they go to a temporary folder.
-	shots := t.TempDir()
-	if os.Getenv("RECSYS_SCREENSHOTS") == "1" {
-		shots = filepath.Join("docs", "screenshots")
-	}
-	if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	d := &dash{t: t, ctx: ctx, log: blog, shot: shots, last: time.Now()}
+	d := &dash{t: t, ctx: ctx, log: blog, shot: screenshotDir(t), last: time.Now()}
 	d.setViewport(1280, 900, false)
 
 	// No key yet: the page says what is missing.

@@ -91,6 +91,7 @@ export async function request(method, path, {body, signal, query} = {}) {
 
 export const get = (path, opts) => request('GET', path, opts);
 export const post = (path, body, opts) => request('POST', path, {...opts, body});
+export const put = (path, body, opts) => request('PUT', path, {...opts, body});
 export const del = (path, opts) => request('DELETE', path, opts);
 
 // seg escapes one path segment; ids may hold "/" (sent as %2F).

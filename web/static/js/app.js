@@ -1,5 +1,5 @@
 // The dashboard: a single page with hash routes
-//   #/overview  #/models  #/evaluations[/<id>[?vs=<id>]]  #/users[/<id>]  #/items[/<id>]  #/online
+//   #/overview  #/models  #/evaluations[/<id>[?vs=<id>]]  #/users[/<id>]  #/items[/<id>]  #/online  #/rules
 // Each route renders into <main id="view"> with an AbortSignal that is
 // aborted on the next navigation, stopping its polls and requests.
 
@@ -11,8 +11,9 @@ import * as evaluations from './evaluations.js';
 import * as users from './users.js';
 import * as items from './items.js';
 import * as online from './online.js';
+import * as rules from './rules.js';
 
-const pages = {overview, models, evaluations, users, items, online};
+const pages = {overview, models, evaluations, users, items, online, rules};
 
 let current = null; // AbortController of the page on screen
 
