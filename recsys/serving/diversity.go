@@ -82,56 +82,61 @@ func neighbourSimilarity(nb recsys.ItemNeighbourhood, items int) func([]Candidat
 				pos[p.Item] = int32(k)
 			}
 		}
-		// The pool's edges in both directions, grouped by row (CSR).
-		type edge struct {
-			a, b int32
-			v    float32
-		}
-		edges := make([]edge, 0, 16*len(pool))
-		for k, p := range pool {
-			list := nb.Similar(p.Item)
-			if len(list) == 0 || !(list[0].Value > 0) {
-				continue
-			}
-			top := list[0].Value
-			for _, n := range list {
-				if int(n.Index) >= len(pos) {
+		// The pool's edges in both directions, grouped by row (CSR): the
+		// lists are walked twice, to count each row and then to fill it,
+		// so that nothing grows (with popular items a pool's lists name
+		// each other, up to 2·|pool|·k edges).
+		start := make([]int32, len(pool)+1)
+		walk := func(edge func(a, b int32, v float32)) {
+			for k, p := range pool {
+				list := nb.Similar(p.Item)
+				if len(list) == 0 || !(list[0].Value > 0) {
 					continue
 				}
-				if j := pos[n.Index]; j >= 0 && int(j) != k {
-					v := float32(min(max(n.Value/top, 0), 1))
-					edges = append(edges, edge{int32(k), j, v}, edge{j, int32(k), v})
+				top := list[0].Value
+				for _, n := range list {
+					if int(n.Index) >= len(pos) {
+						continue
+					}
+					if j := pos[n.Index]; j >= 0 && int(j) != k {
+						edge(int32(k), j, float32(min(max(n.Value/top, 0), 1)))
+					}
 				}
 			}
 		}
+		walk(func(a, b int32, _ float32) { start[a+1]++; start[b+1]++ })
+		for k := range pool {
+			start[k+1] += start[k]
+		}
+		cols := make([]int32, start[len(pool)])
+		vals := make([]float32, len(cols))
+		next := slices.Clone(start[:len(pool)])
+		walk(func(a, b int32, v float32) {
+			cols[next[a]], vals[next[a]] = b, v
+			next[a]++
+			cols[next[b]], vals[next[b]] = a, v
+			next[b]++
+		})
 		for _, p := range pool {
 			if int(p.Item) < len(pos) {
 				pos[p.Item] = -1
 			}
 		}
 		positions.Put(bufp)
-		start := make([]int32, len(pool)+1)
-		for _, e := range edges {
-			start[e.a+1]++
-		}
-		for k := range pool {
-			start[k+1] += start[k]
-		}
-		cols := make([]int32, len(edges))
-		vals := make([]float32, len(edges))
-		next := slices.Clone(start[:len(pool)])
-		for _, e := range edges {
-			cols[next[e.a]], vals[next[e.a]] = e.b, e.v
-			next[e.a]++
-		}
+		// Row b holds every pair (a, b) that row a holds, so sim(a, b) is
+		// read from row b spread over the pool once per b: MMR asks for
+		// every candidate against the item it just picked.
+		dense := make([]float32, len(pool))
+		last := -1
 		return func(a, b int) float64 {
-			s := float32(0)
-			for x := start[a]; x < start[a+1]; x++ {
-				if cols[x] == int32(b) {
-					s = max(s, vals[x])
+			if b != last {
+				clear(dense)
+				for x := start[b]; x < start[b+1]; x++ {
+					dense[cols[x]] = max(dense[cols[x]], vals[x])
 				}
+				last = b
 			}
-			return float64(s)
+			return float64(dense[a])
 		}
 	}
 }
