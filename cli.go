@@ -264,16 +264,24 @@ func parseTrainBudget(timeSpec, memSpec string) (api.TrainBudget, error) {
 var setMemoryLimit = debug.SetMemoryLimit
 
 // limitMemory gives the runtime of serve and train a soft memory limit of
-// nine tenths of the machine's memory (machineMemory) unless GOMEMLIMIT
-// sets one: without it the heap grows to twice the live data between
-// collections (GOGC=100), and a training job near the machine's size is
-// killed by the kernel where a collection would have made room. Below the
-// limit the runtime behaves as without it. An unknown machine size sets
-// nothing.
-func limitMemory(machine int64) {
-	if machine > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		setMemoryLimit(machine / 10 * 9)
+// nine tenths of the machine's memory (machineMemory), or budget when
+// that is lower and positive, unless GOMEMLIMIT sets one: without it the
+// heap grows to twice the live data between collections (GOGC=100), and
+// a training job near the machine's size is killed by the kernel where a
+// collection would have made room. train passes its --train-memory, so
+// that the heap of a training whose live data fit the budget stays
+// within it too; serve passes 0, since its served models share the heap.
+// Below the limit the runtime behaves as without it; live data above it
+// cost collections, not a kill. An unknown machine size sets nothing.
+func limitMemory(machine, budget int64) {
+	if machine <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
 	}
+	limit := machine / 10 * 9
+	if budget > 0 && budget < limit {
+		limit = budget
+	}
+	setMemoryLimit(limit)
 }
 
 // parseTrainMemory reads a memory budget: a size (api.ParseByteSize) or a

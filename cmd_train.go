@@ -43,7 +43,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	limitMemory(machineMemory())
+	limitMemory(machineMemory(), trainBudget.Memory)
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

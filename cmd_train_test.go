@@ -34,18 +34,21 @@ func TestTrain_everyModelSkipped(t *testing.T) {
 	}
 }
 
-// Nine tenths of the machine's memory become the runtime's soft limit
-// unless GOMEMLIMIT sets one; an unknown machine size sets nothing.
+// Nine tenths of the machine's memory become the runtime's soft limit,
+// or a lower training budget, unless GOMEMLIMIT sets one; an unknown
+// machine size sets nothing.
 func TestLimitMemory(t *testing.T) {
 	defer func(f func(int64) int64) { setMemoryLimit = f }(setMemoryLimit)
 	var got []int64
 	setMemoryLimit = func(n int64) int64 { got = append(got, n); return 0 }
 	t.Setenv("GOMEMLIMIT", "")
-	limitMemory(20 << 30)
-	limitMemory(0)
+	limitMemory(20<<30, 0)
+	limitMemory(20<<30, 10<<30) // the budget is lower
+	limitMemory(20<<30, 19<<30) // nine tenths are lower
+	limitMemory(0, 10<<30)
 	t.Setenv("GOMEMLIMIT", "8GiB")
-	limitMemory(20 << 30)
-	if !slices.Equal(got, []int64{18 << 30}) {
-		t.Fatalf("limits set: %v, want [18 GiB]", got)
+	limitMemory(20<<30, 10<<30)
+	if want := []int64{18 << 30, 10 << 30, 18 << 30}; !slices.Equal(got, want) {
+		t.Fatalf("limits set: %v, want %v", got, want)
 	}
 }
