@@ -6,11 +6,13 @@ import (
 	"github.com/recsys-engine/recsys/recsys/blob"
 )
 
-// Decayer is implemented by the models that can decay past events
-// (itemknn, kunn-i, slim, ease): their score is linear in the user's row
-// of X, so each history item can weigh by its age instead of 1,
-// exp(−ln2 · age/h) with h the model's half-life in days (Params.Extra
-// HalfLifeKey; none by default). The fit stays on the binary X.
+// Decayer is implemented by the models that can decay past events: each
+// history item weighs by its age instead of 1, exp(−ln2 · age/h) with h
+// the model's half-life in days (Params.Extra HalfLifeKey; none by
+// default). The score of itemknn, kunn-i, slim and ease is linear in the
+// user's row of X, which the weights scale; userknn and kunn-u take the
+// weighted row as the live user's vector in their user affinity, KNN(u)
+// included. The fit stays on the binary X.
 type Decayer interface {
 	// HalfLife is the half-life in days; 0 means no decay.
 	HalfLife() float64
@@ -37,13 +39,25 @@ func HistoryWeights(days []int32, halfLife float64) []float64 {
 	return w
 }
 
+// userWeightedScorer is a Decayer whose weighted score depends on which
+// training user scores, as UserScorer's: user-based models leave row
+// self out of KNN(u).
+type userWeightedScorer interface {
+	ScoreUserWeighted(self int, history []uint32, weights []float64, scores []float64)
+}
+
 // ScoreDecayed scores user self's history as ScoreUser does, except for
 // a model with a half-life (Decayer) given the days its history items
 // became positive: then each item weighs HistoryWeights. It reports
 // whether it decayed; without days or a half-life it is ScoreUser.
 func ScoreDecayed(m Model, self int, history []uint32, days []int32, scores []float64) bool {
 	if d, ok := m.(Decayer); ok && d.HalfLife() > 0 && len(days) == len(history) && days != nil {
-		d.ScoreWeighted(history, HistoryWeights(days, d.HalfLife()), scores)
+		w := HistoryWeights(days, d.HalfLife())
+		if us, ok := m.(userWeightedScorer); ok {
+			us.ScoreUserWeighted(self, history, w, scores)
+		} else {
+			d.ScoreWeighted(history, w, scores)
+		}
 		return true
 	}
 	ScoreUser(m, self, history, scores)

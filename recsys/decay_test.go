@@ -2,6 +2,7 @@ package recsys
 
 import (
 	"context"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -21,18 +22,32 @@ func TestHistoryWeights(t *testing.T) {
 	}
 }
 
-// decayModels are the models with a decay of past events, fitted on x
-// with half-life h (ease both dense and sparse).
+type decayFit struct {
+	name string
+	p    Params
+}
+
+// linearDecayFits are the models with a decay of past events whose score
+// is linear in the user's row (ease both dense and sparse).
+var linearDecayFits = []decayFit{
+	{"itemknn", Params{K: 5}}, {"kunn-i", Params{K: 5}}, {"slim", Params{K: 5, L1: 0.1, L2: 1}},
+	{"ease", Params{Extra: map[string]float64{"lambda": 5}}},
+	{"ease", Params{K: 5, Extra: map[string]float64{"lambda": 5, "max_dense": 0}}},
+}
+
+// userDecayFits are the user-based models with a decay of past events.
+var userDecayFits = []decayFit{{"userknn", Params{K: 5}}, {"kunn-u", Params{K: 5}}}
+
+// decayModels are the linear models with a decay of past events, fitted
+// on x with half-life h.
 func decayModels(t *testing.T, x *Matrix, h float64) []Model {
 	t.Helper()
-	fits := []struct {
-		name string
-		p    Params
-	}{
-		{"itemknn", Params{K: 5}}, {"kunn-i", Params{K: 5}}, {"slim", Params{K: 5, L1: 0.1, L2: 1}},
-		{"ease", Params{Extra: map[string]float64{"lambda": 5}}},
-		{"ease", Params{K: 5, Extra: map[string]float64{"lambda": 5, "max_dense": 0}}},
-	}
+	return fitDecayed(t, x, h, linearDecayFits)
+}
+
+// fitDecayed fits each of fits on x with half-life h.
+func fitDecayed(t *testing.T, x *Matrix, h float64, fits []decayFit) []Model {
+	t.Helper()
 	var out []Model
 	for _, f := range fits {
 		m, _ := New(f.name)
@@ -118,7 +133,7 @@ func TestScoreDecayed(t *testing.T) {
 			t.Errorf("%s: without days %v, want %v", m.Name(), got, plain)
 		}
 	}
-	for _, m := range decayModels(t, x, math.Inf(1)) {
+	for _, m := range fitDecayed(t, x, math.Inf(1), append(slices.Clone(linearDecayFits), userDecayFits...)) {
 		if Decays(m) || ParamsOf(m)[HalfLifeKey] != 0 {
 			t.Errorf("%s: half-life +Inf decays (%v)", m.Name(), ParamsOf(m))
 		}
@@ -158,7 +173,7 @@ func TestRankHeldOut_decayed(t *testing.T) {
 
 func TestDecayer_MarshalBinary_halfLife(t *testing.T) {
 	x, _ := randomMatrix(t, 13, 15, 10, 0.3)
-	for _, m := range decayModels(t, x, 30) {
+	for _, m := range fitDecayed(t, x, 30, append(slices.Clone(linearDecayFits), userDecayFits...)) {
 		data, err := m.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
@@ -190,7 +205,184 @@ func TestCandidates_halfLifeSettings(t *testing.T) {
 	if got := itemKCandidates("kunn-i")(g, c); len(got) != 2 || got[0].Extra != nil {
 		t.Errorf("kunn-i candidates %+v, want k alone", got)
 	}
+	if got := userKCandidates("kunn-u")(Grid{K: []int{10, 20}, Extra: map[string][]map[string]float64{"kunn-u": {{HalfLifeKey: 4}}}}, c); len(got) != 2 || got[1].K != 20 || got[1].Extra[HalfLifeKey] != 4 {
+		t.Errorf("kunn-u candidates %+v", got)
+	}
+	if got := userKCandidates("userknn")(g, c); len(got) != 2 || got[0].Extra != nil {
+		t.Errorf("userknn candidates %+v, want k alone", got)
+	}
 	if got := slimCandidates(g, c); len(got) != 2 || got[1].Extra[HalfLifeKey] != 7 || got[1].L1 != 1 {
 		t.Errorf("slim candidates %+v", got)
+	}
+}
+
+func TestDecayer_Fit_badHalfLife(t *testing.T) {
+	x, _ := randomMatrix(t, 5, 8, 6, 0.4)
+	for _, f := range append(slices.Clone(linearDecayFits), userDecayFits...) {
+		for _, h := range []float64{-1, math.NaN()} {
+			m, _ := New(f.name)
+			p := f.p
+			p.Extra = maps.Clone(f.p.Extra)
+			if p.Extra == nil {
+				p.Extra = map[string]float64{}
+			}
+			p.Extra[HalfLifeKey] = h
+			if err := m.Fit(context.Background(), x, p); err == nil {
+				t.Errorf("%s: half-life %v fitted", f.name, h)
+			}
+		}
+	}
+}
+
+// With every weight 1 the weighted user-based score is the unweighted
+// one exactly, for live histories (self −1) and for training users left
+// out of their own KNN(u), through ScoreDecayed with equal days too; on a
+// dense matrix (popcount path for the cosine) and a sparse one, with and
+// without the memo of unweighted neighbours, which the weighted search
+// neither fills nor reads.
+func TestUserP_ScoreWeighted_onesAreUnweighted(t *testing.T) {
+	for _, shape := range []struct {
+		m, n int
+		p    float64
+	}{{40, 30, 0.3}, {200, 60, 0.03}} {
+		x, _ := randomMatrix(t, 17, shape.m, shape.n, shape.p)
+		n := x.Items()
+		for _, name := range []string{"userknn", "kunn-u"} {
+			kind := SimCosine
+			if name == "kunn-u" {
+				kind = SimKUNN
+			}
+			for _, k := range []int{1, 4, 12} {
+				for _, cached := range []bool{false, true} {
+					var cache *NeighbourCache
+					if cached {
+						cache = NewNeighbourCache(x, 12)
+					}
+					m := fitted(t, name, x, Params{K: k, Cache: cache, Extra: map[string]float64{HalfLifeKey: 3}})
+					d := m.(Decayer)
+					uw := m.(userWeightedScorer)
+					plain, got := make([]float64, n), make([]float64, n)
+					for u := range x.Users() {
+						h := x.Row(u)
+						ones := make([]float64, len(h))
+						days := make([]int32, len(h))
+						for j := range ones {
+							ones[j], days[j] = 1, 40
+						}
+						m.Score(h, plain)
+						d.ScoreWeighted(h, ones, got)
+						if !slices.Equal(got, plain) {
+							t.Fatalf("%s k=%d user %d: weights 1 score %v, Score %v", name, k, u, got, plain)
+						}
+						ScoreUser(m, u, h, plain)
+						uw.ScoreUserWeighted(u, h, ones, got)
+						if !slices.Equal(got, plain) {
+							t.Fatalf("%s k=%d training user %d: weights 1 score %v, ScoreUser %v", name, k, u, got, plain)
+						}
+						clear(got)
+						if !ScoreDecayed(m, u, h, days, got) || !slices.Equal(got, plain) {
+							t.Fatalf("%s k=%d training user %d: equal days score %v, ScoreUser %v", name, k, u, got, plain)
+						}
+					}
+					if cached {
+						// ScoreUser filled the memo; empty a row and the
+						// weighted search must still find its neighbours.
+						if got := cache.MemoisedUsers(kind); got != x.Users() {
+							t.Fatalf("%s: %d users memoised, want %d", name, got, x.Users())
+						}
+						memo := cache.users[kind]
+						bogus := []Neighbour{}
+						memo.rows[0].Store(&bogus)
+						h := x.Row(0)
+						ones := slices.Repeat([]float64{1}, len(h))
+						uw.ScoreUserWeighted(0, h, ones, got)
+						memo.rows[0].Store(nil)
+						ScoreUser(m, 0, h, plain)
+						if !slices.Equal(got, plain) || slices.Max(plain) == 0 {
+							t.Fatalf("%s k=%d: weighted score %v read the memo, want %v", name, k, got, plain)
+						}
+						fresh := NewNeighbourCache(x, 12)
+						m = fitted(t, name, x, Params{K: k, Cache: fresh, Extra: map[string]float64{HalfLifeKey: 3}})
+						for u := range x.Users() {
+							m.(userWeightedScorer).ScoreUserWeighted(u, x.Row(u), slices.Repeat([]float64{1}, len(x.Row(u))), got)
+						}
+						if got := fresh.MemoisedUsers(kind); got != 0 {
+							t.Fatalf("%s: the weighted search memoised %d users", name, got)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// A live history {0 (weight 1), 1 (weight ½)} against training users
+// v0 = {0, 1, 3}, v1 = {1, 2}, v2 = {0, 4}, v3 = {1}, ‖w‖₂ = √1.25, at
+// k = 2. userknn: A(v0) = 1.5/(√1.25·√3) ≈ 0.775, A(v1) = 0.5/(√1.25·√2)
+// ≈ 0.316, A(v2) = 1/(√1.25·√2) ≈ 0.632, A(v3) = 0.5/√1.25 ≈ 0.447, so
+// KNN(u) = {v0, v2}; unweighted it is {v0 (0.816), v3 (0.707)}. kunn-u,
+// with c(0) = 2, c(1) = 3: A(v0) = (1/√2 + 0.5/√3)/(√1.25·√3) ≈ 0.514,
+// A(v1) = (0.5/√3)/(√1.25·√2) ≈ 0.183, A(v2) = (1/√2)/(√1.25·√2) ≈
+// 0.447, A(v3) = (0.5/√3)/√1.25 ≈ 0.258: KNN(u) = {v0, v2} too. A
+// history scaled by ¼ or by 10⁻²⁰⁰ (‖w‖₂² below the smallest float)
+// scores the same, the cosine does not see the scale; an item of weight
+// 0 adds nothing.
+func TestUserP_ScoreWeighted_tiny(t *testing.T) {
+	pairs := []Pair{{0, 0}, {0, 1}, {0, 3}, {1, 1}, {1, 2}, {2, 0}, {2, 4}, {3, 1}}
+	x, err := NewMatrix(4, 5, pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 1.25
+	for _, tc := range []struct {
+		name   string
+		v0, v2 float64
+	}{
+		{"userknn", 1.5 / math.Sqrt(n*3), 1 / math.Sqrt(n*2)},
+		{"kunn-u", (1/math.Sqrt(2) + 0.5/math.Sqrt(3)) / math.Sqrt(n*3), (1 / math.Sqrt(2)) / math.Sqrt(n*2)},
+	} {
+		m := fitted(t, tc.name, x, Params{K: 2, Extra: map[string]float64{HalfLifeKey: 1}})
+		want := []float64{tc.v0 + tc.v2, tc.v0, 0, tc.v0, tc.v2}
+		for _, w := range [][]float64{{1, 0.5}, {0.25, 0.125}, {1e-200, 5e-201}, {1, 0.5, 0}} {
+			got := make([]float64, 5)
+			m.(Decayer).ScoreWeighted([]uint32{0, 1, 2}[:len(w)], w, got)
+			for i := range want {
+				if math.Abs(got[i]-want[i]) > 1e-14 {
+					t.Fatalf("%s weights %v: scores %v, want %v", tc.name, w, got, want)
+				}
+			}
+		}
+	}
+	// Unweighted, userknn takes v3 instead of v2: item 2 still 0, item
+	// 4 now 0 too.
+	m := fitted(t, "userknn", x, Params{K: 2})
+	got := make([]float64, 5)
+	m.Score([]uint32{0, 1}, got)
+	if v0, v3 := 2/math.Sqrt(6), 1/math.Sqrt(2); math.Abs(got[1]-(v0+v3)) > 1e-14 || got[4] != 0 || math.Abs(got[3]-v0) > 1e-14 {
+		t.Errorf("unweighted scores %v, want item 1 %v, item 3 %v, item 4 0", got, v0+v3, v0)
+	}
+}
+
+// The ages of validation: training user 0 met item 0 long ago and item
+// 1 yesterday. With no decay userknn at k = 1 takes user 1 ({0, 2}: the
+// tie with user 2 goes to the lower index) and ranks item 2 first; with
+// a half-life of 10 days item 0 weighs 2⁻¹⁰, user 2 ({1, 3}) is nearest
+// and item 3 comes first.
+func TestRankHeldOut_decayedUserknn(t *testing.T) {
+	pairs := []Pair{{0, 0}, {0, 1}, {1, 0}, {1, 2}, {2, 1}, {2, 3}}
+	x := timedMatrix(t, 3, 4, pairs, []int32{0, 100, 0, 0, 0, 0})
+	held := [][]uint32{{3}, nil, nil}
+	for _, tc := range []struct {
+		h    float64
+		want int
+	}{{0, 1}, {10, 0}} {
+		m := fitted(t, "userknn", x, Params{K: 1, Extra: map[string]float64{HalfLifeKey: tc.h}})
+		ranks, _, err := RankHeldOut(context.Background(), m, x, x.Popularity(), [][][]uint32{held}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ranks[0][0][0]; got != tc.want {
+			t.Errorf("half-life %v: item 3 at rank %d, want %d", tc.h, got, tc.want)
+		}
 	}
 }

@@ -130,10 +130,10 @@ var (
 	registry = map[string]Kind{
 		PopularModel: {New: func() Model { return &Popular{} }, Service: defaultAuto.costing(popularTime, popularMemory)},
 		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates("itemknn"), Service: similar(1).costing(itemknnTime, itemPMemory).keeping(itemPKept)},
-		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates, Service: defaultAuto.costing(userknnTime, userPMemory)},
+		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates("userknn"), Service: defaultAuto.costing(userknnTime, userPMemory)},
 		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, Service: similar(4).costing(kunnTime, kunnMemory)},
 		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates("kunn-i"), Service: similar(3).costing(kunnITime, itemPMemory).keeping(itemPKept)},
-		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates, Service: defaultAuto.costing(kunnUTime, userPMemory)},
+		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates("kunn-u"), Service: defaultAuto.costing(kunnUTime, userPMemory)},
 		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: slimService.costing(slimTime, slimMemory)},
 		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, Service: easeServiceWithCost()},
 		"rp3beta":    {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid, Service: Service{Auto: true}.costing(rp3betaTime, rp3betaMemory)},
@@ -238,7 +238,11 @@ func ParamsOf(m Model) map[string]float64 {
 		}
 		return p
 	case *UserP:
-		return map[string]float64{"k": float64(m.k)}
+		p := map[string]float64{"k": float64(m.k)}
+		if m.halfLife > 0 {
+			p[HalfLifeKey] = m.halfLife
+		}
+		return p
 	case *KUNN:
 		return map[string]float64{"k": float64(m.k)}
 	}

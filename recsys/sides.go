@@ -187,13 +187,73 @@ func (s *userSide) searchMode(self int, history []uint32, k int, sc *userScratch
 	return sc.co.top(&sc.best, k, self, dense, float64(known), s.x.byUser)
 }
 
+// searchWeighted is search for a history whose item k weighs weights[k]
+// instead of 1: the live user's row is the vector w, and
+//
+//	A(u, v) = Σ_{j ∈ H_u ∩ H_v} w_j·ω_j / (‖w‖₂·√c(v)),
+//
+// with ω_j = 1 for the cosine (§4.3) and ω_j = 1/√c(j) for the KUNN user
+// affinity of dissertation Eq. (4.6), ~uᵀW_I~v/(‖~u‖‖~v‖), taken with ~u =
+// w: each history item's term of ~uᵀW_I~v multiplied by its weight, and
+// ‖~u‖ = ‖w‖₂ in place of √c(u). With every weight 1 it is search exactly
+// (‖w‖₂² = c(u)), ties broken alike (KNN order). It reads neither the
+// memo nor the popcount bits, whose sums are counts. An item of weight 0
+// (or not positive) adds nothing; a repeated item counts once, at its
+// first weight, as search counts it once.
+func (s *userSide) searchWeighted(self int, history []uint32, weights []float64, k int, sc *userScratch) []Neighbour {
+	// A(u, v) does not change when w is scaled: dividing by the largest
+	// weight keeps ‖w‖₂² from underflowing when every weight is tiny.
+	wmax, entries := 0.0, 0
+	for n, j := range history {
+		if int(j) < s.x.nItems {
+			if weights[n] > wmax {
+				wmax = weights[n]
+			}
+			entries += s.x.ItemCount(int(j))
+		}
+	}
+	dense := entries > s.x.nUsers
+	norm2 := 0.0
+	prev := -1
+	for n, j := range history {
+		if int(j) >= s.x.nItems || int(j) == prev {
+			continue
+		}
+		prev = int(j)
+		w := weights[n] / wmax
+		if !(w > 0) {
+			continue // coAcc takes a zero sum for an untouched row
+		}
+		norm2 += w * w
+		if s.weight != nil {
+			w *= s.weight[j]
+		}
+		sc.co.add(s.x.Col(int(j)), w, self, dense)
+	}
+	return sc.co.top(&sc.best, k, self, dense, norm2, s.x.byUser)
+}
+
 // accumulate adds aggsum(φ_user(u, i)) = Σ_{v ∈ KNN(u), X(v,i)=1} A(u, v)
 // to scores[i] (Cor. 4.1), multiplied by itemScale[i] when itemScale is not
 // nil.
 func (s *userSide) accumulate(self int, history []uint32, scores []float64, itemScale []float64) {
 	sc := s.pool.Get().(*userScratch)
 	defer s.pool.Put(sc)
-	for _, nb := range s.neighbours(self, history, sc) {
+	s.addNeighbours(s.neighbours(self, history, sc), scores, itemScale)
+}
+
+// accumulateWeighted is accumulate over the KNN(u) of a weighted history
+// (searchWeighted), never memoised.
+func (s *userSide) accumulateWeighted(self int, history []uint32, weights []float64, scores []float64) {
+	sc := s.pool.Get().(*userScratch)
+	defer s.pool.Put(sc)
+	s.addNeighbours(s.searchWeighted(self, history, weights, s.k, sc), scores, nil)
+}
+
+// addNeighbours adds A(u, v) (times itemScale[i], when not nil) to
+// scores[i] for every item i of every neighbour v.
+func (s *userSide) addNeighbours(nbs []Neighbour, scores []float64, itemScale []float64) {
+	for _, nb := range nbs {
 		for _, i := range s.x.Row(int(nb.Index)) {
 			if itemScale != nil {
 				scores[i] += nb.Value * itemScale[i]

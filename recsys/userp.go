@@ -18,11 +18,17 @@ type UserP struct {
 	name string
 	k    int
 	side *userSide
+	// halfLife is the decay of past events in days (HalfLifeKey; 0 none),
+	// which ScoreDecayed applies to the history.
+	halfLife float64
 }
 
-// userKCandidates is the grid of user-based models (userknn, kunn-u): k
-// capped by |U| − 1.
-func userKCandidates(g Grid, c Caps) []Params { return kCandidates(CapK(g.K, c.Users)) }
+// userKCandidates is the grid of the user-based model name (userknn,
+// kunn-u): k capped by |U| − 1, with every setting of g.Extra[name] (a
+// half-life) at each.
+func userKCandidates(name string) func(g Grid, c Caps) []Params {
+	return func(g Grid, c Caps) []Params { return withSettings(kCandidates(CapK(g.K, c.Users)), g.Extra[name]) }
+}
 
 func (m *UserP) Name() string { return m.name }
 
@@ -33,7 +39,11 @@ func (m *UserP) Fit(ctx context.Context, x *Matrix, p Params) error {
 		return fmt.Errorf("recsys: unknown user model %q", m.name)
 	}
 	p = p.WithDefaults()
-	m.k = p.K
+	h, err := halfLifeOf(p, 0)
+	if err != nil {
+		return err
+	}
+	m.k, m.halfLife = p.K, h
 	m.side = newUserSide(x, p.K, m.kunn()).withCache(p.Cache)
 	return ctx.Err()
 }
@@ -42,6 +52,23 @@ func (m *UserP) Score(history []uint32, scores []float64) { m.ScoreUser(-1, hist
 
 func (m *UserP) ScoreUser(self int, history []uint32, scores []float64) {
 	FillScores(scores, m.side.x.nItems, func(buf []float64) { m.side.accumulate(self, history, buf, nil) })
+}
+
+// HalfLife is the decay of past events in days (0: none).
+func (m *UserP) HalfLife() float64 { return m.halfLife }
+
+// ScoreWeighted is Score with history item k counting weights[k]: the
+// live user's row is the weighted vector w in A(u, v), KNN(u) included
+// (userSide.searchWeighted).
+func (m *UserP) ScoreWeighted(history []uint32, weights []float64, scores []float64) {
+	m.ScoreUserWeighted(-1, history, weights, scores)
+}
+
+// ScoreUserWeighted is ScoreWeighted for a user who is row self of the
+// training matrix (−1 for none), left out of KNN(u) as ScoreUser leaves
+// it out. It never reads or fills the memo of unweighted neighbours.
+func (m *UserP) ScoreUserWeighted(self int, history []uint32, weights []float64, scores []float64) {
+	FillScores(scores, m.side.x.nItems, func(buf []float64) { m.side.accumulateWeighted(self, history, weights, buf) })
 }
 
 // Neighbours returns KNN(u) with A(u, v) for a live history (self as in
@@ -59,6 +86,7 @@ func (m *UserP) MarshalBinary() ([]byte, error) {
 	e := newEncoder(m.name)
 	e.Uvarint(uint64(m.k))
 	WriteMatrix(e, m.side.x)
+	writeHalfLife(e, m.halfLife)
 	return e.Bytes(), nil
 }
 
@@ -66,10 +94,11 @@ func (m *UserP) UnmarshalBinary(data []byte) error {
 	d := newDecoder(data, m.name)
 	k := d.Bounded(1 << 32)
 	x := ReadMatrix(d)
+	h := readHalfLife(d)
 	if err := d.Finish(); err != nil {
 		return err
 	}
-	m.k = k
+	m.k, m.halfLife = k, h
 	m.side = newUserSide(x, k, m.kunn())
 	return nil
 }
