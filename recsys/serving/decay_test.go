@@ -69,3 +69,63 @@ func TestEngine_decaysTheLiveHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestEngine_decaysTheLiveHistory_userModels: userknn and kunn-u with a
+// half-life answer the live user from the decayed history, their scores
+// those of recsys.ScoreDecayed on the stored profile and its days.
+func TestEngine_decaysTheLiveHistory_userModels(t *testing.T) {
+	st := mustStore(t)
+	ctx := context.Background()
+	for _, u := range []string{"p1", "p2", "p3"} {
+		add(t, st, u, "view", "a", "b")
+	}
+	for _, u := range []string{"q1", "q2", "q3"} {
+		add(t, st, u, "view", "c", "d")
+	}
+	add(t, st, "q4", "view", "c", "e")
+	day := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	if _, err := st.AddInteractions(ctx, []api.Interaction{
+		{UserID: "fresh", ItemID: "a", Type: "view", Timestamp: day},
+		{UserID: "fresh", ItemID: "c", Type: "view", Timestamp: day.AddDate(0, 0, 3)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	prof, err := st.Profile(ctx, "fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"userknn", "kunn-u"} {
+		m := fitModel(t, st, name, recsys.Params{K: 3, Extra: map[string]float64{recsys.HalfLifeKey: 2}})
+		if !recsys.Decays(m) {
+			t.Fatalf("%s with a half-life does not decay", name)
+		}
+		eng := NewEngine(st, EngineOptions{PopularityTTL: time.Nanosecond})
+		eng.Install(&Served{Info: api.ModelInfo{Name: name, Version: "v1"}, Model: m}, true)
+		rec, err := eng.Recommend(ctx, api.RecommendRequest{UserID: "fresh", N: 3, ExcludeConsumed: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := eng.catalogue(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, len(c.cat.ItemIDs))
+		recsys.ScoreDecayed(m, -1, prof.Positive, prof.PositiveDays, want)
+		undecayed := make([]float64, len(c.cat.ItemIDs))
+		m.Score(prof.Positive, undecayed)
+		if len(rec.Items) == 0 {
+			t.Fatalf("%s: no items", name)
+		}
+		differs := false
+		for _, it := range rec.Items {
+			i := c.cat.Index[it.ItemID]
+			if math.Abs(it.Score-want[i]) > 1e-12 {
+				t.Errorf("%s: %s scored %v, want the decayed %v", name, it.ItemID, it.Score, want[i])
+			}
+			differs = differs || math.Abs(undecayed[i]-want[i]) > 1e-9
+		}
+		if !differs {
+			t.Errorf("%s: the decayed scores equal the undecayed ones here; the test shows nothing", name)
+		}
+	}
+}
