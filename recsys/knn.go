@@ -42,31 +42,45 @@ func CompareNeighbours(a, b Neighbour) int {
 type Neighbours struct {
 	ptr []int
 	ent []Neighbour
+	// rows, when set, holds the lists in place of ptr and ent: lists built
+	// in parallel stay where they were written, since copying them into one
+	// slice would hold them twice at the copy (fromRows).
+	rows [][]Neighbour
 	// cut, when set, cuts every row to its first k entries.
 	cut bool
 	k   int
 }
 
 // Rows is the number of rows.
-func (nb *Neighbours) Rows() int { return len(nb.ptr) - 1 }
+func (nb *Neighbours) Rows() int {
+	if nb.rows != nil {
+		return len(nb.rows)
+	}
+	return len(nb.ptr) - 1
+}
 
 // Row returns the neighbour list of row r, best first. Do not modify it.
 func (nb *Neighbours) Row(r int) []Neighbour {
-	lo, hi := nb.ptr[r], nb.ptr[r+1]
-	if nb.cut {
-		hi = min(hi, lo+nb.k)
+	var row []Neighbour
+	if nb.rows != nil {
+		row = nb.rows[r]
+	} else {
+		row = nb.ent[nb.ptr[r]:nb.ptr[r+1]]
 	}
-	return nb.ent[lo:hi:hi] // an append must not reach the next row or past a cut
+	if nb.cut && len(row) > nb.k {
+		row = row[:nb.k]
+	}
+	return row[:len(row):len(row)] // an append must not reach the next row or past a cut
 }
 
 // Len is the total number of entries in the rows.
 func (nb *Neighbours) Len() int {
-	if !nb.cut {
+	if !nb.cut && nb.rows == nil {
 		return len(nb.ent)
 	}
 	n := 0
 	for r := 0; r < nb.Rows(); r++ {
-		n += min(nb.ptr[r+1]-nb.ptr[r], nb.k)
+		n += len(nb.Row(r))
 	}
 	return n
 }
@@ -88,7 +102,7 @@ func (nb *Neighbours) Truncate(k int) *Neighbours {
 	if nb.cut {
 		k = min(k, nb.k)
 	}
-	return &Neighbours{ptr: nb.ptr, ent: nb.ent, cut: true, k: k}
+	return &Neighbours{ptr: nb.ptr, ent: nb.ent, rows: nb.rows, cut: true, k: k}
 }
 
 // Reverse returns, for every column j < nCols, the rows r whose list holds
@@ -121,7 +135,7 @@ func (nb *Neighbours) Reverse(nCols int) *Neighbours {
 // their order, which nb's own rows never allow. A truncation's copy holds
 // its prefixes alone.
 func (nb *Neighbours) Clone() *Neighbours {
-	if !nb.cut {
+	if !nb.cut && nb.rows == nil {
 		return &Neighbours{ptr: slices.Clone(nb.ptr), ent: slices.Clone(nb.ent)}
 	}
 	out := &Neighbours{ptr: make([]int, 1, nb.Rows()+1), ent: make([]Neighbour, 0, nb.Len())}
@@ -132,18 +146,31 @@ func (nb *Neighbours) Clone() *Neighbours {
 	return out
 }
 
-// fromRows assembles per-row lists into one Neighbours value.
+// fromRows makes per-row lists one Neighbours value without copying them:
+// the caller must not change rows or their lists afterwards.
 func fromRows(rows [][]Neighbour) *Neighbours {
-	total := 0
-	for _, r := range rows {
-		total += len(r)
+	if len(rows) == 0 {
+		return &Neighbours{ptr: []int{0}}
 	}
-	out := &Neighbours{ptr: make([]int, 1, len(rows)+1), ent: make([]Neighbour, 0, total)}
-	for _, r := range rows {
-		out.ent = append(out.ent, r...)
-		out.ptr = append(out.ptr, len(out.ent))
+	return &Neighbours{rows: rows}
+}
+
+// rowArena hands out the storage of one worker's neighbour lists in
+// chunks of rowArenaChunk entries, so that a million short lists are not a
+// million allocations, each rounded up to its size class.
+type rowArena struct{ buf []Neighbour }
+
+const rowArenaChunk = 1 << 16
+
+// keep copies list into the arena and returns the copy, its capacity cut
+// to its length.
+func (a *rowArena) keep(list []Neighbour) []Neighbour {
+	if cap(a.buf)-len(a.buf) < len(list) {
+		a.buf = make([]Neighbour, 0, max(rowArenaChunk, len(list)))
 	}
-	return out
+	lo := len(a.buf)
+	a.buf = append(a.buf, list...)
+	return a.buf[lo:len(a.buf):len(a.buf)]
 }
 
 // topK keeps the k best neighbours seen so far in a min-heap whose root is
@@ -241,6 +268,7 @@ func knn(ctx context.Context, fwd, back csr, weight []float64, kmax int, stage s
 	err := ParallelFor(ctx, n, 64, stage, progress, func() func(lo, hi int) {
 		co := coAcc{acc: make([]float64, n), touched: make([]uint32, 0, 1024)}
 		var best topK
+		var arena rowArena
 		return func(lo, hi int) {
 			for t := lo; t < hi; t++ {
 				entries := 0
@@ -256,7 +284,7 @@ func knn(ctx context.Context, fwd, back csr, weight []float64, kmax int, stage s
 					co.add(back.row(int(m)), w, t, dense)
 				}
 				ct := float64(fwd.ptr[t+1] - fwd.ptr[t])
-				rows[t] = slices.Clone(co.top(&best, kmax, t, dense, ct, fwd))
+				rows[t] = arena.keep(co.top(&best, kmax, t, dense, ct, fwd))
 			}
 		}
 	})

@@ -120,8 +120,10 @@ func TestNeighbours_Truncate_view(t *testing.T) {
 	full, _ := ItemCosineKNN(context.Background(), x, 20, nil)
 	k3, _ := ItemCosineKNN(context.Background(), x, 3, nil)
 	view := full.Truncate(8).Truncate(3)
-	if &view.ent[0] != &full.ent[0] {
-		t.Fatal("the truncation copied the entries")
+	for r := 0; r < full.Rows(); r++ {
+		if len(view.Row(r)) > 0 && &view.Row(r)[0] != &full.Row(r)[0] {
+			t.Fatalf("the truncation copied row %d", r)
+		}
 	}
 	if view.Len() != k3.Len() || view.MaxRow() != k3.MaxRow() || view.Truncate(10).Len() != k3.Len() {
 		t.Fatalf("Len %d, MaxRow %d, a longer cut's Len %d; want %d, %d, %d", view.Len(), view.MaxRow(), view.Truncate(10).Len(), k3.Len(), k3.MaxRow(), k3.Len())
@@ -300,5 +302,44 @@ func TestNeighbourCacheMaxRow_withoutLists(t *testing.T) {
 	// Hand-counted: block 2 has 4 items, each co-occurring with 3 others.
 	if got, _ := maxCooccurring(ctx, xb, 200); got != 3 {
 		t.Errorf("blocks: %d co-occurring items, want 3", got)
+	}
+}
+
+// Lists built in parallel are kept where the workers wrote them
+// (fromRows), not copied into one slice; reading, cutting, cloning and
+// encoding them gives what the one-slice form of the same lists gives.
+func TestNeighbours_rowsForm(t *testing.T) {
+	x, _ := randomMatrix(t, 7, 50, 35, 0.25)
+	got, _ := ItemCosineKNN(context.Background(), x, 6, nil)
+	if got.rows == nil {
+		t.Fatal("the KNN lists were copied into one slice")
+	}
+	flat := got.Clone()
+	if flat.rows != nil || len(flat.ent) != got.Len() {
+		t.Fatalf("the clone is not one slice of %d entries", got.Len())
+	}
+	for r := 0; r < got.Rows(); r++ {
+		if len(got.Row(r)) > 0 && &flat.Row(r)[0] == &got.Row(r)[0] {
+			t.Fatalf("the clone shares row %d", r)
+		}
+	}
+	checkLists(t, got, func(r int) []Neighbour { return flat.Row(r) })
+	checkLists(t, got.Truncate(2), func(r int) []Neighbour { return flat.Truncate(2).Row(r) })
+	enc := func(nb *Neighbours) string {
+		var e blob.Encoder
+		WriteNeighbours(&e, nb)
+		return string(e.Bytes())
+	}
+	if enc(got) != enc(flat) {
+		t.Fatal("the two forms encode differently")
+	}
+	if e := fromRows(nil); e.Rows() != 0 || e.Len() != 0 {
+		t.Fatalf("no rows: Rows %d, Len %d", e.Rows(), e.Len())
+	}
+	var a rowArena
+	one := a.keep([]Neighbour{{1, 0.5}})
+	two := a.keep([]Neighbour{{2, 0.25}})
+	if cap(one) != 1 || &a.buf[0] != &one[0] || &a.buf[1] != &two[0] {
+		t.Fatal("the arena's lists are not consecutive, each capped at its length")
 	}
 }

@@ -154,6 +154,7 @@ func rp3Rows(ctx context.Context, x *Matrix, betas []float64, k int, progress Pr
 		var (
 			touched []uint32
 			best    topK
+			arena   rowArena
 		)
 		return func(lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -165,7 +166,7 @@ func rp3Rows(ctx context.Context, x *Matrix, betas []float64, k int, progress Pr
 							best.push(Neighbour{Index: j, Value: acc[j] * scale[b][j]})
 						}
 					}
-					rows[b][i] = slices.Clone(best.sorted())
+					rows[b][i] = arena.keep(best.sorted())
 				}
 				for _, j := range touched {
 					acc[j] = 0
