@@ -58,34 +58,29 @@ func (d *dash) previewRows(list string) []previewRow {
 	return evalJS[[]previewRow](d, "the rows of "+list, fmt.Sprintf(`[...document.querySelectorAll('%s tr.preview-row')].map((tr) => ({item: tr.dataset.item, change: tr.dataset.change, rules: tr.dataset.rules || ''}))`, list))
 }
 
-func TestDashboard_rules(t *testing.T) {
+// rulesPage is a live App holding the generated catalogue of the dashboard
+// test with itemknn trained, and a browser on its #/rules with the admin
+// key entered.
+type rulesPage struct {
+	*dash
+	a    *testApp
+	user string // a user of the catalogue with a full list
+}
+
+// openRulesPage starts the App and the browser, and enters the key on
+// #/rules through the key form.
+func openRulesPage(t *testing.T) *rulesPage {
+	t.Helper()
 	chrome := findChromium(t)
 	start := time.Now()
 	a := startApp(t, func(c *Config) { c.AdminKey = dashAdminKey })
 	user, _ := generatedDashboardData(t, a)
-	auth := []string{"Authorization", "Bearer " + dashAdminKey}
-	// call sends one API request with the admin key, checks its status and
-	// decodes the answer into out (if not nil).
-	call := func(method, path, body string, want int, out any) {
-		t.Helper()
-		ct := ""
-		if body != "" {
-			ct = "application/json"
-		}
-		status, b := a.do(t, method, path, ct, []byte(body), auth...)
-		if status != want {
-			t.Fatalf("%s %s: %d %s, want %d", method, path, status, b, want)
-		}
-		if out != nil {
-			if err := json.Unmarshal(b, out); err != nil {
-				t.Fatalf("%s %s: %v in %s", method, path, err, b)
-			}
-		}
-	}
+	d := &dash{t: t} // the browser's parts come once it starts
+	p := &rulesPage{dash: d, a: a, user: user}
 	var acc api.JobAccepted
-	call(http.MethodPost, "/admin/retrain", `{"models":["itemknn"]}`, http.StatusAccepted, &acc)
-	keyed := func(p string, out any) int {
-		status, body := a.do(t, http.MethodGet, p, "", nil, auth...)
+	p.call(http.MethodPost, "/admin/retrain", `{"models":["itemknn"]}`, http.StatusAccepted, &acc)
+	keyed := func(path string, out any) int {
+		status, body := a.do(t, http.MethodGet, path, "", nil, "Authorization", "Bearer "+dashAdminKey)
 		if status < 300 {
 			if err := json.Unmarshal(body, out); err != nil {
 				t.Fatal(err)
@@ -100,10 +95,7 @@ func TestDashboard_rules(t *testing.T) {
 
 	ctx, blog := startBrowser(t, chrome, a.URL)
 	blog.setTrained()
-	// The bad condition's 400 and the unknown user's 404 are the test's.
-	blog.provoke(http.MethodPost, `^/admin/rules$`, 400)
-	blog.provoke(http.MethodGet, `^/users/nobody-here$`, 404)
-	d := &dash{t: t, ctx: ctx, log: blog, shot: screenshotDir(t), last: time.Now()}
+	d.ctx, d.log, d.shot, d.last = ctx, blog, screenshotDir(t), time.Now()
 	d.setViewport(1280, 900, false)
 
 	d.do("load the rules page", 30*time.Second, chromedp.Navigate(a.URL+"/#/rules"))
@@ -117,6 +109,137 @@ func TestDashboard_rules(t *testing.T) {
 	d.wait("no rules yet", `document.querySelector('#rules-list')?.textContent.includes('No rules yet')`, 20*time.Second)
 	d.waitFor("the placement form", `#placement-form[data-ready="true"]`, 20*time.Second)
 	d.step("the key is entered and the page loaded")
+	return p
+}
+
+// call sends one API request with the admin key, checks its status and
+// decodes the answer into out (if not nil).
+func (p *rulesPage) call(method, path, body string, want int, out any) {
+	p.t.Helper()
+	ct := ""
+	if body != "" {
+		ct = "application/json"
+	}
+	status, b := p.a.do(p.t, method, path, ct, []byte(body), "Authorization", "Bearer "+dashAdminKey)
+	if status != want {
+		p.t.Fatalf("%s %s: %d %s, want %d", method, path, status, b, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			p.t.Fatalf("%s %s: %v in %s", method, path, err, b)
+		}
+	}
+}
+
+// previewMark is the change and rules cells of a row of the list with
+// steering.
+type previewMark struct {
+	Item  string `json:"item"`
+	Mark  string `json:"mark"`  // the change cell's text: "added", "↑ 2", "↓ 1" or ""
+	Title string `json:"title"` // a moved item's rank without steering, "#3 without steering"
+	Class string `json:"class"` // move-up or move-down for a moved item
+	Chips string `json:"chips"` // the rule chips' names, space-separated
+}
+
+func (d *dash) previewMarks() []previewMark {
+	d.t.Helper()
+	return evalJS[[]previewMark](d, "the change marks", `[...document.querySelectorAll('#preview-steered tr.preview-row')].map((tr) => {
+		const cell = tr.querySelector('td.preview-change');
+		const move = cell?.querySelector('.move-up, .move-down');
+		return {item: tr.dataset.item, mark: (cell?.textContent || '').trim(), title: move?.title || '',
+			class: move ? (move.classList.contains('move-up') ? 'move-up' : 'move-down') : '',
+			chips: [...tr.querySelectorAll('td.preview-rules .chip')].map((c) => c.textContent.trim()).join(' ')};
+	})`)
+}
+
+// previewWant is what the preview shows for the API's two answers, the
+// list without steering (plain) and the one with the placement (steered,
+// with explain=true): an item of steered is added when plain lacks it,
+// moved when its rank differs, else the same.
+type previewWant struct {
+	plain, steered               []previewRow
+	marks                        []previewMark
+	added, removed, moved, ruled int
+	movedUp, movedDown           int
+	movedByRule, movedAlong      int // moved items a rule names, and the others
+	summary                      string
+}
+
+func wantPreview(plain, steered api.RecommendationsOut) previewWant {
+	var w previewWant
+	plainAt, steeredAt := map[string]int{}, map[string]int{}
+	for k, it := range plain.Items {
+		plainAt[it.ItemID] = k
+	}
+	for k, it := range steered.Items {
+		steeredAt[it.ItemID] = k
+	}
+	for _, it := range plain.Items {
+		change := "kept"
+		if _, ok := steeredAt[it.ItemID]; !ok {
+			change = "removed"
+			w.removed++
+		}
+		w.plain = append(w.plain, previewRow{Item: it.ItemID, Change: change})
+	}
+	for k, it := range steered.Items {
+		rules := strings.Join(it.Rules, " ")
+		mark := previewMark{Item: it.ItemID, Chips: rules}
+		change := "same"
+		if was, ok := plainAt[it.ItemID]; !ok {
+			change, mark.Mark = "added", "added"
+			w.added++
+		} else if was != k {
+			change = "moved"
+			w.moved++
+			mark.Title = fmt.Sprintf("#%d without steering", was+1)
+			if was > k {
+				mark.Mark, mark.Class = fmt.Sprintf("↑ %d", was-k), "move-up"
+				w.movedUp++
+			} else {
+				mark.Mark, mark.Class = fmt.Sprintf("↓ %d", k-was), "move-down"
+				w.movedDown++
+			}
+			if len(it.Rules) > 0 {
+				w.movedByRule++
+			} else {
+				w.movedAlong++
+			}
+		}
+		if len(it.Rules) > 0 {
+			w.ruled++
+		}
+		w.steered = append(w.steered, previewRow{Item: it.ItemID, Change: change, Rules: rules})
+		w.marks = append(w.marks, mark)
+	}
+	w.summary = fmt.Sprintf("%d added, %d removed, %d moved; rules changed %d of the %d items.", w.added, w.removed, w.moved, w.ruled, len(steered.Items))
+	return w
+}
+
+// checkPreview compares the preview on the page with w.
+func (d *dash) checkPreview(w previewWant) {
+	d.t.Helper()
+	if got := d.previewRows("#preview-plain"); !slices.Equal(got, w.plain) {
+		d.t.Errorf("the list without steering shows\n %v\nwant the API's\n %v", got, w.plain)
+	}
+	if got := d.previewRows("#preview-steered"); !slices.Equal(got, w.steered) {
+		d.t.Errorf("the list with the placement shows\n %v\nwant the API's\n %v", got, w.steered)
+	}
+	if got := d.previewMarks(); !slices.Equal(got, w.marks) {
+		d.t.Errorf("the list with the placement marks its changes\n %v\nwant\n %v", got, w.marks)
+	}
+	if got := d.text("#preview-summary"); got != w.summary {
+		d.t.Errorf("the preview's summary reads %q, want %q", got, w.summary)
+	}
+}
+
+func TestDashboard_rules(t *testing.T) {
+	start := time.Now()
+	p := openRulesPage(t)
+	d, user, call, blog := p.dash, p.user, p.call, p.log
+	// The bad condition's 400 and the unknown user's 404 are the test's.
+	blog.provoke(http.MethodPost, `^/admin/rules$`, 400)
+	blog.provoke(http.MethodGet, `^/users/nobody-here$`, 404)
 
 	// Create a rule through the form: boost sci-fi on the placement home,
 	// from an hour ago for 30 days.
@@ -261,55 +384,16 @@ func TestDashboard_rules(t *testing.T) {
 	var plain, steered api.RecommendationsOut
 	call(http.MethodGet, "/users/"+user+"/recommendations?n=8", "", http.StatusOK, &plain)
 	call(http.MethodGet, "/users/"+user+"/recommendations?placement=home&explain=true", "", http.StatusOK, &steered)
-	plainAt, steeredAt := map[string]int{}, map[string]int{}
-	for k, it := range plain.Items {
-		plainAt[it.ItemID] = k
-	}
-	for k, it := range steered.Items {
-		steeredAt[it.ItemID] = k
-	}
-	var wantPlain, wantSteered []previewRow
-	removed, added, moved, ruled := 0, 0, 0, 0
-	for _, it := range plain.Items {
-		change := "kept"
-		if _, ok := steeredAt[it.ItemID]; !ok {
-			change = "removed"
-			removed++
-		}
-		wantPlain = append(wantPlain, previewRow{Item: it.ItemID, Change: change})
-	}
-	for k, it := range steered.Items {
-		change := "same"
-		if was, ok := plainAt[it.ItemID]; !ok {
-			change = "added"
-			added++
-		} else if was != k {
-			change = "moved"
-			moved++
-		}
-		if len(it.Rules) > 0 {
-			ruled++
-		}
-		wantSteered = append(wantSteered, previewRow{Item: it.ItemID, Change: change, Rules: strings.Join(it.Rules, " ")})
-	}
-	if len(plain.Items) != 8 || len(steered.Items) != 8 || ruled == 0 || added+moved == 0 {
+	w := wantPreview(plain, steered)
+	if len(plain.Items) != 8 || len(steered.Items) != 8 || w.ruled == 0 || w.added+w.moved == 0 {
 		t.Fatalf("the data do not exercise the preview: %d and %d items, %d changed by a rule, %d added, %d moved",
-			len(plain.Items), len(steered.Items), ruled, added, moved)
+			len(plain.Items), len(steered.Items), w.ruled, w.added, w.moved)
 	}
-	if got := d.previewRows("#preview-plain"); !slices.Equal(got, wantPlain) {
-		t.Errorf("the list without steering shows\n %v\nwant the API's\n %v", got, wantPlain)
-	}
-	if got := d.previewRows("#preview-steered"); !slices.Equal(got, wantSteered) {
-		t.Errorf("the list with the placement shows\n %v\nwant the API's\n %v", got, wantSteered)
-	}
-	wantSummary := fmt.Sprintf("%d added, %d removed, %d moved; rules changed %d of the %d items.", added, removed, moved, ruled, len(steered.Items))
-	if got := d.text("#preview-summary"); got != wantSummary {
-		t.Errorf("the preview's summary reads %q, want %q", got, wantSummary)
-	}
+	d.checkPreview(w)
 	if got, want := evalJS[string](d, "the route", `location.hash`), "#/rules?user="+user+"&placement=home"; got != want {
 		t.Errorf("the preview's route is %q, want %q", got, want)
 	}
-	d.step(fmt.Sprintf("the preview: %d added, %d removed, %d moved, %d changed by a rule", added, removed, moved, ruled))
+	d.step(fmt.Sprintf("the preview: %d added, %d removed, %d moved, %d changed by a rule", w.added, w.removed, w.moved, w.ruled))
 	d.fitsWidth("#/rules at 1280px")
 	d.screenshot("rules", 2000)
 
@@ -318,8 +402,8 @@ func TestDashboard_rules(t *testing.T) {
 	d.open("#/users", "#user-id")
 	d.open("#/rules?user="+user+"&placement=home", "#preview-steered tr.preview-row")
 	d.fitsWidth("#/rules at 390px")
-	if got := d.previewRows("#preview-steered"); !slices.Equal(got, wantSteered) {
-		t.Errorf("the preview opened from its route shows\n %v\nwant\n %v", got, wantSteered)
+	if got := d.previewRows("#preview-steered"); !slices.Equal(got, w.steered) {
+		t.Errorf("the preview opened from its route shows\n %v\nwant\n %v", got, w.steered)
 	}
 	d.setViewport(1280, 900, false)
 	d.step("the page at 390px")
