@@ -19,7 +19,8 @@ import (
 // catalogue of the dashboard test: it creates, edits and deletes a rule
 // and a placement through the forms and checks each write through the
 // API, shows a condition's syntax error under its field, and compares the
-// preview's two lists with the API's own answers.
+// preview's two lists with the API's own answers. A second test previews
+// pin rules that reorder the user's own list, to see items marked moved.
 
 // setFields sets form controls, given as selector and value pairs, and
 // sends the input and change events typing would.
@@ -483,4 +484,67 @@ func TestDashboard_rules(t *testing.T) {
 		t.Error(p)
 	}
 	t.Logf("the Rules page test took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// TestDashboard_rulesMoved previews a placement whose two pin rules
+// reorder the user's own list: one takes the sixth item to the top, the
+// other the first item to the fourth place, so the items between them
+// move along without a rule and the rest keep their ranks. The page must
+// mark exactly the items whose rank changed as moved, with the rules
+// that moved them, and count them in its summary.
+func TestDashboard_rulesMoved(t *testing.T) {
+	p := openRulesPage(t)
+	d := p.dash
+	const n = 8
+	var plain api.RecommendationsOut
+	p.call(http.MethodGet, fmt.Sprintf("/users/%s/recommendations?n=%d", p.user, n), "", http.StatusOK, &plain)
+	if len(plain.Items) != n {
+		t.Fatalf("the user's list has %d items, want %d", len(plain.Items), n)
+	}
+	top, fourth := plain.Items[5].ItemID, plain.Items[0].ItemID
+	pin := func(name, item string, position int) string {
+		b, _ := json.Marshal(map[string]any{"name": name, "condition": fmt.Sprintf("id == %q", item), "action": "pin",
+			"position": position, "placements": []string{"pinned"}})
+		return string(b)
+	}
+	p.call(http.MethodPost, "/admin/rules", pin("pin-top", top, 1), http.StatusCreated, nil)
+	p.call(http.MethodPost, "/admin/rules", pin("pin-fourth", fourth, 4), http.StatusCreated, nil)
+	p.call(http.MethodPut, "/admin/placements/pinned", fmt.Sprintf(`{"n":%d}`, n), http.StatusCreated, nil)
+	var steered api.RecommendationsOut
+	p.call(http.MethodGet, "/users/"+p.user+"/recommendations?placement=pinned&explain=true", "", http.StatusOK, &steered)
+	// The plain list again: the rules name only the placement.
+	var again api.RecommendationsOut
+	p.call(http.MethodGet, fmt.Sprintf("/users/%s/recommendations?n=%d", p.user, n), "", http.StatusOK, &again)
+	if !slices.EqualFunc(plain.Items, again.Items, func(a, b api.ScoredItem) bool { return a.ItemID == b.ItemID }) {
+		t.Fatalf("the rules changed the list without the placement: %v, then %v", plain.Items, again.Items)
+	}
+	w := wantPreview(plain, steered)
+	if len(steered.Items) != n || w.added+w.removed != 0 || w.movedUp == 0 || w.movedDown == 0 ||
+		w.movedByRule != 2 || w.movedAlong == 0 || w.moved == n {
+		t.Fatalf("the data do not exercise the moves: %d items, %d added, %d removed, %d moved (%d up, %d down, %d by a rule, %d along)",
+			len(steered.Items), w.added, w.removed, w.moved, w.movedUp, w.movedDown, w.movedByRule, w.movedAlong)
+	}
+	d.step("two pin rules and the placement stored")
+
+	// The route opens the preview once the page has read the placements.
+	d.open("#/users", "#user-id")
+	d.open("#/rules?user="+p.user+"&placement=pinned", "#preview-steered tr.preview-row")
+	d.checkPreview(w)
+	var movedItems []string
+	for _, r := range w.steered {
+		if r.Change == "moved" {
+			movedItems = append(movedItems, r.Item)
+		}
+	}
+	marked := evalJS[[]string](d, "the moved rows", `[...document.querySelectorAll('#preview-steered tr.preview-row[data-change="moved"]')].map((tr) => tr.dataset.item)`)
+	if !slices.Equal(marked, movedItems) {
+		t.Errorf("the rows marked moved are %v, want the items whose rank changed, %v", marked, movedItems)
+	}
+	d.step(fmt.Sprintf("the preview: %d moved (%d up, %d down, %d by a rule), %d the same", w.moved, w.movedUp, w.movedDown, w.movedByRule, n-w.moved))
+	d.fitsWidth("#/rules with moves at 1280px")
+
+	time.Sleep(300 * time.Millisecond) // late events
+	for _, problem := range d.log.list() {
+		t.Error(problem)
+	}
 }
