@@ -265,15 +265,19 @@ var setMemoryLimit = debug.SetMemoryLimit
 
 // limitMemory gives the runtime of serve and train a soft memory limit of
 // nine tenths of the machine's memory (machineMemory), or budget when
-// that is lower and positive, unless GOMEMLIMIT sets one: without it the
-// heap grows to twice the live data between collections (GOGC=100), and
-// a training job near the machine's size is killed by the kernel where a
-// collection would have made room. train passes its --train-memory, so
-// that the heap of a training whose live data fit the budget stays
-// within it too; serve passes 0, since its served models share the heap.
-// Below the limit the runtime behaves as without it; live data above it
-// cost collections, not a kill. An unknown machine size sets nothing.
-func limitMemory(machine, budget int64) {
+// that is lower and positive, less mapped, unless GOMEMLIMIT sets one:
+// without it the heap grows to twice the live data between collections
+// (GOGC=100), and a training job near the machine's size is killed by the
+// kernel where a collection would have made room. train passes its
+// --train-memory, so that the heap of a training whose live data fit the
+// budget stays within it too, and as mapped the size of the bbolt file:
+// the pages of it the job reads count in its resident set beside the
+// heap, and the runtime's limit does not see them (the limit keeps at
+// least half of the budget). serve passes 0 and 0, since its served
+// models share the heap. Below the limit the runtime behaves as without
+// it; live data above it cost collections, not a kill. An unknown machine
+// size sets nothing.
+func limitMemory(machine, budget, mapped int64) {
 	if machine <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
@@ -281,7 +285,20 @@ func limitMemory(machine, budget int64) {
 	if budget > 0 && budget < limit {
 		limit = budget
 	}
-	setMemoryLimit(limit)
+	setMemoryLimit(max(limit-max(mapped, 0), limit/2))
+}
+
+// mappedSize is the size of the bbolt file at db, which the store maps
+// into memory; 0 for PostgreSQL or a file that cannot be read.
+func mappedSize(db string) int64 {
+	if postgres.IsDSN(db) {
+		return 0
+	}
+	fi, err := os.Stat(db)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // parseTrainMemory reads a memory budget: a size (api.ParseByteSize) or a

@@ -200,7 +200,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	limitMemory(machineMemory(), 0)
+	limitMemory(machineMemory(), 0, 0)
 	app, err := NewApp(ctx, c)
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil {
 		return err
 	}
-	limitMemory(machineMemory(), trainBudget.Memory)
+	limitMemory(machineMemory(), trainBudget.Memory, mappedSize(*db))
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

@@ -35,20 +35,29 @@ func TestTrain_everyModelSkipped(t *testing.T) {
 }
 
 // Nine tenths of the machine's memory become the runtime's soft limit,
-// or a lower training budget, unless GOMEMLIMIT sets one; an unknown
-// machine size sets nothing.
+// or a lower training budget, less the mapped database but keeping half,
+// unless GOMEMLIMIT sets one; an unknown machine size sets nothing.
 func TestLimitMemory(t *testing.T) {
 	defer func(f func(int64) int64) { setMemoryLimit = f }(setMemoryLimit)
 	var got []int64
 	setMemoryLimit = func(n int64) int64 { got = append(got, n); return 0 }
 	t.Setenv("GOMEMLIMIT", "")
-	limitMemory(20<<30, 0)
-	limitMemory(20<<30, 10<<30) // the budget is lower
-	limitMemory(20<<30, 19<<30) // nine tenths are lower
-	limitMemory(0, 10<<30)
+	limitMemory(20<<30, 0, 0)
+	limitMemory(20<<30, 10<<30, 0)     // the budget is lower
+	limitMemory(20<<30, 19<<30, 0)     // nine tenths are lower
+	limitMemory(20<<30, 10<<30, 3<<30) // a 3 GiB file is mapped
+	limitMemory(20<<30, 10<<30, 8<<30) // half the budget is kept
+	limitMemory(0, 10<<30, 0)
 	t.Setenv("GOMEMLIMIT", "8GiB")
-	limitMemory(20<<30, 10<<30)
-	if want := []int64{18 << 30, 10 << 30, 18 << 30}; !slices.Equal(got, want) {
+	limitMemory(20<<30, 10<<30, 0)
+	if want := []int64{18 << 30, 10 << 30, 18 << 30, 7 << 30, 5 << 30}; !slices.Equal(got, want) {
 		t.Fatalf("limits set: %v, want %v", got, want)
+	}
+	db := filepath.Join(t.TempDir(), "x.db")
+	if err := os.WriteFile(db, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := []int64{mappedSize(db), mappedSize(db + ".none"), mappedSize("postgres://h/db")}; !slices.Equal(got, []int64{4096, 0, 0}) {
+		t.Fatalf("mapped sizes %v, want [4096 0 0]", got)
 	}
 }
