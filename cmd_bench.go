@@ -28,6 +28,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.Batch, "batch", 100, "events per ingest request")
 	fs.IntVar(&c.Users, "users", 943, "user ids are PREFIX1..PREFIXN")
 	fs.StringVar(&c.UserPrefix, "user-prefix", "", "prefix of user ids")
+	fs.IntVar(&c.Items, "items", 0, "similar-items and ingest requests ask for the item ids PREFIX1..PREFIXN (--item-prefix; default 0: the first 10,000 items the server lists)")
+	fs.StringVar(&c.ItemPrefix, "item-prefix", "", "prefix of item ids, with --items")
 	var usersFile string
 	fs.StringVar(&usersFile, "users-file", "", "ask for the users of this file instead: the first comma-separated field of each line (an import CSV works; a header line named user/user_id is skipped)")
 	fs.BoolVar(&c.IngestUsers, "ingest-users", false, "ingest events of the users PREFIX1..PREFIXN, one drawn at random per event (default: one fresh user per batch)")
@@ -47,8 +49,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.Mix, err = parseMix(mix); err != nil {
 		return fmt.Errorf("--mix: %w", err)
 	}
-	if c.Concurrency < 1 || c.Duration <= 0 || c.Users < 1 || c.Batch < 1 || c.Batch > api.MaxBatch || c.Rate < 0 {
-		return errors.New("--concurrency, --duration, --users must be positive, --rate not negative and --batch within 1..10000")
+	if c.Concurrency < 1 || c.Duration <= 0 || c.Users < 1 || c.Batch < 1 || c.Batch > api.MaxBatch || c.Rate < 0 || c.Items < 0 {
+		return errors.New("--concurrency, --duration, --users must be positive, --rate and --items not negative and --batch within 1..10000")
 	}
 	if usersFile != "" {
 		if c.UserIDs, err = readUserIDs(usersFile); err != nil {

@@ -37,8 +37,14 @@ type benchConfig struct {
 	Batch       int
 	Users       int
 	UserPrefix  string
-	N           int
-	Model       string
+	// Items, when positive, makes the item ids of similar-items and ingest
+	// requests ItemPrefix1..ItemPrefixItems, drawn uniformly, instead of
+	// the first 10,000 the server lists (a wide catalogue's other items
+	// would never be asked).
+	Items      int
+	ItemPrefix string
+	N          int
+	Model      string
 	// SimilarBy is the by= of each similar-items request (collaborative,
 	// content or hybrid; "": the server's default).
 	SimilarBy string
@@ -117,6 +123,15 @@ func benchItems(ctx context.Context, cl *client.Client) ([]string, error) {
 	return ids, nil
 }
 
+// numberedIDs is prefix1..prefixN.
+func numberedIDs(prefix string, n int) []string {
+	ids := make([]string, n)
+	for k := range ids {
+		ids[k] = prefix + strconv.Itoa(k+1)
+	}
+	return ids
+}
+
 type benchSample struct {
 	op      benchOp
 	latency time.Duration
@@ -149,7 +164,9 @@ func bench(ctx context.Context, c benchConfig, log io.Writer) (*BenchResult, err
 	cl := client.New(base, client.WithKey(c.Key), client.WithHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second}))
 	defer transport.CloseIdleConnections()
 	var items []string
-	if c.Mix[opSimilar] > 0 || c.Mix[opIngest] > 0 {
+	if c.Items > 0 {
+		items = numberedIDs(c.ItemPrefix, c.Items)
+	} else if c.Mix[opSimilar] > 0 || c.Mix[opIngest] > 0 {
 		var err error
 		if items, err = benchItems(ctx, cl); err != nil {
 			return nil, err

@@ -148,3 +148,33 @@ func TestBench_steering(t *testing.T) {
 		}
 	}
 }
+
+// With --items, similar-items requests ask for PREFIX1..PREFIXN and never
+// list the server's items.
+func TestBench_numberedItems(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked[r.URL.Path] = true
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	c := benchConfig{Addr: strings.TrimPrefix(srv.URL, "http://"), Duration: 300 * time.Millisecond, Concurrency: 1,
+		Mix: map[benchOp]int{opSimilar: 1}, Batch: 1, Users: 1, N: 5, Seed: 1, Rate: 200, Items: 3, ItemPrefix: "x"}
+	if _, err := bench(context.Background(), c, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]bool{"/items/x1/similar": true, "/items/x2/similar": true, "/items/x3/similar": true}
+	for p := range asked {
+		if !want[p] {
+			t.Fatalf("asked %q, want one of x1..x3's similar items", p)
+		}
+	}
+	if len(asked) != 3 {
+		t.Fatalf("asked %v, want each of x1..x3 in about 60 requests", asked)
+	}
+}
