@@ -28,9 +28,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&c.Batch, "batch", 100, "events per ingest request")
 	fs.IntVar(&c.Users, "users", 943, "user ids are PREFIX1..PREFIXN")
 	fs.StringVar(&c.UserPrefix, "user-prefix", "", "prefix of user ids")
-	fs.IntVar(&c.Items, "items", 0, "similar-items and ingest requests ask for the item ids PREFIX1..PREFIXN (--item-prefix; default 0: the first 10,000 items the server lists)")
-	fs.StringVar(&c.ItemPrefix, "item-prefix", "", "prefix of item ids, with --items")
-	var usersFile string
+	var usersFile, itemsFile string
+	fs.StringVar(&itemsFile, "items-file", "", "similar-items and ingest requests ask for the items of this file: the second comma-separated field of each line (an import CSV; a header line named item/item_id is skipped), or the first when a line has one (default: the first 10,000 items the server lists)")
 	fs.StringVar(&usersFile, "users-file", "", "ask for the users of this file instead: the first comma-separated field of each line (an import CSV works; a header line named user/user_id is skipped)")
 	fs.BoolVar(&c.IngestUsers, "ingest-users", false, "ingest events of the users PREFIX1..PREFIXN, one drawn at random per event (default: one fresh user per batch)")
 	fs.IntVar(&c.N, "n", 10, "n of each recommendation request")
@@ -49,12 +48,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.Mix, err = parseMix(mix); err != nil {
 		return fmt.Errorf("--mix: %w", err)
 	}
-	if c.Concurrency < 1 || c.Duration <= 0 || c.Users < 1 || c.Batch < 1 || c.Batch > api.MaxBatch || c.Rate < 0 || c.Items < 0 {
-		return errors.New("--concurrency, --duration, --users must be positive, --rate and --items not negative and --batch within 1..10000")
+	if c.Concurrency < 1 || c.Duration <= 0 || c.Users < 1 || c.Batch < 1 || c.Batch > api.MaxBatch || c.Rate < 0 {
+		return errors.New("--concurrency, --duration, --users must be positive, --rate not negative and --batch within 1..10000")
 	}
 	if usersFile != "" {
-		if c.UserIDs, err = readUserIDs(usersFile); err != nil {
+		if c.UserIDs, err = readIDs(usersFile, 0, "user"); err != nil {
 			return fmt.Errorf("--users-file: %w", err)
+		}
+	}
+	if itemsFile != "" {
+		if c.ItemIDs, err = readIDs(itemsFile, 1, "item"); err != nil {
+			return fmt.Errorf("--items-file: %w", err)
 		}
 	}
 	res, err := bench(ctx, c, stderr)
@@ -68,9 +72,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// readUserIDs reads the distinct first fields of a file's lines, in order
-// of first appearance.
-func readUserIDs(name string) ([]string, error) {
+// readIDs reads the distinct ids of a file's lines, in order of first
+// appearance: the comma-separated field col of each line, or its first
+// field when it has no more; a first line naming kind or kind_id is a
+// header.
+func readIDs(name string, col int, kind string) ([]string, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -81,9 +87,9 @@ func readUserIDs(name string) ([]string, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		id, _, _ := strings.Cut(sc.Text(), ",")
-		id = strings.TrimSpace(id)
-		if id == "" || (line == 1 && (id == "user" || id == "user_id")) || seen[id] {
+		fields := strings.SplitN(sc.Text(), ",", col+2)
+		id := strings.TrimSpace(fields[min(col, len(fields)-1)])
+		if id == "" || (line == 1 && (id == kind || id == kind+"_id")) || seen[id] {
 			continue
 		}
 		seen[id] = true
@@ -93,7 +99,7 @@ func readUserIDs(name string) ([]string, error) {
 		return nil, err
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("%s holds no user id", name)
+		return nil, fmt.Errorf("%s holds no %s id", name, kind)
 	}
 	return ids, nil
 }

@@ -37,14 +37,12 @@ type benchConfig struct {
 	Batch       int
 	Users       int
 	UserPrefix  string
-	// Items, when positive, makes the item ids of similar-items and ingest
-	// requests ItemPrefix1..ItemPrefixItems, drawn uniformly, instead of
-	// the first 10,000 the server lists (a wide catalogue's other items
-	// would never be asked).
-	Items      int
-	ItemPrefix string
-	N          int
-	Model      string
+	// ItemIDs, when set, are the items of similar-items and ingest
+	// requests, drawn uniformly, instead of the first 10,000 the server
+	// lists (a wide catalogue's other items would never be asked).
+	ItemIDs []string
+	N       int
+	Model   string
 	// SimilarBy is the by= of each similar-items request (collaborative,
 	// content or hybrid; "": the server's default).
 	SimilarBy string
@@ -123,15 +121,6 @@ func benchItems(ctx context.Context, cl *client.Client) ([]string, error) {
 	return ids, nil
 }
 
-// numberedIDs is prefix1..prefixN.
-func numberedIDs(prefix string, n int) []string {
-	ids := make([]string, n)
-	for k := range ids {
-		ids[k] = prefix + strconv.Itoa(k+1)
-	}
-	return ids
-}
-
 type benchSample struct {
 	op      benchOp
 	latency time.Duration
@@ -164,8 +153,8 @@ func bench(ctx context.Context, c benchConfig, log io.Writer) (*BenchResult, err
 	cl := client.New(base, client.WithKey(c.Key), client.WithHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second}))
 	defer transport.CloseIdleConnections()
 	var items []string
-	if c.Items > 0 {
-		items = numberedIDs(c.ItemPrefix, c.Items)
+	if len(c.ItemIDs) > 0 {
+		items = c.ItemIDs
 	} else if c.Mix[opSimilar] > 0 || c.Mix[opIngest] > 0 {
 		var err error
 		if items, err = benchItems(ctx, cl); err != nil {

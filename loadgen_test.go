@@ -149,9 +149,9 @@ func TestBench_steering(t *testing.T) {
 	}
 }
 
-// With --items, similar-items requests ask for PREFIX1..PREFIXN and never
-// list the server's items.
-func TestBench_numberedItems(t *testing.T) {
+// With --items-file, similar-items requests ask for the file's items and
+// never list the server's.
+func TestBench_itemsFile(t *testing.T) {
 	var mu sync.Mutex
 	asked := map[string]bool{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +162,7 @@ func TestBench_numberedItems(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := benchConfig{Addr: strings.TrimPrefix(srv.URL, "http://"), Duration: 300 * time.Millisecond, Concurrency: 1,
-		Mix: map[benchOp]int{opSimilar: 1}, Batch: 1, Users: 1, N: 5, Seed: 1, Rate: 200, Items: 3, ItemPrefix: "x"}
+		Mix: map[benchOp]int{opSimilar: 1}, Batch: 1, Users: 1, N: 5, Seed: 1, Rate: 200, ItemIDs: []string{"x1", "x2", "x3"}}
 	if _, err := bench(context.Background(), c, io.Discard); err != nil {
 		t.Fatal(err)
 	}
