@@ -142,6 +142,28 @@ func SquaredDistance(q, row []float64) float64 {
 	return d
 }
 
+// SquaredDistanceWithin is SquaredDistance when that is at most bound,
+// bit for bit (the same sums in the same order); otherwise it may stop
+// early and return a partial sum already above bound. A scan that keeps
+// the k nearest passes its k-th distance and skips what comes back above
+// it.
+func SquaredDistanceWithin(q, row []float64, bound float64) float64 {
+	row = row[:len(q)]
+	d := 0.0
+	for len(q) >= 4 && len(row) >= 4 {
+		a, b, c, e := q[0]-row[0], q[1]-row[1], q[2]-row[2], q[3]-row[3]
+		if d += a*a + b*b + c*c + e*e; d > bound {
+			return d
+		}
+		q, row = q[4:], row[4:]
+	}
+	for j, v := range q {
+		t := v - row[j]
+		d += t * t
+	}
+	return d
+}
+
 func (ix *Index) search(q []float64, k int, exclude func(int) bool, self int) []Neighbour {
 	n, m := ix.len(), ix.dim
 	h := make(maxHeap, 0, min(k, n))

@@ -185,3 +185,30 @@ func TestSearcher(t *testing.T) {
 		t.Error("accepted a vector of the wrong length")
 	}
 }
+
+// SquaredDistanceWithin equals SquaredDistance bit for bit whenever that
+// is within the bound, and is above the bound whenever that is.
+func TestSquaredDistanceWithin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, dim := range []int{1, 3, 4, 7, 16, 33} {
+		for n := 0; n < 200; n++ {
+			q, row := make([]float64, dim), make([]float64, dim)
+			for j := range q {
+				q[j], row[j] = rng.NormFloat64(), rng.NormFloat64()
+			}
+			full := SquaredDistance(q, row)
+			for _, bound := range []float64{0, full / 4, full / 2, math.Nextafter(full, 0), full, full * 2, math.Inf(1)} {
+				got := SquaredDistanceWithin(q, row, bound)
+				if full <= bound && got != full {
+					t.Fatalf("dim %d: within %v gave %v, want %v exactly", dim, bound, got, full)
+				}
+				if full > bound && !(got > bound && got <= full) {
+					t.Fatalf("dim %d: bound %v below %v, got %v", dim, bound, full, got)
+				}
+			}
+		}
+	}
+	if got := SquaredDistanceWithin([]float64{1, 2, 3, 4, 5}, []float64{0, 0, 0, 0, 0}, 10); got != 30 {
+		t.Fatalf("stopped after the first four: %v, want 1+4+9+16 = 30", got)
+	}
+}

@@ -1,10 +1,13 @@
 package serving
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -267,4 +270,47 @@ func TestEngine_coldSlots_evidence(t *testing.T) {
 			t.Fatalf("n=5: %v (last score %v), want %v, ysolo 1 from w0: score 0.5", ids(got), got[4].Score, want)
 		}
 	})
+}
+
+// A cold list is the coldListLen cold items nearest to an item in
+// (distance, id) order, as sorting every cold item by its exact squared
+// distance gives, ties and all (the scan skips most of them early).
+func TestColdItems_nearestTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var vecs [][]float64
+	for k := 0; k < 300; k++ {
+		v := make([]float64, 6)
+		for j := range v {
+			v[j] = float64(rng.IntN(4)) // few values: many equal distances
+		}
+		vecs = append(vecs, v)
+	}
+	idx, err := retrieval.BuildIndex(vecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := &contentIndex{searcher: &retrieval.Searcher{Index: idx}}
+	cs := &coldItems{nearest: make([]atomic.Pointer[coldList], len(vecs))}
+	for k := 0; k < len(vecs); k += 3 { // every third item is cold
+		cs.ids = append(cs.ids, k)
+		cs.vecs = append(cs.vecs, vecs[k])
+	}
+	for _, id := range []int{0, 1, 2, 150, 299} {
+		var want []retrieval.Neighbour
+		for k, cid := range cs.ids {
+			if cid != id {
+				want = append(want, retrieval.Neighbour{ID: cid, Distance: retrieval.SquaredDistance(vecs[id], cs.vecs[k])})
+			}
+		}
+		slices.SortFunc(want, func(a, b retrieval.Neighbour) int {
+			if c := cmp.Compare(a.Distance, b.Distance); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		})
+		got := cs.nearestTo(ix, id)
+		if !slices.Equal(got.nbs, want[:coldListLen]) || got.all {
+			t.Fatalf("item %d: %v (all %v), want %v", id, got.nbs, got.all, want[:coldListLen])
+		}
+	}
 }

@@ -172,14 +172,22 @@ func (cs *coldItems) nearestTo(ix *contentIndex, id int) *coldList {
 	}
 	q := ix.searcher.Index.Vector(id)
 	l := &coldList{nbs: make([]retrieval.Neighbour, 0, min(coldListLen, len(cs.ids))), all: true}
+	worst := math.Inf(1) // the list's last distance once it is full
 	for k, cid := range cs.ids {
 		if cid == id {
 			continue
 		}
+		d := retrieval.SquaredDistanceWithin(q, cs.vecs[k], worst)
 		if len(l.nbs) == coldListLen {
 			l.all = false
+			if d > worst {
+				continue // keepNearest would not take it
+			}
 		}
-		l.nbs = keepNearest(l.nbs, retrieval.Neighbour{ID: cid, Distance: retrieval.SquaredDistance(q, cs.vecs[k])}, coldListLen)
+		l.nbs = keepNearest(l.nbs, retrieval.Neighbour{ID: cid, Distance: d}, coldListLen)
+		if len(l.nbs) == coldListLen {
+			worst = l.nbs[coldListLen-1].Distance
+		}
 	}
 	cs.nearest[id].Store(l)
 	return l
