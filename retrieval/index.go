@@ -146,7 +146,8 @@ func SquaredDistance(q, row []float64) float64 {
 // bit for bit (the same sums in the same order); otherwise it may stop
 // early and return a partial sum already above bound. A scan that keeps
 // the k nearest passes its k-th distance and skips what comes back above
-// it.
+// it. The graph's within32 is its float32 twin; one generic function for
+// both would not be inlined in the graph's search loops.
 func SquaredDistanceWithin(q, row []float64, bound float64) float64 {
 	row = row[:len(q)]
 	d := 0.0
