@@ -35,8 +35,9 @@ var linearDecayFits = []decayFit{
 	{"ease", Params{K: 5, Extra: map[string]float64{"lambda": 5, "max_dense": 0}}},
 }
 
-// userDecayFits are the user-based models with a decay of past events.
-var userDecayFits = []decayFit{{"userknn", Params{K: 5}}, {"kunn-u", Params{K: 5}}}
+// userDecayFits are the models with a decay of past events whose user
+// side searches KNN(u) from the weighted row.
+var userDecayFits = []decayFit{{"userknn", Params{K: 5}}, {"kunn-u", Params{K: 5}}, {"kunn", Params{K: 5}}}
 
 // decayModels are the linear models with a decay of past events, fitted
 // on x with half-life h.
@@ -211,6 +212,12 @@ func TestCandidates_halfLifeSettings(t *testing.T) {
 	if got := userKCandidates("userknn")(g, c); len(got) != 2 || got[0].Extra != nil {
 		t.Errorf("userknn candidates %+v, want k alone", got)
 	}
+	if got := kunnCandidates(Grid{K: []int{10, 20}, Extra: map[string][]map[string]float64{"kunn": {{HalfLifeKey: 4}, {HalfLifeKey: 16}}}}, c); len(got) != 4 || got[2].K != 20 || got[3].Extra[HalfLifeKey] != 16 {
+		t.Errorf("kunn candidates %+v", got)
+	}
+	if got := kunnCandidates(g, c); len(got) != 2 || got[0].Extra != nil {
+		t.Errorf("kunn candidates %+v, want k alone", got)
+	}
 	if got := slimCandidates(g, c); len(got) != 2 || got[1].Extra[HalfLifeKey] != 7 || got[1].L1 != 1 {
 		t.Errorf("slim candidates %+v", got)
 	}
@@ -247,9 +254,9 @@ func TestUserP_ScoreWeighted_onesAreUnweighted(t *testing.T) {
 	}{{40, 30, 0.3}, {200, 60, 0.03}} {
 		x, _ := randomMatrix(t, 17, shape.m, shape.n, shape.p)
 		n := x.Items()
-		for _, name := range []string{"userknn", "kunn-u"} {
+		for _, name := range []string{"userknn", "kunn-u", "kunn"} {
 			kind := SimCosine
-			if name == "kunn-u" {
+			if name != "userknn" {
 				kind = SimKUNN
 			}
 			for _, k := range []int{1, 4, 12} {
@@ -287,8 +294,19 @@ func TestUserP_ScoreWeighted_onesAreUnweighted(t *testing.T) {
 					if cached {
 						// ScoreUser filled the memo; empty a row and the
 						// weighted search must still find its neighbours.
-						if got := cache.MemoisedUsers(kind); got != x.Users() {
-							t.Fatalf("%s: %d users memoised, want %d", name, got, x.Users())
+						want := x.Users()
+						if name == "kunn" {
+							// KUNN scores nothing, so searches no KNN(u),
+							// for a user without items (c(u) = 0).
+							want = 0
+							for u := range x.Users() {
+								if len(x.Row(u)) > 0 {
+									want++
+								}
+							}
+						}
+						if got := cache.MemoisedUsers(kind); got != want {
+							t.Fatalf("%s: %d users memoised, want %d", name, got, want)
 						}
 						memo := cache.users[kind]
 						bogus := []Neighbour{}
@@ -383,6 +401,45 @@ func TestRankHeldOut_decayedUserknn(t *testing.T) {
 		}
 		if got := ranks[0][0][0]; got != tc.want {
 			t.Errorf("half-life %v: item 3 at rank %d, want %d", tc.h, got, tc.want)
+		}
+	}
+}
+
+// KUNN's weighted score is its two sides' (Eq. 4.4) over the weighted row
+// x_uj = w_j: the item part Σ_j w_j·A(i, j)/√(Σ_j w_j), which is kunn-i's
+// weighted score over √c(u), plus the user part Σ_v A(u, v)·x_vi/√c(i)
+// over the weighted KNN(u), which is kunn-u's weighted score times
+// 1/√c(i); kunn, kunn-i and kunn-u share the KUNN similarities and k.
+func TestKUNN_ScoreWeighted_sides(t *testing.T) {
+	x, _ := randomMatrix(t, 23, 60, 25, 0.2)
+	n := x.Items()
+	p := Params{K: 4, Extra: map[string]float64{HalfLifeKey: 10}}
+	kunn := fitted(t, "kunn", x, p).(*KUNN)
+	kunnI := fitted(t, "kunn-i", x, p).(Decayer)
+	kunnU := fitted(t, "kunn-u", x, p).(userWeightedScorer)
+	got, items, users := make([]float64, n), make([]float64, n), make([]float64, n)
+	for u := range x.Users() {
+		h := x.Row(u)
+		if len(h) == 0 {
+			continue
+		}
+		w := make([]float64, len(h))
+		sum := 0.0
+		for k := range w {
+			w[k] = 1 / float64(k+2) // 1/2, 1/3, ...
+			sum += w[k]
+		}
+		kunn.ScoreUserWeighted(u, h, w, got)
+		kunnI.ScoreWeighted(h, w, items)
+		kunnU.ScoreUserWeighted(u, h, w, users)
+		for i := range got {
+			want := items[i]/math.Sqrt(sum) + users[i]/math.Sqrt(float64(x.ItemCount(i)))
+			if x.ItemCount(i) == 0 {
+				want = items[i] / math.Sqrt(sum)
+			}
+			if math.Abs(got[i]-want) > 1e-12*(1+math.Abs(want)) {
+				t.Fatalf("user %d item %d: %v, want %v + %v·(1/√c(i)) = %v", u, i, got[i], items[i]/math.Sqrt(sum), users[i], want)
+			}
 		}
 	}
 }

@@ -19,20 +19,31 @@ type KUNN struct {
 	items     *itemSide
 	users     *userSide
 	itemScale []float64 // 1/√c(i)
+	// halfLife is the decay of past events in days (HalfLifeKey; 0 none),
+	// which ScoreDecayed applies to the history.
+	halfLife float64
 }
 
 // kunnCandidates is KUNN's grid: k capped by the longer of the item and
-// user neighbour lists, as KUNN uses both.
-func kunnCandidates(g Grid, c Caps) []Params { return kCandidates(CapK(g.K, max(c.Items, c.Users))) }
+// user neighbour lists, as KUNN uses both, with every setting of
+// g.Extra["kunn"] (a half-life) at each.
+func kunnCandidates(g Grid, c Caps) []Params {
+	return withSettings(kCandidates(CapK(g.K, max(c.Items, c.Users))), g.Extra["kunn"])
+}
 
 func (m *KUNN) Name() string { return "kunn" }
 
 func (m *KUNN) Fit(ctx context.Context, x *Matrix, p Params) error {
 	p = p.WithDefaults()
+	h, err := halfLifeOf(p, 0)
+	if err != nil {
+		return err
+	}
 	nb, err := ItemNeighbours(ctx, x, SimKUNN, p)
 	if err != nil {
 		return err
 	}
+	m.halfLife = h
 	m.set(p.K, x, nb)
 	m.users.withCache(p.Cache)
 	return nil
@@ -58,6 +69,38 @@ func (m *KUNN) ScoreUser(self int, history []uint32, scores []float64) {
 	})
 }
 
+// HalfLife is the decay of past events in days (0: none).
+func (m *KUNN) HalfLife() float64 { return m.halfLife }
+
+// ScoreWeighted is Score with history item k counting weights[k].
+func (m *KUNN) ScoreWeighted(history []uint32, weights []float64, scores []float64) {
+	m.ScoreUserWeighted(-1, history, weights, scores)
+}
+
+// ScoreUserWeighted is ScoreUser with the user's row weighted: x_uj =
+// weights[k] for history item k, so c(u) = Σ_j x_uj in the item part,
+// and the user part's KNN(u) and A(u, v) are those of the weighted row
+// (userSide.searchWeighted, as kunn-u's). Weights of 1 give ScoreUser.
+func (m *KUNN) ScoreUserWeighted(self int, history []uint32, weights []float64, scores []float64) {
+	FillScores(scores, m.items.nItems, func(buf []float64) {
+		cu, prev := 0.0, -1
+		for k, j := range history {
+			if int(j) < m.items.nItems && int(j) != prev {
+				cu += weights[k]
+				prev = int(j)
+			}
+		}
+		if cu <= 0 {
+			return
+		}
+		scale := 1 / math.Sqrt(cu)
+		for k := range history {
+			m.items.accumulate(history[k:k+1:k+1], buf, weights[k]*scale)
+		}
+		m.users.accumulateWeighted(self, history, weights, buf, m.itemScale)
+	})
+}
+
 // Similar returns KNN(i) with the KUNN item affinity, best first.
 func (m *KUNN) Similar(item uint32) []Neighbour {
 	if int(item) >= m.items.nItems {
@@ -74,6 +117,7 @@ func (m *KUNN) MarshalBinary() ([]byte, error) {
 	e.Uvarint(uint64(m.k))
 	WriteMatrix(e, m.users.x)
 	WriteNeighbours(e, m.items.fwd)
+	writeHalfLife(e, m.halfLife)
 	return e.Bytes(), nil
 }
 
@@ -85,12 +129,14 @@ func (m *KUNN) UnmarshalBinary(data []byte) error {
 		return d.Err()
 	}
 	nb := ReadNeighbours(d, x.Items())
+	h := readHalfLife(d)
 	if err := d.Finish(); err != nil {
 		return err
 	}
 	if nb.Rows() != x.Items() {
 		return errCorrupt
 	}
+	m.halfLife = h
 	m.set(k, x, nb)
 	return nil
 }

@@ -244,7 +244,11 @@ func ParamsOf(m Model) map[string]float64 {
 		}
 		return p
 	case *KUNN:
-		return map[string]float64{"k": float64(m.k)}
+		p := map[string]float64{"k": float64(m.k)}
+		if m.halfLife > 0 {
+			p[HalfLifeKey] = m.halfLife
+		}
+		return p
 	}
 	return map[string]float64{}
 }

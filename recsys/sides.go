@@ -244,10 +244,10 @@ func (s *userSide) accumulate(self int, history []uint32, scores []float64, item
 
 // accumulateWeighted is accumulate over the KNN(u) of a weighted history
 // (searchWeighted), never memoised.
-func (s *userSide) accumulateWeighted(self int, history []uint32, weights []float64, scores []float64) {
+func (s *userSide) accumulateWeighted(self int, history []uint32, weights []float64, scores []float64, itemScale []float64) {
 	sc := s.pool.Get().(*userScratch)
 	defer s.pool.Put(sc)
-	s.addNeighbours(s.searchWeighted(self, history, weights, s.k, sc), scores, nil)
+	s.addNeighbours(s.searchWeighted(self, history, weights, s.k, sc), scores, itemScale)
 }
 
 // addNeighbours adds A(u, v) (times itemScale[i], when not nil) to

@@ -68,7 +68,7 @@ func (m *UserP) ScoreWeighted(history []uint32, weights []float64, scores []floa
 // training matrix (−1 for none), left out of KNN(u) as ScoreUser leaves
 // it out. It never reads or fills the memo of unweighted neighbours.
 func (m *UserP) ScoreUserWeighted(self int, history []uint32, weights []float64, scores []float64) {
-	FillScores(scores, m.side.x.nItems, func(buf []float64) { m.side.accumulateWeighted(self, history, weights, buf) })
+	FillScores(scores, m.side.x.nItems, func(buf []float64) { m.side.accumulateWeighted(self, history, weights, buf, nil) })
 }
 
 // Neighbours returns KNN(u) with A(u, v) for a live history (self as in
