@@ -12,7 +12,8 @@ import (
 // default). The score of itemknn, kunn-i, slim and ease is linear in the
 // user's row of X, which the weights scale; userknn and kunn-u take the
 // weighted row as the live user's vector in their user affinity, KNN(u)
-// included. The fit stays on the binary X.
+// included, and kunn does both, its c(u) the weighted row's sum. The fit
+// stays on the binary X.
 type Decayer interface {
 	// HalfLife is the half-life in days; 0 means no decay.
 	HalfLife() float64
