@@ -70,7 +70,7 @@ func TestEngine_decaysTheLiveHistory(t *testing.T) {
 	}
 }
 
-// TestEngine_decaysTheLiveHistory_userModels: userknn and kunn-u with a
+// TestEngine_decaysTheLiveHistory_userModels: userknn, kunn-u and kunn with a
 // half-life answer the live user from the decayed history, their scores
 // those of recsys.ScoreDecayed on the stored profile and its days.
 func TestEngine_decaysTheLiveHistory_userModels(t *testing.T) {
@@ -94,7 +94,7 @@ func TestEngine_decaysTheLiveHistory_userModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"userknn", "kunn-u"} {
+	for _, name := range []string{"userknn", "kunn-u", "kunn"} {
 		m := fitModel(t, st, name, recsys.Params{K: 3, Extra: map[string]float64{recsys.HalfLifeKey: 2}})
 		if !recsys.Decays(m) {
 			t.Fatalf("%s with a half-life does not decay", name)
