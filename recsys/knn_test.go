@@ -135,12 +135,7 @@ func TestNeighbours_Truncate_view(t *testing.T) {
 	if c := view.Clone(); len(c.ent) != k3.Len() {
 		t.Fatalf("the clone of a cut holds %d entries, want %d", len(c.ent), k3.Len())
 	}
-	enc := func(nb *Neighbours) string {
-		var e blob.Encoder
-		WriteNeighbours(&e, nb)
-		return string(e.Bytes())
-	}
-	if enc(view) != enc(k3) {
+	if encodedLists(view) != encodedLists(k3) {
 		t.Fatal("a cut encodes unlike lists computed at its k")
 	}
 	if z := full.Truncate(0); z.Len() != 0 || z.MaxRow() != 0 {
@@ -325,12 +320,7 @@ func TestNeighbours_rowsForm(t *testing.T) {
 	}
 	checkLists(t, got, func(r int) []Neighbour { return flat.Row(r) })
 	checkLists(t, got.Truncate(2), func(r int) []Neighbour { return flat.Truncate(2).Row(r) })
-	enc := func(nb *Neighbours) string {
-		var e blob.Encoder
-		WriteNeighbours(&e, nb)
-		return string(e.Bytes())
-	}
-	if enc(got) != enc(flat) {
+	if encodedLists(got) != encodedLists(flat) {
 		t.Fatal("the two forms encode differently")
 	}
 	if e := fromRows(nil); e.Rows() != 0 || e.Len() != 0 {
@@ -342,4 +332,11 @@ func TestNeighbours_rowsForm(t *testing.T) {
 	if cap(one) != 1 || &a.buf[0] != &one[0] || &a.buf[1] != &two[0] {
 		t.Fatal("the arena's lists are not consecutive, each capped at its length")
 	}
+}
+
+// encodedLists is WriteNeighbours' encoding of nb.
+func encodedLists(nb *Neighbours) string {
+	var e blob.Encoder
+	WriteNeighbours(&e, nb)
+	return string(e.Bytes())
 }
