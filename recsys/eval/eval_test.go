@@ -427,3 +427,37 @@ func TestEvaluate_matchesRanks(t *testing.T) {
 		}
 	}
 }
+
+// Progress counts never pass their totals: a grid extension fits more
+// than the grid holds, and the total grows with it, ending at the count.
+func TestRun_progressWithinTotal(t *testing.T) {
+	d := clustered(3, 300, 240, 6, 24)
+	opt := smallOptions()
+	opt.Folds = 1
+	opt.Grid.K = []int{10, 20} // the choice sits at an end, which the search extends
+	opt.Models = []string{"popular", "itemknn", "userknn"}
+	type call struct{ done, total int }
+	var calls []call
+	opt.Progress = func(_ string, done, total int) { calls = append(calls, call{done, total}) }
+	rep, err := Run(context.Background(), d, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) == 0 {
+		t.Fatal("no progress reported")
+	}
+	for k, c := range calls {
+		if c.done > c.total || c.done != k+1 {
+			t.Fatalf("call %d: %d/%d", k, c.done, c.total)
+		}
+	}
+	first, last := calls[0], calls[len(calls)-1]
+	if last.done != last.total {
+		t.Fatalf("ended at %d/%d", last.done, last.total)
+	}
+	// 1 fit of popular, 2 of itemknn and 2 of userknn on the grid, and a
+	// test each: the extensions past k = 10 or 20 make the rest.
+	if first.total != 8 || last.total <= first.total {
+		t.Fatalf("totals %d then %d, want 8 growing with the extensions (rows %d)", first.total, last.total, len(rep.Rows))
+	}
+}

@@ -94,9 +94,14 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		// planned[k] is model k's fits on the grid and its test: a grid
+		// extension or a model's own search may fit more, and then the
+		// total grows with them, so that done never passes it.
+		planned := make([]int, len(opt.Models))
 		total, done := 0, 0
-		for _, name := range opt.Models {
-			total += len(configs(name, opt.Grid, caps.Items, caps.Users)) + 1
+		for k, name := range opt.Models {
+			planned[k] = len(configs(name, opt.Grid, caps.Items, caps.Users)) + 1
+			total += planned[k]
 		}
 		stage := fmt.Sprintf("fold %d/%d", f+1, opt.Folds)
 		var dump *dumper
@@ -106,17 +111,26 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 			}
 		}
 		for k, name := range opt.Models {
+			later := 0 // the planned steps of the models after k
+			for _, p := range planned[k+1:] {
+				later += p
+			}
 			step := func() {
 				done++
+				total = max(total, done+later)
 				if opt.Progress != nil {
 					opt.Progress(stage+" "+name, done, total)
 				}
 			}
 			fo := opt.FEBR
 			tuning := Tuning{Grid: opt.Grid.space(), Options: &fo, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step, Extend: opt.Extend}
+			first := done
 			res, err := search(ctx, name, s, cache, tuning, dump != nil, step)
 			if err != nil {
 				return nil, err
+			}
+			if used := done - first; used < planned[k] {
+				total -= planned[k] - used // fewer fits than planned (FEBR's own search)
 			}
 			if dump != nil {
 				if err := dump.model(fileName(name), res); err != nil {
