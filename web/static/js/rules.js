@@ -196,18 +196,10 @@ function newRuleForm(signal, saved) {
     if (starts.value) body.starts_at = toUTC(starts.value);
     if (ends.value) body.ends_at = toUTC(ends.value);
     const was = editing;
-    save.disabled = true;
-    try {
-      const out = was ? await putJSON('/admin/rules/' + seg(was), body, {signal}) : await post('/admin/rules', body, {signal});
-      blank();
-      msg.append(h('p', {class: 'ok', role: 'status', id: 'rule-form-ok'},
+    await submit({form, msg, save, blank, saved},
+      () => was ? putJSON('/admin/rules/' + seg(was), body, {signal}) : post('/admin/rules', body, {signal}),
+      (out) => h('p', {class: 'ok', role: 'status', id: 'rule-form-ok'},
         `${was ? 'Saved' : 'Created'} rule ${out.name}: ${out.active ? 'active now' : 'not active now'}.`));
-      saved();
-    } catch (err) {
-      if (!isAbort(err)) showError(form, msg, err);
-    } finally {
-      save.disabled = false;
-    }
   });
   return {
     form,
@@ -335,17 +327,9 @@ function newPlacementForm(signal, saved) {
       showError(form, msg, {name: 'ApiError', status: 400, details: [{field: 'name', problem: 'is required'}]});
       return;
     }
-    save.disabled = true;
-    try {
-      const out = await putJSON('/admin/placements/' + seg(target), body, {signal});
-      blank();
-      msg.append(h('p', {class: 'ok', role: 'status', id: 'placement-form-ok'}, `${was ? 'Saved' : 'Stored'} placement ${out.name}.`));
-      saved();
-    } catch (err) {
-      if (!isAbort(err)) showError(form, msg, err);
-    } finally {
-      save.disabled = false;
-    }
+    await submit({form, msg, save, blank, saved},
+      () => putJSON('/admin/placements/' + seg(target), body, {signal}),
+      (out) => h('p', {class: 'ok', role: 'status', id: 'placement-form-ok'}, `${was ? 'Saved' : 'Stored'} placement ${out.name}.`));
   });
   return {
     form,
@@ -511,6 +495,23 @@ function field(label, control, fields, hint, cls) {
   return h('div', {class: 'field' + (cls ? ' ' + cls : '')},
     h('label', {for: control.id}, label), control,
     hint ? h('div', {class: 'small muted'}, hint) : null, err);
+}
+
+// submit sends a form's write with its save button disabled; on success
+// it empties the form, says ok(answer) and calls saved, otherwise it shows
+// the server's error under the field it names.
+async function submit({form, msg, save, blank, saved}, send, ok) {
+  save.disabled = true;
+  try {
+    const out = await send();
+    blank();
+    msg.append(ok(out));
+    saved();
+  } catch (err) {
+    if (!isAbort(err)) showError(form, msg, err);
+  } finally {
+    save.disabled = false;
+  }
 }
 
 function clearErrors(form, msg) {
