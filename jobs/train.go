@@ -67,6 +67,9 @@ func (o TrainOptions) tuning(kind recsys.Kind) eval.Tuning {
 		Grid:            recsys.Grid{K: o.Grid, SLIM: o.SLIM, Factors: o.Factors, Extra: o.MF, Lambda: lambdas, KByBaseline: true},
 		ValidationUsers: o.ValidationUsers,
 		SampleSeed:      uint64(o.Seed),
+		// Auto mode compares the models' validation ADGs: each on users
+		// its search did not see (eval.Tuning.Nested).
+		Nested: true,
 	}
 	if kind.Service.Options != nil {
 		t.Options = kind.Service.Options(uint64(o.Seed))
@@ -574,7 +577,11 @@ func tuneAll(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []
 		return nil, nil, err
 	}
 	valCache := recsys.NewNeighbourCache(split.Train, slices.Max(opts.Grid))
-	holdout := recsys.Holdout{Train: split.Train, Validation: split.Validation}
+	// The kinds that learn from the split's validation items themselves
+	// (febr-blend's θ at scale) take the tuning half only: the other
+	// half scores every model for auto mode (eval.Tuning.Nested).
+	tuneVal, _ := opts.tuning(recsys.Kind{}).Halves(split.Validation)
+	holdout := recsys.Holdout{Train: split.Train, Validation: tuneVal}
 	large := x.NNZ() > scalePositives
 	shape := recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(), KMax: slices.Max(opts.Grid), ValidationUsers: opts.ValidationUsers}
 	var out []tuned

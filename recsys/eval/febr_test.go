@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/recsys-engine/recsys/api"
 	"github.com/recsys-engine/recsys/recsys/febr"
 )
 
@@ -88,5 +89,87 @@ func TestExpandModels(t *testing.T) {
 	}
 	if n := len(slices.Compact(slices.Sorted(slices.Values(got)))); n != len(got) {
 		t.Fatalf("repeats in %v", got)
+	}
+}
+
+// FEBRi-slim starts from slim's tuned setting, the grid's extension
+// included, searched once per fold for both rows: its k and fsSLIM pair
+// are slim's, its tuning ADG no lower than slim's (OPT-ADG starts from
+// SLIM and keeps its best θ), and a run of both makes one fit more than
+// febr alone (slim's refit for its own row), not slim's whole search
+// again. It fails if FEBR searches k or the fsSLIM pair itself, or if
+// slim's row searches its grid a second time.
+func TestRun_febrStartsFromTunedSLIM(t *testing.T) {
+	d := clustered(7, 150, 100, 4, 16)
+	run := func(models ...string) (*api.Report, int) {
+		opt := Options{
+			Folds: 1, Seed: 1, Models: models,
+			Grid: Grid{K: []int{10, 20}, L1: []float64{1, 0.1}, L2: []float64{1}, Lambda: []float64{1e-3, 1e-2}},
+			FEBR: febr.Options{EvalEvery: 1000, Patience: 2},
+		}
+		steps := 0
+		opt.Progress = func(string, int, int) { steps++ }
+		rep, err := Run(context.Background(), d, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, steps
+	}
+	both, nBoth := run("slim", "febr")
+	_, nFEBR := run("febr")
+	if nBoth != nFEBR+1 {
+		t.Errorf("slim and febr made %d fits, febr alone %d: want one more (slim's refit), not slim's search again", nBoth, nFEBR)
+	}
+	slim, fe := both.Rows[0].Folds[0], both.Rows[1].Folds[0]
+	for _, key := range []string{"k", "l1", "l2"} {
+		if fe.Params[key] != slim.Params[key] {
+			t.Errorf("FEBRi-slim %s=%v, slim's choice %v (params %v and %v)", key, fe.Params[key], slim.Params[key], fe.Params, slim.Params)
+		}
+	}
+	if ext := both.Rows[0].Settings["grid_extended_by_fold"]; ext == "" {
+		t.Error("slim's search did not extend the grid: the test does not see the extension shared")
+	}
+	st, _ := strconv.ParseFloat(both.Rows[0].Settings["tuning_adg_by_fold"], 64)
+	ft, _ := strconv.ParseFloat(both.Rows[1].Settings["tuning_adg_by_fold"], 64)
+	if ft < st-1e-9 {
+		t.Errorf("tuning ADG: FEBRi-slim %.6f below slim %.6f", ft, st)
+	}
+}
+
+// febr-blend takes its bases' searches from their own rows in the same
+// fold: a run of every base and the blend makes one fit per base more
+// than the blend alone (each base row's refit), and the blend's bases
+// are the rows' choices. It fails if the blend searches a base again.
+func TestRun_blendSharesItsBasesSearches(t *testing.T) {
+	d := clustered(5, 120, 90, 4, 14)
+	run := func(models ...string) (*api.Report, int) {
+		opt := Options{
+			Folds: 1, Seed: 2, Models: models,
+			Grid: Grid{K: []int{10, 20}, L1: []float64{1}, L2: []float64{1}, Factors: []int{4, 8}, Lambda: []float64{1e-2}},
+		}
+		steps := 0
+		opt.Progress = func(string, int, int) { steps++ }
+		rep, err := Run(context.Background(), d, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, steps
+	}
+	bases := febr.BlendBases()
+	all, nAll := run(append(slices.Clone(bases), febr.BlendName)...)
+	_, nBlend := run(febr.BlendName)
+	if nAll != nBlend+len(bases) {
+		t.Errorf("the %d bases and the blend made %d fits, the blend alone %d: want %d", len(bases), nAll, nBlend, nBlend+len(bases))
+	}
+	blend := all.Rows[len(bases)]
+	if blend.Model != febr.BlendName {
+		t.Fatalf("row %d is %s", len(bases), blend.Model)
+	}
+	for k, b := range bases {
+		for key, v := range all.Rows[k].Params {
+			if got, ok := blend.Params[b+"."+key]; ok && got != v {
+				t.Errorf("the blend's %s.%s=%v, the %s row chose %v", b, key, got, b, v)
+			}
+		}
 	}
 }

@@ -150,7 +150,10 @@ type foldResult struct {
 	grid   string
 	params map[string]float64
 	valADG float64
-	test   metrics.Values
+	// tuningADG is the best validation ADG of the search, on the users
+	// it tuned on (Tuned.TuningADG).
+	tuningADG float64
+	test      metrics.Values
 	// userSE is the standard error of each test measure over the test
 	// users, reported for a protocol with a single split (Time).
 	userSE       metrics.Values
@@ -172,12 +175,18 @@ const FEBRSeed = 1
 // from scratch, which gives the training time, and evaluated on the test
 // set. t.Options is the template of the FEBR fits (seeded by FEBRSeed unless
 // set). step is called after the final fit.
-func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, tuning Tuning, dump bool, step func()) (*foldResult, error) {
+func search(ctx context.Context, name string, s *Split, sh *sharedSearches, tuning Tuning, dump bool, step func()) (*foldResult, error) {
 	if fo := febr.CopyOptions(tuning.Options); fo.Seed == 0 {
 		fo.Seed = FEBRSeed
 		tuning.Options = &fo
 	}
-	t, err := Tune(ctx, name, s, cache, tuning)
+	if v, ok := febr.VariantOf(name); ok {
+		var err error
+		if tuning, err = fromTunedBases(ctx, v, sh, tuning); err != nil {
+			return nil, err
+		}
+	}
+	t, err := sh.tune(ctx, name, tuning)
 	if err != nil {
 		return nil, err
 	}
@@ -189,13 +198,57 @@ func search(ctx context.Context, name string, s *Split, cache *recsys.NeighbourC
 	if err := m.Fit(ctx, t.Train, t.Params); err != nil {
 		return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 	}
-	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, trainSeconds: time.Since(start).Seconds(),
+	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, tuningADG: t.TuningADG, trainSeconds: time.Since(start).Seconds(),
 		extended: t.Extended, atEdge: t.AtEdge}
 	if err := res.measure(ctx, m, t.Train, s, dump); err != nil {
 		return nil, err
 	}
 	step()
 	return res, nil
+}
+
+// fromTunedBases is tuning for FEBR variant v starting from its bases'
+// tuned settings, searched once per fold (sh): its k is its aggsum
+// baselines' (both sides' for FEBRiu) and, over the SLIM affinity, slim's
+// k and fsSLIM pair with slim's fit as the affinity, so that OPT-ADG
+// starts from the predictor slim's own row measures (θ = 1 on aggsum is
+// SLIM exactly, §4.5) and searches λ alone; its early stopping keeps the
+// best θ, so FEBR is never below that start on its validation users.
+// Searched on a grid of its own, FEBRi-slim started from k=500, l2=10
+// where slim chose k=100, l2=40 past the grid's end, and fell below slim
+// (docs/evaluation.md "FEBR on the tuned base").
+func fromTunedBases(ctx context.Context, v febr.VariantInfo, sh *sharedSearches, tuning Tuning) (Tuning, error) {
+	fo := febr.CopyOptions(tuning.Options)
+	g := tuning.Grid
+	g.K, g.KByBaseline = nil, true
+	for _, b := range v.Baselines {
+		bt, err := sh.tune(ctx, b, tuning)
+		if err != nil {
+			return tuning, err
+		}
+		fo.Baselines = append(fo.Baselines, bt.Model)
+		g.K = appendInt(g.K, bt.Params.K)
+	}
+	if v.Affinity == "slim" {
+		bt, err := sh.tune(ctx, "slim", tuning)
+		if err != nil {
+			return tuning, err
+		}
+		fo.SLIM = bt.Model
+		g.K = appendInt(g.K, bt.Params.K)
+		g.SLIM = [][2]float64{{bt.Params.L1, bt.Params.L2}}
+	}
+	slices.Sort(g.K)
+	tuning.Grid, tuning.Options, tuning.fixedK = g, &fo, true
+	return tuning, nil
+}
+
+// appendInt appends v to s unless it is there.
+func appendInt(s []int, v int) []int {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
 }
 
 // measure ranks the validation and test items of s with the model m fitted

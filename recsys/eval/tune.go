@@ -42,6 +42,54 @@ type Tuning struct {
 	// (the service sets it from its memory budget: at a million items a
 	// neighbour list per k costs gigabytes).
 	MaxK int
+	// Nested holds half of the validation users out of the search
+	// (Halves): the grid, its extension, FEBR's early stopping and the
+	// blend's θ see only the other half, and Tuned.Validation measures the
+	// chosen model on the held-out half. Every model's selection score is
+	// then an unbiased estimate on the same users, which auto mode
+	// compares: the best of a grid scored on the users that chose it is
+	// biased up, and by more the more it searched.
+	Nested bool
+
+	// shared, in eval's runs, holds the fold's searches of the models
+	// others start from (sharedSearches); fixedK keeps k as given (a
+	// FEBR variant's base's, or the blend's shared bases'): the
+	// extension then moves λ alone.
+	shared *sharedSearches
+	fixedK bool
+}
+
+// Halves splits the validation sets of Nested: the users with validation
+// items, shuffled by a generator seeded with SampleSeed, the first half
+// (rounded up) to tune and the rest to select. With fewer than two such
+// users both are val (nothing to hold out). The same seed gives the same
+// halves, so a training job can hand the tuning half to the kinds that
+// learn from validation items themselves (febr-blend's θ at scale).
+func (t Tuning) Halves(val [][]uint32) (tune, sel [][]uint32) {
+	var users []int
+	for u, v := range val {
+		if len(v) > 0 {
+			users = append(users, u)
+		}
+	}
+	if len(users) < 2 {
+		return val, val
+	}
+	seed := t.SampleSeed
+	if seed == 0 {
+		seed = 1
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6e57ed))
+	rng.Shuffle(len(users), func(a, b int) { users[a], users[b] = users[b], users[a] })
+	tune, sel = make([][]uint32, len(val)), make([][]uint32, len(val))
+	for k, u := range users {
+		if k < (len(users)+1)/2 {
+			tune[u] = val[u]
+		} else {
+			sel[u] = val[u]
+		}
+	}
+	return tune, sel
 }
 
 // extend is t.Extend with its default (zeroOr).
@@ -65,8 +113,13 @@ const DefaultValidationUsers = 5000
 type Tuned struct {
 	recsys.Choice
 	// Validation holds every measure of the chosen model over the
-	// validation users (the sample of Tuning.ValidationUsers).
+	// validation users (the sample of Tuning.ValidationUsers); under
+	// Tuning.Nested over the held-out half, and Choice.ValidationADG is
+	// then its ADG there.
 	Validation metrics.Values
+	// TuningADG is the validation ADG the search maximised, on the users
+	// it tuned on (ValidationADG's without Tuning.Nested).
+	TuningADG float64
 	// Candidates are the configurations searched, for reports (a FEBR
 	// search with Grid.KByBaseline fits fewer).
 	Candidates []recsys.Params
@@ -90,8 +143,30 @@ type Tuned struct {
 // k. A kind with its own search (FEBR, recsys.Kind.Search) runs that
 // instead. cache, built on s.Train with k_max at least the largest k of
 // the grid, is required: it shares the neighbour lists among the fits and
-// gives the longest item list.
+// gives the longest item list. Under t.Nested the search sees half of the
+// validation users and the choice is measured on the other half (Halves).
 func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, t Tuning) (*Tuned, error) {
+	if !t.Nested {
+		return tune(ctx, name, s, cache, t)
+	}
+	tuneVal, selVal := t.Halves(s.Validation)
+	ts := *s
+	ts.Validation = tuneVal
+	tuned, err := tune(ctx, name, &ts, cache, t)
+	if err != nil {
+		return nil, err
+	}
+	sel := SampleUsers(selVal, t.validationUsers(), t.SampleSeed)
+	v, err := evaluateLive(ctx, tuned.Model, tuned.Train, s.Live, sel)
+	if err != nil {
+		return nil, err
+	}
+	tuned.Validation, tuned.ValidationADG = v, v[metrics.MADG]
+	return tuned, nil
+}
+
+// tune is Tune without Tuning.Nested: the search on s.Validation.
+func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, t Tuning) (*Tuned, error) {
 	kind, err := recsys.KindOf(name)
 	if err != nil {
 		return nil, err
@@ -199,7 +274,7 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		return nil, err
 	}
 	bp.Cache, bp.Init = nil, nil
-	best.Params, best.Refit, best.ValidationADG = bp, bp, bestADG
+	best.Params, best.Refit, best.ValidationADG, best.TuningADG = bp, bp, bestADG, bestADG
 	best.Candidates, best.Train = cands, s.Train
 	best.Extended, best.AtEdge = extended, edges
 	return &best, nil
@@ -222,6 +297,9 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	var bases *baseEdges
 	if name == febr.BlendName {
 		fo.Blend, bases = blendBaseSearch(fo.Blend, t)
+		if t.shared != nil && t.Nested && x == t.shared.split.Train {
+			t.fixedK = true // the bases' searches are theirs, made once
+		}
 	}
 	p := recsys.Params{Cache: cache, Options: &fo}
 	c, err := kind.Search(ctx, x, val, t.Grid, caps, p, t.OnFit)
@@ -256,7 +334,11 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 		}
 		return c.Params, nil
 	}
-	_, extended, edges, err := extendEdges(c.Params, dimensions(cands, "k", true), cands, t.extend(), gen, try, t.admit)
+	dims := dimensions(cands, "k", true)
+	if t.fixedK {
+		dims = slices.DeleteFunc(dims, func(d dimension) bool { return d.main })
+	}
+	_, extended, edges, err := extendEdges(c.Params, dims, cands, t.extend(), gen, try, t.admit)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +352,7 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	if bases != nil {
 		extended, edges = append(extended, bases.extended...), append(edges, bases.edges...)
 	}
-	return &Tuned{Choice: c, Validation: v, Candidates: cands, Train: x, Extended: extended, AtEdge: edges}, nil
+	return &Tuned{Choice: c, Validation: v, TuningADG: c.ValidationADG, Candidates: cands, Train: x, Extended: extended, AtEdge: edges}, nil
 }
 
 // baseEdges collects the grid extensions of a blend's base searches,
@@ -314,10 +396,20 @@ func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseE
 			// (FEBR, the blend) is no base.
 			return nil, recsys.Params{}, fmt.Errorf("eval: %s cannot be a base of %s", name, febr.BlendName)
 		}
+		ts := t
+		ts.OnFit = onFit
+		if tuned, ok, err := t.shared.baseFor(ctx, name, x, ts); err != nil {
+			return nil, recsys.Params{}, err
+		} else if ok {
+			edges.add(name, tuned.Extended, tuned.AtEdge)
+			return tuned.Model, tuned.Params, nil
+		}
 		tb := t
+		tb.shared = nil
 		// val is the blend's validation sample already; x's rows are the
 		// histories (Split.Live nil), as the blend's own validation has it.
-		tb.Grid, tb.ValidationUsers, tb.OnFit = g, -1, onFit
+		// The blend holds its selection users out already (Nested).
+		tb.Grid, tb.ValidationUsers, tb.OnFit, tb.Nested = g, -1, onFit, false
 		tuned, err := Tune(ctx, name, &Split{Train: x, Validation: val}, cache, tb)
 		if err != nil {
 			return nil, recsys.Params{}, err

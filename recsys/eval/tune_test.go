@@ -115,3 +115,124 @@ func TestSampleUsers(t *testing.T) {
 		t.Errorf("Tune with the default sample above the %d users: %v, want the mean over all %v", users, full.Validation, all)
 	}
 }
+
+// genSplit is a standard split of n users × 100 items, 20 long-tailed
+// positives each.
+func genSplit(t *testing.T, n int, seed uint64) *Split {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed))
+	d := &Dataset{}
+	for u := range n {
+		d.UserIDs = append(d.UserIDs, fmt.Sprintf("u%d", u))
+	}
+	for i := range 100 {
+		d.ItemIDs = append(d.ItemIDs, fmt.Sprintf("i%d", i))
+	}
+	for u := range n {
+		seen := map[uint32]bool{}
+		for len(seen) < 20 {
+			seen[uint32(int(100*rng.Float64()*rng.Float64()))] = true
+		}
+		for i := range seen {
+			d.Users, d.Items = append(d.Users, uint32(u)), append(d.Items, i)
+		}
+	}
+	split, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return split
+}
+
+// TestTuning_Halves: the two halves part the users with validation items
+// between them, ⌈n/2⌉ to tune, with their items untouched; the same seed
+// gives the same halves and another seed others; with one such user
+// there is nothing to hold out.
+func TestTuning_Halves(t *testing.T) {
+	val := genSplit(t, 201, 4).Validation
+	users := 0
+	for _, v := range val {
+		if len(v) > 0 {
+			users++
+		}
+	}
+	tune, sel := Tuning{SampleSeed: 3}.Halves(val)
+	nt, ns := 0, 0
+	for u := range val {
+		switch {
+		case len(tune[u]) > 0 && len(sel[u]) > 0:
+			t.Fatalf("user %d is in both halves", u)
+		case len(tune[u]) > 0:
+			nt++
+			if !slices.Equal(tune[u], val[u]) {
+				t.Errorf("user %d: tuning items %v, want %v", u, tune[u], val[u])
+			}
+		case len(sel[u]) > 0:
+			ns++
+			if !slices.Equal(sel[u], val[u]) {
+				t.Errorf("user %d: selection items %v, want %v", u, sel[u], val[u])
+			}
+		case len(val[u]) > 0:
+			t.Errorf("user %d is in neither half", u)
+		}
+	}
+	if nt != (users+1)/2 || ns != users/2 {
+		t.Errorf("halves of %d and %d users, want %d and %d", nt, ns, (users+1)/2, users/2)
+	}
+	if again, _ := (Tuning{SampleSeed: 3}).Halves(val); !slices.EqualFunc(again, tune, slices.Equal) {
+		t.Error("the same seed gave other halves")
+	}
+	if other, _ := (Tuning{SampleSeed: 4}).Halves(val); slices.EqualFunc(other, tune, slices.Equal) {
+		t.Error("seeds 3 and 4 gave the same halves")
+	}
+	one := make([][]uint32, 5)
+	one[2] = []uint32{7}
+	if a, b := (Tuning{}).Halves(one); !slices.EqualFunc(a, one, slices.Equal) || !slices.EqualFunc(b, one, slices.Equal) {
+		t.Errorf("one validation user: halves %v and %v, want both %v", a, b, one)
+	}
+}
+
+// TestTune_nested: a nested search makes the choice a search on the
+// tuning half alone makes, with its ADG as TuningADG, and measures that
+// choice on the other half; without Nested the validation ADG is the
+// search's own maximum. The test fails if the selection users leak into
+// the search or the measure is taken on the tuning users.
+func TestTune_nested(t *testing.T) {
+	ctx := context.Background()
+	split := genSplit(t, 300, 9)
+	cache := recsys.NewNeighbourCache(split.Train, 100)
+	tn := Tuning{Grid: recsys.Grid{K: []int{5, 10, 20, 50, 100}}, SampleSeed: 5, Extend: -1}
+	nested := tn
+	nested.Nested = true
+	got, err := Tune(ctx, "itemknn", split, cache, nested)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuneVal, selVal := tn.Halves(split.Validation)
+	half := *split
+	half.Validation = tuneVal
+	want, err := Tune(ctx, "itemknn", &half, cache, tn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Params.K != want.Params.K || got.TuningADG != want.ValidationADG {
+		t.Errorf("nested: k=%d, tuning ADG %v; the search on the tuning half: k=%d, ADG %v", got.Params.K, got.TuningADG, want.Params.K, want.ValidationADG)
+	}
+	m, _ := recsys.New("itemknn")
+	if err := m.Fit(ctx, split.Train, recsys.Params{K: want.Params.K}); err != nil {
+		t.Fatal(err)
+	}
+	onSel, err := Evaluate(ctx, m, split.Train, selVal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got.ValidationADG-onSel[metrics.MADG]) > 1e-12 || math.Abs(got.Validation[metrics.MADG]-onSel[metrics.MADG]) > 1e-12 {
+		t.Errorf("nested validation ADG %v (values %v), want the chosen k's ADG on the selection half %v", got.ValidationADG, got.Validation[metrics.MADG], onSel[metrics.MADG])
+	}
+	if math.Abs(onSel[metrics.MADG]-want.ValidationADG) < 1e-9 {
+		t.Error("the two halves gave the same ADG: the test cannot tell them apart")
+	}
+	if want.TuningADG != want.ValidationADG {
+		t.Errorf("without Nested: tuning ADG %v, validation ADG %v, want equal", want.TuningADG, want.ValidationADG)
+	}
+}

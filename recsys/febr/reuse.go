@@ -84,25 +84,26 @@ func sameSLIM(slim recsys.Model, p recsys.Params) bool {
 	return sp["k"] == float64(p.K) && sp["l1"] == p.L1 && sp["l2"] == p.L2
 }
 
-// blendReuse is how febr-blend takes the job's fits of its bases. Above
-// the scale threshold its search takes the bases the job tuned on the same
-// split, validation users and criterion (validation ADG) as chosen
-// (BlendOptions.Fitted) instead of searching their grids again; the
-// others are searched as before. θ is then learnt on the split's
+// blendReuse is how febr-blend takes the job's fits of its bases. Its
+// search takes the bases the job tuned on the same split, validation
+// users and criterion (validation ADG) as chosen (BlendOptions.Fitted)
+// instead of searching their grids again; the others are searched as
+// before. Above the scale threshold θ is then learnt on the split's
 // validation items (BlendOptions.HeldOut) when every base is the job's:
 // those fits never saw them, so no base is fitted again on a holdout of
 // the blend's own (at 20M events that was seven more fits and their
-// gigabytes). Its refit takes the job's refits of the bases whose chosen
-// parameters are the job's: the same fit, so the same model.
+// gigabytes); below it, on the holdout of the blend's own as before.
+// Its refit takes the job's refits of the bases whose chosen parameters
+// are the job's: the same fit, so the same model.
 var blendReuse = &recsys.Reuse{
 	Search: func(o recsys.Options, fits map[string]recsys.Fit, h recsys.Holdout, large bool) recsys.Options {
 		fo := CopyOptions(o)
-		if !large {
-			return &fo
-		}
 		names := BlendBases()
 		bo := &BlendOptions{Bases: names, Params: make([]recsys.Params, len(names)), Fitted: make([]recsys.Model, len(names)),
-			FittedOn: h.Train, HeldOut: h.Validation}
+			FittedOn: h.Train}
+		if large {
+			bo.HeldOut = h.Validation
+		}
 		for b, n := range names {
 			if f, ok := fits[n]; ok && f.Tuned != nil {
 				bo.Params[b], bo.Fitted[b] = bareParams(f.TunedParams), f.Tuned

@@ -33,3 +33,36 @@ func TestBlendReuse_refitTakesTheJobsFits(t *testing.T) {
 		t.Fatal("a base fitted with the blend's k (and the job's cache) was not taken")
 	}
 }
+
+// The blend's search takes the bases the job tuned on the split, at any
+// scale, so that no base is searched twice; θ is learnt on the split's
+// validation items above the scale threshold only (below it, on the
+// blend's own holdout). It fails if the search takes the job's choices
+// at scale alone.
+func TestBlendReuse_searchTakesTheJobsTunedBases(t *testing.T) {
+	x := generated(t, 1, 30, 40, 5)
+	pop := &recsys.Popular{}
+	kunn := &recsys.KUNN{}
+	fits := map[string]recsys.Fit{
+		"popular": {Tuned: pop, TunedParams: recsys.Params{}},
+		"kunn":    {Tuned: kunn, TunedParams: recsys.Params{K: 20, Cache: recsys.NewNeighbourCache(x, 20)}},
+	}
+	val := make([][]uint32, x.Users())
+	val[3] = []uint32{7}
+	for _, large := range []bool{false, true} {
+		bo := blendReuse.Search(nil, fits, recsys.Holdout{Train: x, Validation: val}, large).(*Options).Blend
+		names := BlendBases()
+		for b, n := range names {
+			want := fits[n].Tuned
+			if got := bo.fitted(x, b); got != want {
+				t.Errorf("large=%v: base %s fitted %v, want the job's %v", large, n, got, want)
+			}
+			if n == "kunn" && (bo.Params[b].K != 20 || bo.Params[b].Cache != nil) {
+				t.Errorf("large=%v: kunn's params %+v, want k=20 without the job's cache", large, bo.Params[b])
+			}
+		}
+		if (bo.HeldOut != nil) != large {
+			t.Errorf("large=%v: held-out items %v", large, bo.HeldOut)
+		}
+	}
+}
