@@ -91,6 +91,11 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 		}
 		cache := recsys.NewNeighbourCache(s.Train, slices.Max(opt.Grid.K))
 		shared := newSharedSearches(opt.Models, s, cache)
+		if opt.Protocol == Users {
+			if shared.hold, err = newTrainHoldout(s.Train, opt.MinPositives, uint64(opt.Seed)+uint64(f)); err != nil {
+				return nil, err
+			}
+		}
 		caps, err := dataCaps(ctx, s.Train, cache)
 		if err != nil {
 			return nil, err
@@ -152,7 +157,7 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 		Seconds:   time.Since(start).Seconds(),
 	}
 	for k, name := range opt.Models {
-		row := reportRow(name, results[k], opt.Protocol == Time)
+		row := reportRow(name, results[k], opt.Protocol)
 		labelRow(&row, name)
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -179,13 +184,14 @@ func CheckProtocol(protocol string, folds int) error {
 
 // reportRow summarises a model over folds: mean and standard error of each
 // measure, the mean training time, and the parameters chosen most often
-// (all folds' choices are listed in the settings). With overUsers and a
-// single fold, the standard errors are over the test users instead (the
-// time protocol's one split).
-func reportRow(name string, folds []*foldResult, overUsers bool) api.ReportRow {
+// (all folds' choices are listed in the settings). Under the time
+// protocol's one split the standard errors are over the test users
+// instead.
+func reportRow(name string, folds []*foldResult, protocol string) api.ReportRow {
+	overUsers := protocol == Time
 	row := api.ReportRow{
 		Model:    name,
-		Settings: map[string]string{"selection": selectionRule},
+		Settings: map[string]string{"selection": selectionRule(protocol == Users)},
 	}
 	model, variant := rowName(name)
 	for _, r := range folds {
@@ -237,8 +243,13 @@ func reportRow(name string, folds []*foldResult, overUsers bool) api.ReportRow {
 }
 
 // selectionRule is the report's account of a row's validation ADG
-// (Tuning.Nested).
-const selectionRule = "validation adg on the half of the validation users the search did not see"
+// (Tuning.Nested, and trainHoldout under the users protocol).
+func selectionRule(usersProtocol bool) string {
+	if usersProtocol {
+		return "validation adg on the half of the validation users the search did not see, pooled with held-out items of the training users (refitted without them)"
+	}
+	return "validation adg on the half of the validation users the search did not see"
+}
 
 // formatADG renders a validation ADG in the report's settings.
 func formatADG(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }

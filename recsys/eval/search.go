@@ -200,6 +200,11 @@ func search(ctx context.Context, name string, s *Split, sh *sharedSearches, tuni
 	}
 	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, tuningADG: t.TuningADG, trainSeconds: time.Since(start).Seconds(),
 		extended: t.Extended, atEdge: t.AtEdge}
+	if sh.hold != nil {
+		if res.valADG, err = sh.hold.pooled(ctx, name, t.Refit, t.ValidationADG, t.SelectionUsers); err != nil {
+			return nil, err
+		}
+	}
 	if err := res.measure(ctx, m, t.Train, s, dump); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,9 @@ type sharedSearches struct {
 	cache *recsys.NeighbourCache
 	keep  map[string]bool
 	done  map[string]*Tuned
+	// hold, under the users protocol, adds training users' held-out
+	// items to every row's selection evidence (trainHoldout).
+	hold *trainHoldout
 }
 
 // newSharedSearches keeps the searches that the models of a run start

@@ -120,6 +120,9 @@ type Tuned struct {
 	// TuningADG is the validation ADG the search maximised, on the users
 	// it tuned on (ValidationADG's without Tuning.Nested).
 	TuningADG float64
+	// SelectionUsers is the number of users Validation is over under
+	// Tuning.Nested (0 without).
+	SelectionUsers int
 	// Candidates are the configurations searched, for reports (a FEBR
 	// search with Grid.KByBaseline fits fewer).
 	Candidates []recsys.Params
@@ -161,7 +164,7 @@ func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 	if err != nil {
 		return nil, err
 	}
-	tuned.Validation, tuned.ValidationADG = v, v[metrics.MADG]
+	tuned.Validation, tuned.ValidationADG, tuned.SelectionUsers = v, v[metrics.MADG], usersWith(sel)
 	return tuned, nil
 }
 

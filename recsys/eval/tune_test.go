@@ -236,3 +236,60 @@ func TestTune_nested(t *testing.T) {
 		t.Errorf("without Nested: tuning ADG %v, validation ADG %v, want equal", want.TuningADG, want.ValidationADG)
 	}
 }
+
+// The users protocol's extra selection evidence holds out
+// round(0.1·|O⁺u|) items (one at least) of every training user with
+// enough positives, keeps the rest as the matrix, and pools a model's ADG
+// on them with the selection users' by users: hand-counted on a user of
+// 25 positives (3 held out) and one of 4 (1 held out, and 3 kept), and
+// the pooled mean checked against the two means.
+func TestTrainHoldout(t *testing.T) {
+	var pairs []recsys.Pair
+	for i := range 25 {
+		pairs = append(pairs, recsys.Pair{User: 0, Item: uint32(i)})
+	}
+	for i := range 4 {
+		pairs = append(pairs, recsys.Pair{User: 1, Item: uint32(30 + i)})
+	}
+	pairs = append(pairs, recsys.Pair{User: 2, Item: 40}) // one positive: none held out
+	x, err := recsys.NewMatrix(3, 41, pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := newTrainHoldout(x, 2, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u, want := range []int{3, 1, 0} {
+		if got := len(h.heldOut[u]); got != want {
+			t.Errorf("user %d: %d held out, want %d", u, got, want)
+		}
+		if got := len(h.rest.Row(u)) + len(h.heldOut[u]); got != len(x.Row(u)) {
+			t.Errorf("user %d: %d kept and held out, want its %d", u, got, len(x.Row(u)))
+		}
+		for _, i := range h.heldOut[u] {
+			if _, in := slices.BinarySearch(h.rest.Row(u), i); in {
+				t.Errorf("user %d: item %d is both held out and kept", u, i)
+			}
+		}
+	}
+	if h.users != 2 {
+		t.Errorf("%d users with held-out items, want 2", h.users)
+	}
+	ctx := context.Background()
+	got, err := h.pooled(ctx, "popular", recsys.Params{}, 0.5, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := recsys.New("popular")
+	if err := m.Fit(ctx, h.rest, recsys.Params{}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Evaluate(ctx, m, h.rest, h.heldOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (2*v[metrics.MADG] + 6*0.5) / 8; math.Abs(got-want) > 1e-15 {
+		t.Errorf("pooled ADG %v, want (2·%v + 6·0.5)/8 = %v", got, v[metrics.MADG], want)
+	}
+}
