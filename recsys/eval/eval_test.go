@@ -461,3 +461,32 @@ func TestRun_progressWithinTotal(t *testing.T) {
 		t.Fatalf("totals %d then %d, want 8 growing with the extensions (rows %d)", first.total, last.total, len(rep.Rows))
 	}
 }
+
+// With searches shared between rows (febr-blend's bases, FEBR's slim),
+// a row fits fewer than its plan or more: the count still never passes
+// the total and every fold ends at done = total.
+func TestRun_progressWithSharedSearches(t *testing.T) {
+	d := clustered(5, 120, 90, 4, 14)
+	for _, models := range [][]string{{"kunn", "febr-blend", "slim"}, {"febr", "slim"}, {"slim", "febr"}} {
+		opt := Options{Folds: 2, Seed: 2, Models: models,
+			Grid: Grid{K: []int{10, 20}, L1: []float64{1}, L2: []float64{1}, Factors: []int{4, 8}, Lambda: []float64{1e-2}}}
+		ends := map[string][2]int{}
+		opt.Progress = func(stage string, done, total int) {
+			if done > total {
+				t.Errorf("%v: %s %d/%d", models, stage, done, total)
+			}
+			ends[stage[:len("fold 1/2")]] = [2]int{done, total}
+		}
+		if _, err := Run(context.Background(), d, opt); err != nil {
+			t.Fatal(err)
+		}
+		if len(ends) != 2 {
+			t.Fatalf("%v: progress of %d folds", models, len(ends))
+		}
+		for fold, e := range ends {
+			if e[0] != e[1] {
+				t.Errorf("%v: %s ended at %d/%d", models, fold, e[0], e[1])
+			}
+		}
+	}
+}

@@ -116,27 +116,43 @@ func Run(ctx context.Context, d *Dataset, opt Options) (*api.Report, error) {
 				return nil, err
 			}
 		}
-		for k, name := range opt.Models {
-			later := 0 // the planned steps of the models after k
-			for _, p := range planned[k+1:] {
-				later += p
+		// later is the planned steps of the models after k: the refit
+		// alone for one whose search another row made already.
+		later := func(k int) int {
+			n := 0
+			for j, p := range planned[k+1:] {
+				if shared.done[opt.Models[k+1+j]] != nil {
+					p = 1
+				}
+				n += p
 			}
-			step := func() {
-				done++
-				total = max(total, done+later)
+			return n
+		}
+		for k, name := range opt.Models {
+			report := func() {
 				if opt.Progress != nil {
 					opt.Progress(stage+" "+name, done, total)
 				}
 			}
+			step := func() {
+				done++
+				total = max(total, done+later(k))
+				report()
+			}
+			// The last step of a model, its test: what it fitted replaces
+			// its plan (more with an extension, fewer with FEBR's own
+			// search or a search another row made), so that the fold
+			// ends at done = total.
+			last := func() {
+				done++
+				total = done + later(k)
+				report()
+			}
 			fo := opt.FEBR
 			tuning := Tuning{Grid: opt.Grid.space(), Options: &fo, ValidationUsers: opt.ValidationUsers, SampleSeed: uint64(opt.Seed) + uint64(f), OnFit: step, Extend: opt.Extend, Nested: true}
-			first := done
-			res, err := search(ctx, name, s, shared, tuning, dump != nil, step)
+			res, err := search(ctx, name, s, shared, tuning, dump != nil, last)
 			if err != nil {
 				return nil, err
-			}
-			if used := done - first; used < planned[k] {
-				total -= planned[k] - used // fewer fits than planned (FEBR's own search)
 			}
 			if dump != nil {
 				if err := dump.model(fileName(name), res); err != nil {
