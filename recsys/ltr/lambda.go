@@ -82,11 +82,32 @@ func (dc discount) value(ranks []int) float64 {
 
 // queryScratch is the per-goroutine scratch space of one query's ranking.
 type queryScratch struct {
-	order     []int32
-	gains     []float64
-	pos, neg  []int32
-	posRanks  []int
-	rankOfRow []int
+	byScore  []scored
+	dc       discount  // the discount of gainAt
+	gainAt   []float64 // gainAt[r] is the discount's gain at rank r
+	gainOf   []float64 // each row's gain at its rank
+	rankOf   []int     // each row's rank
+	pos, neg []int32
+	posRanks []int // the positives' ranks, in row order
+	// The irrelevant rows' scores and gains, and the sums of λ and w of
+	// their pairs, gathered for the pair loop.
+	negS, negG, negL, negW []float64
+}
+
+// scored is a row and its score, sorted as Order sorts.
+type scored struct {
+	s float64
+	i int32
+}
+
+func cmpScored(a, b scored) int {
+	switch {
+	case a.s > b.s:
+		return -1
+	case a.s < b.s:
+		return 1
+	}
+	return int(a.i - b.i)
 }
 
 // rank orders the rows of one query by s (as Order does) and records each
@@ -94,22 +115,28 @@ type queryScratch struct {
 // the ranks of the positives in row order.
 func (sc *queryScratch) rank(s []float64, y []uint8, dc discount) {
 	n := len(s)
-	sc.order = sc.order[:0]
-	for i := range n {
-		sc.order = append(sc.order, int32(i))
+	sc.byScore = sc.byScore[:0]
+	for i, v := range s {
+		sc.byScore = append(sc.byScore, scored{v, int32(i)})
 	}
-	slices.SortFunc(sc.order, func(a, b int32) int { return byScore(s, a, b) })
-	sc.rankOfRow = slices.Grow(sc.rankOfRow[:0], n)[:n]
-	for r, i := range sc.order {
-		sc.rankOfRow[i] = r
+	slices.SortFunc(sc.byScore, cmpScored)
+	if sc.dc != dc {
+		sc.dc, sc.gainAt = dc, sc.gainAt[:0]
 	}
-	sc.gains = slices.Grow(sc.gains[:0], n)[:n]
+	for r := len(sc.gainAt); r < n; r++ {
+		sc.gainAt = append(sc.gainAt, dc.gain(r))
+	}
+	sc.gainOf = slices.Grow(sc.gainOf[:0], n)[:n]
+	sc.rankOf = slices.Grow(sc.rankOf[:0], n)[:n]
+	for r, e := range sc.byScore {
+		sc.gainOf[e.i] = sc.gainAt[r]
+		sc.rankOf[e.i] = r
+	}
 	sc.pos, sc.neg, sc.posRanks = sc.pos[:0], sc.neg[:0], sc.posRanks[:0]
 	for i := range n {
-		sc.gains[i] = dc.gain(sc.rankOfRow[i])
 		if y[i] == 1 {
 			sc.pos = append(sc.pos, int32(i))
-			sc.posRanks = append(sc.posRanks, sc.rankOfRow[i])
+			sc.posRanks = append(sc.posRanks, sc.rankOf[i])
 		} else {
 			sc.neg = append(sc.neg, int32(i))
 		}
@@ -138,24 +165,36 @@ func queryLambdas(s []float64, y []uint8, lam, w []float64, sigma float64, dc di
 		return 0, false
 	}
 	norm := dc.norm(len(sc.pos))
+	nn := len(sc.neg)
+	negS := slices.Grow(sc.negS[:0], nn)[:nn]
+	negG := slices.Grow(sc.negG[:0], nn)[:nn]
+	negL := slices.Grow(sc.negL[:0], nn)[:nn]
+	negW := slices.Grow(sc.negW[:0], nn)[:nn]
+	sc.negS, sc.negG, sc.negL, sc.negW = negS, negG, negL, negW
+	for k, j := range sc.neg {
+		negS[k], negG[k], negL[k], negW[k] = s[j], sc.gainOf[j], 0, 0
+	}
 	for _, i := range sc.pos {
-		gi, si := sc.gains[i], s[i]
+		gi, si := sc.gainOf[i], s[i]
 		var li, wi float64
-		for _, j := range sc.neg {
-			dz := math.Abs(gi-sc.gains[j]) / norm
+		for k, sj := range negS {
+			dz := math.Abs(gi-negG[k]) / norm
 			if dz == 0 {
 				continue // both past the NDCG cutoff
 			}
-			rho := 1 / (1 + math.Exp(sigma*(si-s[j])))
+			rho := 1 / (1 + math.Exp(sigma*(si-sj)))
 			l := sigma * dz * rho
 			h := sigma * sigma * dz * rho * (1 - rho)
 			li += l
 			wi += h
-			lam[j] -= l
-			w[j] += h
+			negL[k] -= l
+			negW[k] += h
 		}
-		lam[i] += li
-		w[i] += wi
+		lam[i] = li
+		w[i] = wi
+	}
+	for k, j := range sc.neg {
+		lam[j], w[j] = negL[k], negW[k]
 	}
 	return dc.value(sc.posRanks), true
 }
