@@ -12,27 +12,16 @@ import (
 // Training and the measures of its Report rank by the same rule, so a
 // ranking never depends on how a sort breaks ties.
 func Order(scores []float64) []int {
-	order := make([]int, len(scores))
-	for i := range order {
-		order[i] = i
+	rows := make([]scored, len(scores))
+	for i, v := range scores {
+		rows[i] = scored{v, int32(i)}
 	}
-	slices.SortFunc(order, func(a, b int) int { return byScore(scores, a, b) })
+	slices.SortFunc(rows, cmpScored)
+	order := make([]int, len(rows))
+	for r, e := range rows {
+		order[r] = int(e.i)
+	}
 	return order
-}
-
-// byScore compares candidates a and b for the order of Order.
-func byScore[T int | int32](s []float64, a, b T) int {
-	switch {
-	case s[a] > s[b]:
-		return -1
-	case s[a] < s[b]:
-		return 1
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // discount is the gain by rank of a Measure and its normaliser.
@@ -94,12 +83,13 @@ type queryScratch struct {
 	negS, negG, negL, negW []float64
 }
 
-// scored is a row and its score, sorted as Order sorts.
+// scored is a row and its score.
 type scored struct {
 	s float64
 	i int32
 }
 
+// cmpScored orders rows by score, highest first, then by index.
 func cmpScored(a, b scored) int {
 	switch {
 	case a.s > b.s:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/recsys-engine/recsys/recsys"
 )
@@ -32,27 +33,31 @@ type Report struct {
 
 // Train fits a LambdaMART model to the training queries (Burges 2010 §7,
 // Alg. 1): each tree is fitted to the λ-gradients of the current scores,
-// its leaves take Newton steps, and the validation queries (which may be
-// empty) choose the number of trees to keep. The context is checked
-// between trees and during the gradients; when it is done, Train returns
-// its error and no model.
+// its leaves take Newton steps, and the validation queries choose the
+// number of trees to keep. valid may be empty (Queries{}); otherwise it
+// has the training rows' features and a relevant candidate somewhere.
+// The context is checked between trees and during the gradients; when it
+// is done, Train returns its error and no model.
 func Train(ctx context.Context, train, valid Queries, opt Options) (*Model, Report, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, Report{}, err
 	}
 	opt = opt.withDefaults()
 	if err := train.Validate(); err != nil {
-		return nil, Report{}, fmt.Errorf("training queries: %w", err)
+		return nil, Report{}, fmt.Errorf("%w, in the training queries", err)
 	}
 	if train.Rows() == 0 {
 		return nil, Report{}, errors.New("ltr: no training rows")
 	}
 	if valid.Len() > 0 {
 		if err := valid.Validate(); err != nil {
-			return nil, Report{}, fmt.Errorf("validation queries: %w", err)
+			return nil, Report{}, fmt.Errorf("%w, in the validation queries", err)
 		}
 		if valid.D != train.D {
 			return nil, Report{}, fmt.Errorf("ltr: validation rows have %d features, training rows %d", valid.D, train.D)
+		}
+		if !slices.Contains(valid.Labels, 1) {
+			return nil, Report{}, errors.New("ltr: no validation query has a relevant candidate")
 		}
 	}
 	t := newTrainer(&train, &valid, opt)

@@ -211,6 +211,8 @@ func TestTrain_badInput(t *testing.T) {
 		{"bad train", Queries{D: 2, X: []float32{1}, Offsets: []int{0, 1}, Labels: []uint8{0}}, Queries{}, Options{}},
 		{"valid features", good, other, Options{}},
 		{"bad options", good, Queries{}, Options{Bins: 300}},
+		{"bad valid", good, Queries{D: 2, X: []float32{1, 2}, Offsets: []int{0, 1}, Labels: []uint8{3}}, Options{}},
+		{"no valid positive", good, Queries{D: 2, X: []float32{1, 2}, Offsets: []int{0, 1}, Labels: []uint8{0}}, Options{}},
 	} {
 		if _, _, err := Train(context.Background(), c.train, c.valid, c.opt); err == nil {
 			t.Errorf("%s: no error", c.name)
