@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/recsys-engine/recsys/recsys"
 	"github.com/recsys-engine/recsys/recsys/febr"
@@ -50,6 +51,20 @@ type Tuning struct {
 	// compares: the best of a grid scored on the users that chose it is
 	// biased up, and by more the more it searched.
 	Nested bool
+	// Deadline, when not zero, is when the search's time budget ends.
+	// Before each grid point the search predicts its seconds (the kind's
+	// recsys.Kind.PointCost, corrected by the ratio of the measured to the
+	// predicted seconds of the points fitted so far) and skips the point
+	// when it would end past the deadline; a FitGrid batch keeps the
+	// points that fit, in order; the grid extension takes no step whose
+	// predicted seconds (its points together) exceed the time left, and
+	// the value stays an edge. The first point is always fitted, so that
+	// every model has a choice. Tuned.Skipped gives the reasons. A
+	// blend's base searches, made within the blend's, share its deadline.
+	Deadline time.Time
+
+	// now is the clock of the budget (nil: time.Now), set by tests.
+	now func() time.Time
 
 	// shared, in eval's runs, holds the fold's searches of the models
 	// others start from (sharedSearches); fixedK keeps k as given (a
@@ -132,6 +147,13 @@ type Tuned struct {
 	// an end of the extended grid ("k=4000"): a larger grid might choose
 	// otherwise. k capped by the data is no edge.
 	Extended, AtEdge []string
+	// Points are the search's points in the order searched, the blend's
+	// bases' first, with their predicted and measured seconds, and
+	// Skipped the reasons of the points and extension steps the time
+	// budget (Tuning.Deadline) left out ("factors=400: predicted 812 s,
+	// 95 s left of the budget").
+	Points  []PointTime
+	Skipped []string
 }
 
 // Tune is the hyper-parameter search of dissertation §4.7.3 for one model
@@ -184,33 +206,72 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 	if kind.Search != nil {
 		return tuneSearch(ctx, name, kind, s, cache, t, caps, cands, val)
 	}
+	mainName := "k"
+	if m := kind.New(); m != nil {
+		if _, ok := recsys.ParamsOf(m)["factors"]; ok {
+			mainName = "factors"
+		}
+	}
+	label := func(p recsys.Params) string { return pointLabel(p, mainName) }
+	cost := newSearchCost(kind, t, s.Train, val, cache.KMax())
 	var (
 		best    Tuned
 		prev    recsys.Model
 		prevP   recsys.Params
 		bp      recsys.Params
 		bestADG = -1.0
+		fitted  []recsys.Params
 	)
 	try := func(cs []recsys.Params) (recsys.Params, error) {
-		var fitted []func() recsys.Model
+		var (
+			grid    []func() recsys.Model
+			gridSec float64
+			// each point's share of the batch's formula, which predicts
+			// the batch at batchPredicted
+			shares                       []float64
+			batchFormula, batchPredicted float64
+		)
 		if kind.FitGrid != nil {
-			// The whole grid at once (slim), with the warm starts below.
+			// The whole grid at once (slim), with the warm starts below,
+			// less the points past the time budget.
+			cs = cost.trim(cs, label)
 			ps := make([]recsys.Params, len(cs))
 			for c, p := range cs {
 				ps[c] = p
 				ps[c].Cache = cache
 			}
+			start := cost.now()
 			var err error
-			if fitted, err = kind.FitGrid(ctx, s.Train, ps); err != nil {
+			if grid, err = kind.FitGrid(ctx, s.Train, ps); err != nil {
 				return bp, fmt.Errorf("eval: fit %s: %w", name, err)
+			}
+			if grid != nil {
+				gridSec = cost.now().Sub(start).Seconds()
+				shares = batchShares(cost, cs)
+				batchFormula = cost.formulaOf(cs, true)
+				batchPredicted = cost.rate() * batchFormula
 			}
 		}
 		for c, p := range cs {
-			var m recsys.Model
+			var (
+				m                  recsys.Model
+				formula, predicted float64
+			)
 			p.Cache = cache
-			if fitted != nil {
-				m, fitted[c] = fitted[c](), nil
+			start := cost.now()
+			if grid != nil {
+				m, grid[c] = grid[c](), nil
+				formula = shares[c] * batchFormula
+				predicted = shares[c] * batchPredicted
 			} else {
+				formula = cost.formulaOf([]recsys.Params{p}, false)
+				predicted = cost.rate() * formula
+				if cost.fitted > 0 {
+					if why := cost.over(label(p), predicted); why != "" {
+						cost.skip(label(p), predicted, why)
+						continue
+					}
+				}
 				m = kind.New()
 				if prev != nil && recsys.WarmStart(prevP, p) {
 					// Consecutive candidates differ in ℓ1 only: warm start
@@ -226,6 +287,14 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 			if err != nil {
 				return bp, err
 			}
+			measured := cost.now().Sub(start).Seconds()
+			if grid != nil {
+				measured += gridSec * shares[c]
+			}
+			cost.done(label(p), predicted, measured, formula, grid == nil)
+			kept := p
+			kept.Cache, kept.Init = nil, nil
+			fitted = append(fitted, kept)
 			if v[metrics.MADG] > bestADG {
 				bp, bestADG = p, v[metrics.MADG]
 				best.Model, best.Validation = m, v
@@ -247,10 +316,6 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 	if _, err := try(cands); err != nil {
 		return nil, err
 	}
-	mainName := "k"
-	if _, ok := recsys.ParamsOf(best.Model)["factors"]; ok {
-		mainName = "factors"
-	}
 	gen := func(d dimension, at recsys.Params, v float64) []recsys.Params {
 		if !d.main {
 			return []recsys.Params{d.set(at, v)}
@@ -264,26 +329,53 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		g.K, g.Factors = []int{at.K, int(v)}, []int{at.K, int(v)}
 		return slices.DeleteFunc(candidates(kind, g, caps), func(p recsys.Params) bool { return p.K != int(v) })
 	}
-	var extended, edges []string
 	tryMore := func(cs []recsys.Params) (recsys.Params, error) {
 		prev = nil
 		cands = append(cands, cs...)
 		return try(cs)
 	}
-	if bp, extended, edges, err = extendEdges(bp, dimensions(cands, mainName, false), cands, t.extend(), gen, tryMore, t.admit); err != nil {
+	// A step is predicted as the points it fits: one batch for a kind
+	// that fits its grid at once.
+	afford := func(d dimension, v float64, cs []recsys.Params) string {
+		return cost.over(d.format(v), cost.predict(cs, kind.FitGrid != nil))
+	}
+	bp, rep, err := extendEdges(bp, dimensions(cands, mainName, false), cands,
+		extension{limit: t.extend(), gen: gen, try: tryMore, admit: t.admit, afford: afford})
+	if err != nil {
 		return nil, err
 	}
 	bp.Cache, bp.Init = nil, nil
 	best.Params, best.Refit, best.ValidationADG, best.TuningADG = bp, bp, bestADG, bestADG
-	best.Candidates, best.Train = cands, s.Train
-	best.Extended, best.AtEdge = extended, edges
+	best.Candidates, best.Train = fitted, s.Train
+	best.Extended, best.AtEdge = rep.extended, rep.edges
+	best.Points, best.Skipped = cost.points, append(cost.skipped, rep.skipped...)
 	return &best, nil
+}
+
+// batchShares are the shares of each point of the FitGrid batch cs in
+// its formula's seconds: its PointCost and an equal part of the GridCost
+// (equal parts when the kind has no formula).
+func batchShares(cost *searchCost, cs []recsys.Params) []float64 {
+	out := make([]float64, len(cs))
+	total := cost.formulaOf(cs, true)
+	for c, p := range cs {
+		if total <= 0 {
+			out[c] = 1 / float64(len(cs))
+			continue
+		}
+		out[c] = (cost.formulaOf([]recsys.Params{p}, false) + (total-cost.formulaOf(cs, false))/float64(len(cs))) / total
+	}
+	return out
 }
 
 // tuneSearch is Tune for a kind with its own search (FEBR): the search on
 // the grid, then again on one-point grids past its edges (extendEdges:
 // the next k with every λ, or the chosen k with the next λ), keeping the
-// best validation ADG.
+// best validation ADG. The first search is always made; an extension
+// step is predicted from the searches measured, per fit they list
+// (Kind.Candidates), a step to a larger k scaled by the ratio of the ks
+// (FEBR's features and a base's lists grow with k), and not taken past
+// the time budget.
 func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, cache *recsys.NeighbourCache, t Tuning,
 	caps recsys.Caps, cands []recsys.Params, val [][]uint32) (*Tuned, error) {
 	x := s.Train
@@ -301,11 +393,14 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 			t.fixedK = true // the bases' searches are theirs, made once
 		}
 	}
+	cost := newSearchCost(kind, t, x, val, cache.KMax())
 	p := recsys.Params{Cache: cache, Options: &fo}
+	start := cost.now()
 	c, err := kind.Search(ctx, x, val, t.Grid, caps, p, t.OnFit)
 	if err != nil {
 		return nil, fmt.Errorf("eval: search %s: %w", name, err)
 	}
+	cost.done("grid", 0, cost.now().Sub(start).Seconds(), float64(len(cands)), false)
 	gen := func(d dimension, at recsys.Params, v float64) []recsys.Params {
 		g := t.Grid
 		if d.main {
@@ -314,6 +409,21 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 		}
 		g.K, g.Lambda = []int{at.K}, []float64{v}
 		return candidates(kind, g, caps)
+	}
+	// units is a step's formula: the fits it lists, scaled by the ratio of
+	// the new k to the chosen one for a step of k.
+	units := func(d dimension, v float64, cs []recsys.Params) float64 {
+		u := float64(len(cs))
+		if d.main && c.Params.K > 0 && v > float64(c.Params.K) {
+			u *= v / float64(c.Params.K)
+		}
+		return u
+	}
+	var stepUnits float64
+	var stepLabel string
+	afford := func(d dimension, v float64, cs []recsys.Params) string {
+		stepUnits, stepLabel = units(d, v, cs), d.format(v)
+		return cost.over(stepLabel, cost.rate()*stepUnits)
 	}
 	try := func(cs []recsys.Params) (recsys.Params, error) {
 		g := t.Grid
@@ -325,10 +435,13 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 			}
 		}
 		cands = append(cands, cs...)
+		predicted := cost.rate() * stepUnits
+		start := cost.now()
 		next, err := kind.Search(ctx, x, val, g, caps, p, t.OnFit)
 		if err != nil {
 			return c.Params, fmt.Errorf("eval: search %s: %w", name, err)
 		}
+		cost.done(stepLabel, predicted, cost.now().Sub(start).Seconds(), stepUnits, false)
 		if next.ValidationADG > c.ValidationADG {
 			c = next
 		}
@@ -338,7 +451,7 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	if t.fixedK {
 		dims = slices.DeleteFunc(dims, func(d dimension) bool { return d.main })
 	}
-	_, extended, edges, err := extendEdges(c.Params, dims, cands, t.extend(), gen, try, t.admit)
+	_, rep, err := extendEdges(c.Params, dims, cands, extension{limit: t.extend(), gen: gen, try: try, admit: t.admit, afford: afford})
 	if err != nil {
 		return nil, err
 	}
@@ -349,28 +462,51 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	} else if v, err = Evaluate(ctx, c.Model, x, val); err != nil {
 		return nil, err
 	}
+	extended, edges, skipped, points := rep.extended, rep.edges, rep.skipped, cost.points
 	if bases != nil {
 		extended, edges = append(extended, bases.extended...), append(edges, bases.edges...)
+		skipped, points = append(bases.skipped, skipped...), append(bases.points, points...)
 	}
-	return &Tuned{Choice: c, Validation: v, TuningADG: c.ValidationADG, Candidates: cands, Train: x, Extended: extended, AtEdge: edges}, nil
+	return &Tuned{Choice: c, Validation: v, TuningADG: c.ValidationADG, Candidates: cands, Train: x, Extended: extended, AtEdge: edges,
+		Skipped: skipped, Points: points}, nil
 }
 
-// baseEdges collects the grid extensions of a blend's base searches,
-// prefixed with the base's name ("ials.factors=128").
-type baseEdges struct{ extended, edges []string }
+// baseEdges collects the grid extensions of a blend's base searches and
+// the points their time budget skipped, prefixed with the base's name
+// ("ials.factors=128"), and their points' times.
+type baseEdges struct {
+	extended, edges, skipped []string
+	points                   []PointTime
+	searched                 map[*Tuned]bool
+}
 
-// add records one base search's extensions, each once (the blend's own
-// extension searches its bases again).
-func (b *baseEdges) add(name string, extended, edges []string) {
-	for _, e := range extended {
+// add records one base search's extensions, skipped points and times,
+// each once (the blend's own extension searches its bases again, and may
+// take the same shared search).
+func (b *baseEdges) add(name string, tuned *Tuned) {
+	if b.searched == nil {
+		b.searched = map[*Tuned]bool{}
+	}
+	for _, e := range tuned.Extended {
 		if e = name + "." + e; !slices.Contains(b.extended, e) {
 			b.extended = append(b.extended, e)
 		}
 	}
-	for _, e := range edges {
+	for _, e := range tuned.AtEdge {
 		if e = name + "." + e; !slices.Contains(b.edges, e) {
 			b.edges = append(b.edges, e)
 		}
+	}
+	if b.searched[tuned] {
+		return
+	}
+	b.searched[tuned] = true
+	for _, e := range tuned.Skipped {
+		b.skipped = append(b.skipped, name+"."+e)
+	}
+	for _, p := range tuned.Points {
+		p.Params = name + "." + p.Params
+		b.points = append(b.points, p)
 	}
 }
 
@@ -380,6 +516,12 @@ func (b *baseEdges) add(name string, extended, edges []string) {
 // its bases on the grid as given before, so its ials base had at most 64
 // factors where ials alone took 128: docs/evaluation.md "febr-blend's search"). The extensions
 // are collected in the returned baseEdges for the blend's report.
+//
+// Under a time budget (Tuning.Deadline) each base search that is still
+// to be made gets an equal share of the time left, the bases after it
+// counted (shareDeadline): one base's long grid (fsSLIM at k = 1000 on
+// many items) does not leave the factorisations after it a single point,
+// and what a base does not use passes to the next.
 func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseEdges) {
 	var bo febr.BlendOptions
 	if o != nil {
@@ -389,6 +531,10 @@ func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseE
 		return &bo, nil
 	}
 	edges := &baseEdges{}
+	names := bo.Bases
+	if len(names) == 0 {
+		names = febr.BlendBases()
+	}
 	bo.Search = func(ctx context.Context, x *recsys.Matrix, val [][]uint32, name string, g recsys.Grid, _ recsys.Caps,
 		cache *recsys.NeighbourCache, onFit func()) (recsys.Model, recsys.Params, error) {
 		if kind, err := recsys.KindOf(name); err != nil || kind.Search != nil {
@@ -396,12 +542,17 @@ func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseE
 			// (FEBR, the blend) is no base.
 			return nil, recsys.Params{}, fmt.Errorf("eval: %s cannot be a base of %s", name, febr.BlendName)
 		}
+		t := t
+		t.Deadline = shareDeadline(t, names, name, func(n string) bool {
+			b := slices.Index(names, n)
+			return bo.FittedOn == x && b < len(bo.Fitted) && bo.Fitted[b] != nil || t.shared.made(n, x, t)
+		})
 		ts := t
 		ts.OnFit = onFit
 		if tuned, ok, err := t.shared.baseFor(ctx, name, x, ts); err != nil {
 			return nil, recsys.Params{}, err
 		} else if ok {
-			edges.add(name, tuned.Extended, tuned.AtEdge)
+			edges.add(name, tuned)
 			return tuned.Model, tuned.Params, nil
 		}
 		tb := t
@@ -414,10 +565,33 @@ func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseE
 		if err != nil {
 			return nil, recsys.Params{}, err
 		}
-		edges.add(name, tuned.Extended, tuned.AtEdge)
+		edges.add(name, tuned)
 		return tuned.Model, tuned.Params, nil
 	}
 	return &bo, edges
+}
+
+// shareDeadline is the deadline of base name's search among a blend's
+// bases names under t: now plus the time left to t.Deadline over the
+// bases from name on that still need a search (a kind with a grid that
+// done does not report as made already); t.Deadline itself when there is
+// none.
+func shareDeadline(t Tuning, names []string, name string, done func(string) bool) time.Time {
+	k := slices.Index(names, name)
+	if t.Deadline.IsZero() || k < 0 {
+		return t.Deadline
+	}
+	pending := 0
+	for _, n := range names[k:] {
+		if kind, err := recsys.KindOf(n); err == nil && kind.Candidates != nil && !done(n) {
+			pending++
+		}
+	}
+	if pending <= 1 {
+		return t.Deadline
+	}
+	now := t.clock()()
+	return now.Add(t.Deadline.Sub(now) / time.Duration(pending))
 }
 
 // withLiveRows is train with the live histories of the users with
