@@ -116,7 +116,9 @@ func slimGrid(s Shape, ps []Params) float64 {
 
 const slimLoad = 1.5
 
-// easePoint is one λ of EASE. Dense (the items up to the dense limit):
+// easePoint is one λ of EASE, on the I items with a positive
+// (Shape.ActiveItems; the others have no weights). Dense (up to the dense
+// limit):
 // the Gram matrix, Σᵤ r_u²/2 ≈ P·r/2, and its Cholesky factorisation and
 // inverse, I³ (potrf I³/3, potri 2I³/3, easeDense each), then the
 // weights, I²; a validation user adds a dense row of I for each of its r
@@ -128,8 +130,8 @@ func easePoint(s Shape, p Params) float64 {
 	if err != nil {
 		return 0
 	}
-	n, r := float64(s.Items), s.perRow()
-	if s.Items <= maxDense {
+	n, r := float64(s.active()), s.perRow()
+	if s.active() <= maxDense {
 		return OpSeconds * (float64(s.Positives)*r/2 + easeDense*n*n*n + n*n + ValidationOps(s, r*n))
 	}
 	kf := float64(max(1, min(k, s.Items-1)))
@@ -149,11 +151,11 @@ func easeGrid(s Shape, ps []Params) float64 {
 		return 0
 	}
 	_, maxDense, k, err := easeLimits(ps[0])
-	if err != nil || s.Items <= maxDense {
+	if err != nil || s.active() <= maxDense {
 		return 0
 	}
 	kf := float64(max(1, min(k, s.Items-1)))
-	return OpSeconds * (slimLoad*float64(s.Items)*kf*kf + listBuild(s, kf))
+	return OpSeconds * (slimLoad*float64(s.active())*kf*kf + listBuild(s, kf))
 }
 
 // rp3Point is one RP³β candidate of a batch (rp3FitGrid): its rows are

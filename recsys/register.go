@@ -112,6 +112,17 @@ type Shape struct {
 	// ValidationUsers is how many users score each grid point (0: all),
 	// the users whose neighbour lists a user model's search memoises.
 	ValidationUsers int
+	// ActiveItems counts the items with a positive (0: Items), which
+	// choose EASE's dense or sparse fit.
+	ActiveItems int
+}
+
+// active is s.ActiveItems, or Items when it is not set.
+func (s Shape) active() int {
+	if s.ActiveItems > 0 {
+		return s.ActiveItems
+	}
+	return s.Items
 }
 
 // Validated is the number of users validation scores.

@@ -58,8 +58,14 @@ func newSearchCost(kind recsys.Kind, t Tuning, train *recsys.Matrix, val [][]uin
 			n++
 		}
 	}
+	active := 0
+	for i := range train.Items() {
+		if train.ItemCount(i) > 0 {
+			active++
+		}
+	}
 	return &searchCost{kind: kind, deadline: t.Deadline, now: t.clock(),
-		shape: recsys.Shape{Users: train.Users(), Items: train.Items(), Positives: train.NNZ(), ValidationUsers: max(1, n), KMax: max(1, kmax)}}
+		shape: recsys.Shape{Users: train.Users(), Items: train.Items(), Positives: train.NNZ(), ValidationUsers: max(1, n), KMax: max(1, kmax), ActiveItems: active}}
 }
 
 // clock is t's clock: time.Now unless a test set one.
