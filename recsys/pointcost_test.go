@@ -41,6 +41,13 @@ func TestPointCost_byHand(t *testing.T) {
 			t.Errorf("%s: %.9g s, want %.9g", c.name, c.got, want)
 		}
 	}
+	// 10,000 items of which 2,000 have a positive: EASE is dense on those
+	// 2,000 (the fit's choice), ranking all 10,000 in validation.
+	wide := s
+	wide.Items, wide.ActiveItems = 10_000, 2000
+	if got, want := easePoint(wide, Params{Extra: map[string]float64{"lambda": 100}}), OpSeconds*(1_250_000+0.13*8e9+4_000_000+100*(60_000+100_000)); !near(got, want) {
+		t.Errorf("ease on 2,000 active items of 10,000: %.9g s, want %.9g", got, want)
+	}
 	// What a batch shares: slim's Gram matrices at the largest k, 1.5·I·k²
 	// (50 and 100: 1.5·2,000·100²), EASE's sparse counts at k = 200 past
 	// the cache (1.5·2,000·200² and the lists), none for the dense EASE.
