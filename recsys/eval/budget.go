@@ -149,6 +149,16 @@ func (c *searchCost) done(label string, predicted, measured, formula float64, al
 	c.fitted++
 }
 
+// doneOwn records a search of a kind with its own search (or a step of
+// it): its measured seconds, of which the rate compares own, the search's
+// own work, with its formula (tuneSearch's units).
+func (c *searchCost) doneOwn(label string, predicted, measured, own, formula float64) {
+	c.points = append(c.points, PointTime{Params: label, Predicted: predicted, Measured: measured})
+	c.measured += own
+	c.formula += formula
+	c.fitted++
+}
+
 // trim is the part of a FitGrid batch cs that fits the time left: the
 // points in order, each kept when the batch of those kept and it is
 // predicted within the budget, the others recorded as skipped. The first

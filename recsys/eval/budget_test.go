@@ -175,9 +175,10 @@ func TestTune_trimsFitGridBatch(t *testing.T) {
 }
 
 // A kind with its own search (FEBR) always makes its first search, then
-// predicts each extension step from it: its measured seconds per fit it
-// lists (Kind.Candidates), times the step's fits, a step up in k scaled
-// by the ratio of the ks. Past the deadline neither step is taken.
+// predicts each extension step from it: its measured seconds per unit of
+// work, one for each λ run and each k's features (2 k × 2 λ: 6 units),
+// times the step's units, a step up in k scaled by the ratio of the ks.
+// Past the deadline neither step is taken.
 func TestTune_searchStepPastDeadline(t *testing.T) {
 	d := clustered(7, 100, 80, 4, 16)
 	s, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
@@ -195,19 +196,19 @@ func TestTune_searchStepPastDeadline(t *testing.T) {
 	if n != 4 {
 		t.Fatalf("%d candidates, want 4 (2 k × 2 λ)", len(tuned.Candidates))
 	}
-	perFit := 10 / n // the first search measured 10 s
+	perUnit := 10.0 / 6 // the first search measured 10 s
 	k, lambda := tuned.Params.K, febrOptions(tuned.Params).Lambda
 	var kStep string
 	if k == 20 {
-		kStep = fmt.Sprintf("k=40: predicted %s, 0 s left of the budget", formatSeconds(2*perFit*2)) // 2 λ, ×40/20
+		kStep = fmt.Sprintf("k=40: predicted %s, 0 s left of the budget", formatSeconds(3*perUnit*2)) // 2 λ and the features, ×40/20
 	} else {
-		kStep = fmt.Sprintf("k=5: predicted %s, 0 s left of the budget", formatSeconds(2*perFit))
+		kStep = fmt.Sprintf("k=5: predicted %s, 0 s left of the budget", formatSeconds(3*perUnit))
 	}
 	next := lambda / 2 // the grid's ×10 step capped at MaxStep
 	if lambda == 1e-2 {
 		next = lambda * 2
 	}
-	lStep := fmt.Sprintf("lambda=%g: predicted %s, 0 s left of the budget", next, formatSeconds(perFit))
+	lStep := fmt.Sprintf("lambda=%g: predicted %s, 0 s left of the budget", next, formatSeconds(2*perUnit)) // 1 λ and the features
 	if !slices.Equal(tuned.Skipped, []string{kStep, lStep}) || len(tuned.Extended) != 0 {
 		t.Errorf("skipped %q, extended %v; want %q, none", tuned.Skipped, tuned.Extended, []string{kStep, lStep})
 	}
@@ -218,11 +219,13 @@ func TestTune_searchStepPastDeadline(t *testing.T) {
 
 // A blend's base searches run within the blend's deadline: past it, its
 // itemknn base fits its first point alone, and the blend lists the
-// base's skipped points under the base's name.
+// base's skipped points under the base's name. The blend's λ step is not
+// taken either; its prediction counts the base searches the step would
+// make again (not shared here), at least their points' seconds.
 func TestTune_blendBasesWithinDeadline(t *testing.T) {
 	s, cache := budgetFixture(t)
 	clock := &scriptClock{steps: []time.Duration{time.Second}}
-	tuned, err := Tune(context.Background(), febr.BlendName, s, cache, Tuning{Grid: recsys.Grid{K: []int{1, 2}, Lambda: []float64{1e-2}}, ValidationUsers: -1,
+	tuned, err := Tune(context.Background(), febr.BlendName, s, cache, Tuning{Grid: recsys.Grid{K: []int{1, 2, 4, 8}, Lambda: []float64{1e-3, 1e-2}}, ValidationUsers: -1,
 		Options: &febr.Options{Seed: 1, Blend: &febr.BlendOptions{Bases: []string{"popular", "itemknn"}}}, Deadline: time.Time{}.Add(-time.Hour), now: clock.now})
 	if err != nil {
 		t.Fatal(err)
@@ -239,6 +242,24 @@ func TestTune_blendBasesWithinDeadline(t *testing.T) {
 	}
 	if len(names) < 3 || names[0] != "popular.defaults" || names[1] != "itemknn.k=1" || names[2] != "itemknn.k=2" || !slices.Contains(names, "grid") {
 		t.Errorf("points %q: want the bases' (popular, itemknn k=1 fitted, k=2 skipped), then the blend's search", names)
+	}
+	// Each base point, fitted or skipped, reads the clock at least once
+	// (1 s) within the base searches; the blend's own work reads it about
+	// once, so without the bases the step would be predicted at about 1 s.
+	bases := 0.0
+	for _, p := range tuned.Points {
+		if strings.Contains(p.Params, ".") {
+			bases++
+		}
+	}
+	last := tuned.Skipped[len(tuned.Skipped)-1]
+	var step string
+	var predicted float64
+	if _, err := fmt.Sscanf(strings.Replace(last, ": predicted ", " ", 1), "%s %g s", &step, &predicted); err != nil || !strings.HasPrefix(step, "lambda=") {
+		t.Fatalf("the last skipped %q is not the blend's λ step (%v)", last, err)
+	}
+	if bases == 0 || predicted < bases {
+		t.Errorf("the λ step predicted %g s, below the %g s of the base searches it makes again", predicted, bases)
 	}
 }
 

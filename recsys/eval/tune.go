@@ -136,7 +136,8 @@ type Tuned struct {
 	// it tuned on (ValidationADG's without Tuning.Nested).
 	TuningADG float64
 	// Candidates are the configurations searched, for reports (a FEBR
-	// search with Grid.KByBaseline fits fewer).
+	// search with Grid.KByBaseline fits fewer; a grid's points skipped by
+	// the time budget are not among them, but in Points).
 	Candidates []recsys.Params
 	// Train is the matrix Params refit the chosen model on: the split's
 	// training matrix, except for a kind with its own search (FEBR) under
@@ -167,6 +168,8 @@ type Tuned struct {
 // the grid, is required: it shares the neighbour lists among the fits and
 // gives the longest item list. Under t.Nested the search sees half of the
 // validation users and the choice is measured on the other half (Halves).
+// Under t.Deadline the points and extension steps predicted past it are
+// skipped, the first point always fitted (Tuned.Skipped).
 func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, t Tuning) (*Tuned, error) {
 	if !t.Nested {
 		return tune(ctx, name, s, cache, t)
@@ -207,8 +210,8 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		return tuneSearch(ctx, name, kind, s, cache, t, caps, cands, val)
 	}
 	mainName := "k"
-	if m := kind.New(); m != nil {
-		if _, ok := recsys.ParamsOf(m)["factors"]; ok {
+	if kind.New != nil {
+		if _, ok := recsys.ParamsOf(kind.New())["factors"]; ok {
 			mainName = "factors"
 		}
 	}
@@ -372,10 +375,11 @@ func batchShares(cost *searchCost, cs []recsys.Params) []float64 {
 // the grid, then again on one-point grids past its edges (extendEdges:
 // the next k with every λ, or the chosen k with the next λ), keeping the
 // best validation ADG. The first search is always made; an extension
-// step is predicted from the searches measured, per fit they list
-// (Kind.Candidates), a step to a larger k scaled by the ratio of the ks
-// (FEBR's features and a base's lists grow with k), and not taken past
-// the time budget.
+// step is predicted from the searches measured, per unit of work they
+// list (units: a λ run, a k's features), a step to a larger k scaled by
+// the ratio of the ks (FEBR's features grow with k), and a blend's step
+// with the base searches it makes again, and not taken past the time
+// budget.
 func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, cache *recsys.NeighbourCache, t Tuning,
 	caps recsys.Caps, cands []recsys.Params, val [][]uint32) (*Tuned, error) {
 	x := s.Train
@@ -395,12 +399,52 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	}
 	cost := newSearchCost(kind, t, x, val, cache.KMax())
 	p := recsys.Params{Cache: cache, Options: &fo}
-	start := cost.now()
-	c, err := kind.Search(ctx, x, val, t.Grid, caps, p, t.OnFit)
-	if err != nil {
-		return nil, fmt.Errorf("eval: search %s: %w", name, err)
+	// search runs the kind's search on g and records it: its seconds, of
+	// which its own are those not in its bases' searches (a blend's),
+	// which the rate compares with units. It returns the seconds of the
+	// base searches that every later search makes again (those not
+	// shared).
+	search := func(label string, g recsys.Grid, predicted, units float64) (recsys.Choice, float64, error) {
+		var all, again float64
+		if bases != nil {
+			all, again = bases.seconds, bases.again
+		}
+		start := cost.now()
+		c, err := kind.Search(ctx, x, val, g, caps, p, t.OnFit)
+		if err != nil {
+			return c, 0, fmt.Errorf("eval: search %s: %w", name, err)
+		}
+		measured := cost.now().Sub(start).Seconds()
+		if bases != nil {
+			all, again = bases.seconds-all, bases.again-again
+		}
+		cost.doneOwn(label, predicted, measured, max(0, measured-all), units)
+		return c, again, nil
 	}
-	cost.done("grid", 0, cost.now().Sub(start).Seconds(), float64(len(cands)), false)
+	// units is the formula of a search of the fits cs: one for each λ
+	// run (OPT-ADG) and for each k's features (a blend's base refits and
+	// stack, its k 0), one for each other fit of a FEBR variant (fsSLIM's
+	// per k); a blend's other fits are its bases', timed apart.
+	units := func(cs []recsys.Params) float64 {
+		var u float64
+		var ks []int
+		for _, q := range cs {
+			switch {
+			case febrOptions(q) != nil:
+				u++
+				if !slices.Contains(ks, q.K) {
+					ks = append(ks, q.K)
+				}
+			case name != febr.BlendName:
+				u++
+			}
+		}
+		return u + float64(len(ks))
+	}
+	c, again, err := search("grid", t.Grid, 0, units(cands))
+	if err != nil {
+		return nil, err
+	}
 	gen := func(d dimension, at recsys.Params, v float64) []recsys.Params {
 		g := t.Grid
 		if d.main {
@@ -410,20 +454,18 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 		g.K, g.Lambda = []int{at.K}, []float64{v}
 		return candidates(kind, g, caps)
 	}
-	// units is a step's formula: the fits it lists, scaled by the ratio of
-	// the new k to the chosen one for a step of k.
-	units := func(d dimension, v float64, cs []recsys.Params) float64 {
-		u := float64(len(cs))
-		if d.main && c.Params.K > 0 && v > float64(c.Params.K) {
-			u *= v / float64(c.Params.K)
-		}
-		return u
-	}
-	var stepUnits float64
+	// A step is predicted as its units at the rate of the searches made,
+	// scaled by the ratio of the new k to the chosen one for a step up in
+	// k, and the base searches it makes again.
+	var stepUnits, stepPredicted float64
 	var stepLabel string
 	afford := func(d dimension, v float64, cs []recsys.Params) string {
-		stepUnits, stepLabel = units(d, v, cs), d.format(v)
-		return cost.over(stepLabel, cost.rate()*stepUnits)
+		stepUnits, stepLabel = units(cs), d.format(v)
+		if d.main && c.Params.K > 0 && v > float64(c.Params.K) {
+			stepUnits *= v / float64(c.Params.K)
+		}
+		stepPredicted = cost.rate()*stepUnits + again
+		return cost.over(stepLabel, stepPredicted)
 	}
 	try := func(cs []recsys.Params) (recsys.Params, error) {
 		g := t.Grid
@@ -435,13 +477,10 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 			}
 		}
 		cands = append(cands, cs...)
-		predicted := cost.rate() * stepUnits
-		start := cost.now()
-		next, err := kind.Search(ctx, x, val, g, caps, p, t.OnFit)
+		next, _, err := search(stepLabel, g, stepPredicted, stepUnits)
 		if err != nil {
-			return c.Params, fmt.Errorf("eval: search %s: %w", name, err)
+			return c.Params, err
 		}
-		cost.done(stepLabel, predicted, cost.now().Sub(start).Seconds(), stepUnits, false)
 		if next.ValidationADG > c.ValidationADG {
 			c = next
 		}
@@ -478,6 +517,9 @@ type baseEdges struct {
 	extended, edges, skipped []string
 	points                   []PointTime
 	searched                 map[*Tuned]bool
+	// seconds is the time spent in the base searches, again the part of
+	// it in searches not shared (made again by each search of the blend).
+	seconds, again float64
 }
 
 // add records one base search's extensions, skipped points and times,
@@ -547,11 +589,20 @@ func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseE
 			b := slices.Index(names, n)
 			return bo.FittedOn == x && b < len(bo.Fitted) && bo.Fitted[b] != nil || t.shared.made(n, x, t)
 		})
+		start, shared := t.clock()(), false
+		defer func() {
+			d := t.clock()().Sub(start).Seconds()
+			edges.seconds += d
+			if !shared {
+				edges.again += d
+			}
+		}()
 		ts := t
 		ts.OnFit = onFit
 		if tuned, ok, err := t.shared.baseFor(ctx, name, x, ts); err != nil {
 			return nil, recsys.Params{}, err
 		} else if ok {
+			shared = true
 			edges.add(name, tuned)
 			return tuned.Model, tuned.Params, nil
 		}
