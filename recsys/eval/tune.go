@@ -60,7 +60,8 @@ type Tuning struct {
 	// predicted seconds (its points together) exceed the time left, and
 	// the value stays an edge. The first point is always fitted, so that
 	// every model has a choice. Tuned.Skipped gives the reasons. A
-	// blend's base searches, made within the blend's, share its deadline.
+	// blend's base searches, made within the blend's, share its deadline,
+	// each an equal share of the time left (blendBaseSearch).
 	Deadline time.Time
 
 	// now is the clock of the budget (nil: time.Now), set by tests.
@@ -237,7 +238,9 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		if kind.FitGrid != nil {
 			// The whole grid at once (slim), with the warm starts below,
 			// less the points past the time budget.
-			cs = cost.trim(cs, label)
+			if cs = cost.trim(cs, label); len(cs) == 0 {
+				return bp, nil
+			}
 			ps := make([]recsys.Params, len(cs))
 			for c, p := range cs {
 				ps[c] = p
@@ -544,7 +547,9 @@ func (b *baseEdges) add(name string, tuned *Tuned) {
 	}
 	b.searched[tuned] = true
 	for _, e := range tuned.Skipped {
-		b.skipped = append(b.skipped, name+"."+e)
+		if e = name + "." + e; !slices.Contains(b.skipped, e) {
+			b.skipped = append(b.skipped, e)
+		}
 	}
 	for _, p := range tuned.Points {
 		p.Params = name + "." + p.Params
