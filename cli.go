@@ -239,7 +239,8 @@ func dbFlag(fs *flag.FlagSet, def, usage string) *string {
 // The training budget's flags, of serve and train (api.TrainBudget).
 const (
 	trainBudgetUsage = "the wall `time` within which a training job fits auto mode's additions to --models, counted from the job's start: " +
-		"one whose predicted time exceeds what is left is skipped, cheapest first, with the prediction in the job record (0 or off: no limit)"
+		"one whose predicted time exceeds what is left is skipped, cheapest first, with the prediction in the job record; every model's search skips " +
+		"the grid points and extension steps predicted past it, fitting at least one, and lists them in the model's grid_skipped (0 or off: no limit)"
 	trainMemoryUsage = "the `memory` above which a training job fits no model, named or not: a model whose predicted peak memory exceeds it is skipped " +
 		"with both figures in the job record; a size (12GiB, 512MiB, bytes), a share of the machine's memory (50%: its MemTotal, " +
 		"or its cgroup's memory.max when lower), or 0 or off for no limit"

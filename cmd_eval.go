@@ -53,6 +53,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
 		merge    = fs.String("merge", "", "comma-separated JSON reports (--json) of runs on the same data set, protocol, folds and seed: print them as one report with the auto row over all their rows, evaluating nothing")
 		extend   = fs.Int("extend-grid", eval.DefaultExtend, "geometric steps (×2 at most) searched past each end of a grid dimension the choice sits at; a choice still at an end is flagged \"(grid edge)\" (0: none, only flag)")
+		budget   = fs.Duration("time-budget", eval.DefaultTimeBudget, "the time budget of each model's search on each fold: a grid point or extension step predicted to end past it is skipped (the first point is always fitted), and the report lists what was skipped and why (settings skipped_by_fold); a blend's base searches share the blend's budget (0: no budget)")
 	)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -93,7 +94,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *extend < 0 {
 		return fmt.Errorf("eval: --extend-grid must be ≥ 0, not %d", *extend)
 	}
-	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir, ValidationUsers: validationUsers(*valUsers), Extend: *extend}
+	if *budget < 0 {
+		return fmt.Errorf("eval: --time-budget must be ≥ 0, not %s", *budget)
+	}
+	opt := eval.Options{Folds: *folds, Protocol: *protocol, Seed: *seed, DumpDir: *dumpDir, ValidationUsers: validationUsers(*valUsers), Extend: *extend,
+		TimeBudget: *budget}
 	if *extend == 0 {
 		opt.Extend = -1
 	}
@@ -147,6 +152,15 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	done()
 	if err != nil {
 		return err
+	}
+	var short []string
+	for _, r := range rep.Rows {
+		if r.Settings["skipped_by_fold"] != "" {
+			short = append(short, r.Model)
+		}
+	}
+	if len(short) > 0 {
+		fmt.Fprintf(stderr, "eval: --time-budget %s left grid points of %s out (settings skipped_by_fold of the --json report)\n", opt.TimeBudget, strings.Join(short, ", "))
 	}
 	return printReport("eval", stdout, rep, eval.WriteTable, *jsonOut)
 }

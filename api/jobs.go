@@ -40,8 +40,9 @@ type Job struct {
 	// serving.
 	Skipped []SkippedModel `json:"skipped,omitempty"`
 	// Grid lists the models of a training job whose hyper-parameter search
-	// went past the ends of its grid, or chose a value still at an end of
-	// the extended grid (ModelInfo.GridExtended, GridEdge).
+	// went past the ends of its grid, chose a value still at an end of the
+	// extended grid, or left points out for the training budget
+	// (ModelInfo.GridExtended, GridEdge, GridSkipped).
 	Grid []GridNote `json:"grid,omitempty"`
 	// Auto marks a training job that activates the model with the best
 	// validation ADG; Activated names the model a training job made the
@@ -72,11 +73,14 @@ func (j Job) Done() bool {
 }
 
 // GridNote is one model's search past the ends of its grid: the values
-// added ("k=2000") and the chosen ones still at an end ("k=4000").
+// added ("k=2000") and the chosen ones still at an end ("k=4000"), and
+// the points the training budget left out, with the reason
+// (ModelInfo.GridSkipped).
 type GridNote struct {
 	Model    string   `json:"model"`
 	Extended []string `json:"extended,omitempty"`
 	Edge     []string `json:"edge,omitempty"`
+	Skipped  []string `json:"skipped,omitempty"`
 }
 
 // SkippedModel is a model a job did not produce, and why.
@@ -110,6 +114,11 @@ type ModelInfo struct {
 	// values still at an end of the extended grid ("k=4000").
 	GridExtended []string `json:"grid_extended,omitempty"`
 	GridEdge     []string `json:"grid_edge,omitempty"`
+	// GridSkipped lists the grid points and extension steps the search
+	// left out because their predicted time exceeded what was left of the
+	// training budget, each with the prediction ("factors=400: predicted
+	// 812 s, 95 s left of the budget").
+	GridSkipped []string `json:"grid_skipped,omitempty"`
 	// ServingCost is what a recommendation request to this version cost,
 	// measured after fitting; nil when it was not measured (a model that
 	// is not a recommender, or a version trained before the measure).

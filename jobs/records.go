@@ -125,8 +125,8 @@ func (s *Scheduler) publish(ctx context.Context, j *api.Job, models []trained) e
 			return err
 		}
 		j.Versions = append(j.Versions, t.served.Info.Name+"@"+v)
-		if in := t.served.Info; len(in.GridExtended) > 0 || len(in.GridEdge) > 0 {
-			j.Grid = append(j.Grid, api.GridNote{Model: in.Name, Extended: in.GridExtended, Edge: in.GridEdge})
+		if in := t.served.Info; len(in.GridExtended) > 0 || len(in.GridEdge) > 0 || len(in.GridSkipped) > 0 {
+			j.Grid = append(j.Grid, api.GridNote{Model: in.Name, Extended: in.GridExtended, Edge: in.GridEdge, Skipped: in.GridSkipped})
 		}
 	}
 	activate, over, err := s.chooseActive(bg, models, j.Auto)

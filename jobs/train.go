@@ -241,7 +241,11 @@ func fitAll(ctx context.Context, snap *api.Snapshot, plan fitPlan, opts TrainOpt
 	g := fitGuard{budget: opts.Budget, added: plan.added, shape: recsys.Shape{Users: x.Users(), Items: x.Items(), Positives: x.NNZ(), ValidationUsers: opts.ValidationUsers,
 		Features: len(snap.FeatureNames), KMax: slices.Max(opts.Grid)}}
 	check := g.check(plan.started)
-	out, skipped, err := trainModelsOn(ctx, snap, x, fitSequence(recommenders, plan.added, g.shape), opts, stage, check)
+	var deadline time.Time
+	if opts.Budget.Time > 0 {
+		deadline = plan.started.Add(opts.Budget.Time)
+	}
+	out, skipped, err := trainModelsOn(ctx, snap, x, fitSequence(recommenders, plan.added, g.shape), opts, stage, check, deadline)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -457,8 +461,10 @@ func trainOther(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, name 
 // each phase holds one matrix's neighbour lists: at a million items they
 // take gigabytes per similarity. skip, when not nil, is asked before each
 // kind starts: a reason leaves it out, recorded with the reason.
+// deadline, when not zero, is when the job's training budget ends, which
+// bounds every search (tuneAll).
 func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []string, opts TrainOptions, stage stageFunc,
-	skip func(name string) string) ([]trained, []api.SkippedModel, error) {
+	skip func(name string) string, deadline time.Time) ([]trained, []api.SkippedModel, error) {
 	if len(names) == 0 {
 		return nil, nil, nil
 	}
@@ -474,7 +480,7 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		}
 	}
 	fits := map[string]recsys.Fit{}
-	chosen, skipped, err := tuneAll(ctx, snap, x, names, opts, stage, skip, reused, fits)
+	chosen, skipped, err := tuneAll(ctx, snap, x, names, opts, stage, skip, reused, fits, deadline)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -528,7 +534,7 @@ func trainModelsOn(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, na
 		}
 		info := api.ModelInfo{Name: name, TrainedAt: time.Now().UTC(), Users: countIDs(snap.UserIDs), Items: countIDs(snap.ItemIDs),
 			Positives: x.NNZ(), Params: params, TrainSeconds: c.seconds + time.Since(start).Seconds(),
-			Validation: map[string]float64{}, GridExtended: t.Extended, GridEdge: t.AtEdge}
+			Validation: map[string]float64{}, GridExtended: t.Extended, GridEdge: t.AtEdge, GridSkipped: t.Skipped}
 		for i, key := range metrics.Names {
 			info.Validation[key] = val[i]
 		}
@@ -564,9 +570,14 @@ type tuned struct {
 
 // tuneAll searches each kind of names on a validation split of the
 // snapshot, in order, leaving out those skip gives a reason for, and
-// records in fits the tuned models of the kinds reused.
+// records in fits the tuned models of the kinds reused. Every search ends
+// by deadline (eval.Tuning.Deadline; zero: none), the end of the job's
+// training budget, the time left when it starts: it skips the grid points
+// and extension steps predicted past it, and the model's record lists
+// them (api.ModelInfo.GridSkipped). A search fits its first point
+// whatever the time left, so that a kind admitted always has a model.
 func tuneAll(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []string, opts TrainOptions, stage stageFunc,
-	skip func(name string) string, reused map[string]bool, fits map[string]recsys.Fit) ([]tuned, []api.SkippedModel, error) {
+	skip func(name string) string, reused map[string]bool, fits map[string]recsys.Fit, deadline time.Time) ([]tuned, []api.SkippedModel, error) {
 	stage("validation split", 0)
 	split, err := eval.NewSplit(&eval.Dataset{UserIDs: snap.UserIDs, ItemIDs: snap.ItemIDs, Users: snap.Users, Items: snap.Items},
 		eval.Standard, opts.Seed, 0, eval.DefaultMinPositives)
@@ -602,6 +613,7 @@ func tuneAll(ctx context.Context, snap *api.Snapshot, x *recsys.Matrix, names []
 		tuning := opts.tuning(kind)
 		scaleTuning(name, x.NNZ(), &tuning)
 		tuning.MaxK = memoryMaxK(name, opts.Budget.Memory, shape)
+		tuning.Deadline = deadline
 		if kind.Reuse != nil {
 			tuning.Options = kind.Reuse.Search(tuning.Options, fits, holdout, large)
 		}

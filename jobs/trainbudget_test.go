@@ -275,6 +275,50 @@ func TestTrain_timeBudgetSkipsAdditions(t *testing.T) {
 	}
 }
 
+// A job's training budget bounds every search: past it, a named model is
+// still fitted, on its grid's first point, and its record and the job's
+// grid note list the points and extension steps left out, with the
+// reasons.
+func TestTrain_timeBudgetSkipsGridPoints(t *testing.T) {
+	ctx := context.Background()
+	st := budgetStore(t)
+	opts := Options{Models: []string{"itemknn"}, Train: DefaultTrainOptions}
+	opts.Train.Grid = []int{5, 10}
+	opts.Train.Budget = api.TrainBudget{Time: time.Nanosecond}
+	s := NewScheduler(st, serving.NewEngine(st, serving.EngineOptions{}), opts)
+	j, err := s.SubmitTrain(ctx, api.TrainRequest{Trigger: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RunQueued(ctx)
+	if j, err = st.Job(ctx, j.ID); err != nil || j.State != api.JobSucceeded || len(j.Versions) != 1 {
+		t.Fatalf("job %+v (%v), want itemknn trained", j, err)
+	}
+	infos, err := st.Models(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info api.ModelInfo
+	for _, m := range infos {
+		if m.JobID == j.ID && m.Name == "itemknn" {
+			info = m
+		}
+	}
+	// k = 5 is fitted; k = 10 is skipped, and so is the extension's step
+	// below the choice at the grid's low end, k = 3 (5 ÷ 2, rounded).
+	if info.Params["k"] != 5 || len(info.GridSkipped) != 2 || !strings.HasPrefix(info.GridSkipped[0], "k=10: predicted ") || !strings.HasPrefix(info.GridSkipped[1], "k=3: predicted ") {
+		t.Fatalf("itemknn k = %v, grid_skipped %q; want k = 5, k=10 and k=3 skipped", info.Params["k"], info.GridSkipped)
+	}
+	for _, why := range info.GridSkipped {
+		if !strings.HasSuffix(why, ", 0 s left of the budget") {
+			t.Errorf("reason %q", why)
+		}
+	}
+	if len(j.Grid) != 1 || j.Grid[0].Model != "itemknn" || !slices.Equal(j.Grid[0].Skipped, info.GridSkipped) || !slices.Equal(j.Grid[0].Edge, []string{"k=5"}) {
+		t.Errorf("the job's grid notes %+v, want itemknn's skipped points and its edge k=5", j.Grid)
+	}
+}
+
 // The memory guard holds for every model, named or not, the content
 // metric too; a job whose every model is skipped succeeds saying so, and
 // activates nothing.

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"time"
 
 	"github.com/recsys-engine/recsys/api"
 )
@@ -16,6 +17,6 @@ func trainModels(ctx context.Context, snap *api.Snapshot, names []string, opts T
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := trainModelsOn(ctx, snap, x, names, opts, stage, nil)
+	out, _, err := trainModelsOn(ctx, snap, x, names, opts, stage, nil, time.Time{})
 	return out, err
 }

@@ -129,14 +129,14 @@ func (p Params) WithDefaults() Params {
 var (
 	registry = map[string]Kind{
 		PopularModel: {New: func() Model { return &Popular{} }, Service: defaultAuto.costing(popularTime, popularMemory)},
-		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates("itemknn"), Service: similar(1).costing(itemknnTime, itemPMemory).keeping(itemPKept)},
-		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates("userknn"), Service: defaultAuto.costing(userknnTime, userPMemory)},
-		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, Service: similar(4).costing(kunnTime, kunnMemory)},
-		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates("kunn-i"), Service: similar(3).costing(kunnITime, itemPMemory).keeping(itemPKept)},
-		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates("kunn-u"), Service: defaultAuto.costing(kunnUTime, userPMemory)},
-		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, Service: slimService.costing(slimTime, slimMemory)},
-		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, Service: easeServiceWithCost()},
-		"rp3beta":    {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid, Service: Service{Auto: true}.costing(rp3betaTime, rp3betaMemory)},
+		"itemknn":    {New: func() Model { return &ItemP{name: "itemknn"} }, Candidates: itemKCandidates("itemknn"), PointCost: itemListPoint, Service: similar(1).costing(itemknnTime, itemPMemory).keeping(itemPKept)},
+		"userknn":    {New: func() Model { return &UserP{name: "userknn"} }, Candidates: userKCandidates("userknn"), PointCost: userListPoint, Service: defaultAuto.costing(userknnTime, userPMemory)},
+		"kunn":       {New: func() Model { return &KUNN{} }, Candidates: kunnCandidates, PointCost: kunnPoint, Service: similar(4).costing(kunnTime, kunnMemory)},
+		"kunn-i":     {New: func() Model { return &ItemP{name: "kunn-i"} }, Candidates: itemKCandidates("kunn-i"), PointCost: itemListPoint, Service: similar(3).costing(kunnITime, itemPMemory).keeping(itemPKept)},
+		"kunn-u":     {New: func() Model { return &UserP{name: "kunn-u"} }, Candidates: userKCandidates("kunn-u"), PointCost: userListPoint, Service: defaultAuto.costing(kunnUTime, userPMemory)},
+		"slim":       {New: func() Model { return &ItemP{name: "slim"} }, Candidates: slimCandidates, FitGrid: slimFitGrid, PointCost: slimPoint, GridCost: slimGrid, Service: slimService.costing(slimTime, slimMemory)},
+		"ease":       {New: func() Model { return &EASE{} }, Candidates: easeCandidates, FitGrid: easeFitGrid, PointCost: easePoint, GridCost: easeGrid, Service: easeServiceWithCost()},
+		"rp3beta":    {New: func() Model { return &RP3Beta{} }, Candidates: rp3Candidates, FitGrid: rp3FitGrid, PointCost: rp3Point, GridCost: rp3Grid, Service: Service{Auto: true}.costing(rp3betaTime, rp3betaMemory)},
 	}
 	recommenders = []string{PopularModel, "itemknn", "userknn", "kunn", "kunn-i", "kunn-u", "slim", "ease", "rp3beta"}
 )

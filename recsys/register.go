@@ -32,6 +32,18 @@ type Kind struct {
 	// with the warm starts a search passes (WarmStart). They are held
 	// together, so the grid's models must fit in memory.
 	FitGrid func(ctx context.Context, x *Matrix, cands []Params) ([]func() Model, error)
+	// PointCost predicts the wall seconds on 2 cores of one point of the
+	// kind's grid search on data of shape s: the fit with p and one
+	// validation pass, ranking every item for s.Validated() users
+	// (pointcost.go). For a kind with FitGrid it is the point's own share
+	// of a batch, and GridCost adds what the batch shares. A search skips
+	// the points predicted past its time budget (recsys/eval's
+	// Tuning.Deadline), correcting the prediction by the points it has
+	// measured. nil: not predicted, never skipped.
+	PointCost func(s Shape, p Params) float64
+	// GridCost predicts the seconds of the work FitGrid does once for the
+	// batch ps (slim's Gram matrices, RP³β's walk); nil: none.
+	GridCost func(s Shape, ps []Params) float64
 
 	// Train fits a kind that is not a recommender on a training job's
 	// data. It returns nil and the reason, which the job records, when the
@@ -100,6 +112,17 @@ type Shape struct {
 	// ValidationUsers is how many users score each grid point (0: all),
 	// the users whose neighbour lists a user model's search memoises.
 	ValidationUsers int
+	// ActiveItems counts the items with a positive (0: Items), which
+	// choose EASE's dense or sparse fit.
+	ActiveItems int
+}
+
+// active is s.ActiveItems, or Items when it is not set.
+func (s Shape) active() int {
+	if s.ActiveItems > 0 {
+		return s.ActiveItems
+	}
+	return s.Items
 }
 
 // Validated is the number of users validation scores.

@@ -11,7 +11,7 @@ import (
 // init registers the time-aware sources, trending and latest, after the
 // built-in kinds of models.go.
 func init() {
-	Register(TrendingModel, Kind{New: func() Model { return &Trending{} }, Candidates: trendingCandidates,
+	Register(TrendingModel, Kind{New: func() Model { return &Trending{} }, Candidates: trendingCandidates, PointCost: trendingPoint,
 		Service: Service{}.costing(popularTime, popularMemory)})
 	Register(LatestModel, Kind{New: func() Model { return &Latest{} }, Service: Service{}.costing(popularTime, popularMemory)})
 }

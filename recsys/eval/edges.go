@@ -107,13 +107,15 @@ const (
 // edgeState follows the extension of one dimension: its values so far,
 // the geometric step of the original grid at either end (the ratio of its
 // two outermost values), the extensions made on each side and whether a
-// side cannot be extended (an integer below 1, or k capped by the data).
+// side cannot be extended (an integer below 1, or k capped by the data)
+// or its next step was over the time budget.
 type edgeState struct {
 	d       dimension
 	values  []float64
 	ratio   [2]float64
 	count   [2]int
 	blocked [2]bool
+	over    [2]bool // a step past the side was over the time budget
 }
 
 func newEdgeState(d dimension, cands []recsys.Params) *edgeState {
@@ -161,62 +163,88 @@ func (e *edgeState) add(side int, v float64) {
 	slices.Sort(e.values)
 }
 
+// extension is how extendEdges steps past a grid's edges: at most limit
+// steps a side; gen lists the candidates of a step to value v of d from
+// the choice best (none when k is capped by the data), try searches them
+// and returns the (possibly new) choice; admit, when not nil, refuses a
+// value (Tuning.MaxK), and afford, when not nil, is why a step's
+// candidates are over the time budget ("" when they fit).
+type extension struct {
+	limit  int
+	gen    func(d dimension, best recsys.Params, v float64) []recsys.Params
+	try    func(cands []recsys.Params) (recsys.Params, error)
+	admit  func(d dimension, v float64) bool
+	afford func(d dimension, v float64, cands []recsys.Params) string
+}
+
+// edgeReport is what an extension did: the values added ("k=2000"), the
+// chosen values still at an end after it ("k=4000"), which the reports
+// flag (a larger grid might choose otherwise), and the steps the time
+// budget left out, with the reason.
+type edgeReport struct {
+	extended, edges, skipped []string
+}
+
 // extendEdges extends the grid past its edges while the choice best sits
 // at one (dissertation §4.7.3 leaves the grid's range open): for every
 // dimension whose chosen value is the smallest or largest searched, it
 // searches one geometric step beyond (the ratio of the grid's two
 // outermost values, at most MaxStep: k 1000 → 2000 → 4000, ℓ2 10 → 20 →
-// 40), at most limit times per side, with try, which searches the candidates the step gives
-// (gen; none when k is capped by the data) and returns the (possibly new)
-// choice. It returns the choice, the values added ("k=2000") and the
-// chosen values still at an end after limit extensions ("k=4000"), which
-// the reports flag: a larger grid might choose otherwise.
-func extendEdges(best recsys.Params, dims []dimension, cands []recsys.Params, limit int,
-	gen func(d dimension, best recsys.Params, v float64) []recsys.Params,
-	try func(cands []recsys.Params) (recsys.Params, error), admit func(d dimension, v float64) bool) (recsys.Params, []string, []string, error) {
+// 40) with x.try, at most x.limit times per side. A step x.afford puts
+// over the time budget is not taken: the value stays an edge and the
+// reason is reported. It returns the choice and the report.
+func extendEdges(best recsys.Params, dims []dimension, cands []recsys.Params, x extension) (recsys.Params, edgeReport, error) {
 	states := make([]*edgeState, len(dims))
 	for k, d := range dims {
 		states[k] = newEdgeState(d, cands)
 	}
-	var extended []string
+	var rep edgeReport
 	for moved := true; moved; {
 		moved = false
 		for _, e := range states {
 			for side := range 2 {
 				v, ok := e.d.get(best)
-				if !ok || !e.at(side, v) || e.blocked[side] {
+				if !ok || !e.at(side, v) || e.blocked[side] || e.over[side] {
 					continue
 				}
 				next, ok := e.next(side)
 				var cs []recsys.Params
 				if ok {
-					cs = gen(e.d, best, next)
+					cs = x.gen(e.d, best, next)
 				}
 				if len(cs) == 0 {
 					e.blocked[side] = true
 					continue
 				}
-				if e.count[side] >= limit || admit != nil && !admit(e.d, next) {
+				if e.count[side] >= x.limit || x.admit != nil && !x.admit(e.d, next) {
 					continue // an edge: the next value was not tried
 				}
+				if x.afford != nil {
+					if why := x.afford(e.d, next, cs); why != "" {
+						// An edge too; time only runs out, so the side is
+						// not tried again.
+						e.over[side] = true
+						rep.skipped = append(rep.skipped, why)
+						continue
+					}
+				}
 				e.add(side, next)
-				extended = append(extended, e.d.format(next))
+				rep.extended = append(rep.extended, e.d.format(next))
 				var err error
-				if best, err = try(cs); err != nil {
-					return best, nil, nil, err
+				if best, err = x.try(cs); err != nil {
+					return best, edgeReport{}, err
 				}
 				moved = true
 			}
 		}
 	}
-	var edges []string
 	for _, e := range states {
 		v, ok := e.d.get(best)
 		for side := range 2 {
 			if ok && e.at(side, v) && !e.blocked[side] {
-				edges = append(edges, e.d.format(v))
+				rep.edges = append(rep.edges, e.d.format(v))
 			}
 		}
 	}
-	return best, extended, edges, nil
+	return best, rep, nil
 }

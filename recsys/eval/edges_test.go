@@ -68,10 +68,11 @@ func TestExtendEdges_byHand(t *testing.T) {
 				}
 				return best, nil
 			}
-			got, extended, edges, err := extendEdges(best, dimensions(cands, "k", false), cands, tc.limit, gen, try, Tuning{MaxK: tc.maxK}.admit)
+			got, rep, err := extendEdges(best, dimensions(cands, "k", false), cands, extension{limit: tc.limit, gen: gen, try: try, admit: Tuning{MaxK: tc.maxK}.admit})
 			if err != nil {
 				t.Fatal(err)
 			}
+			extended, edges := rep.extended, rep.edges
 			if got.K != tc.chosen || !slices.Equal(extended, tc.extended) || !slices.Equal(edges, tc.edges) {
 				t.Errorf("chose k=%d, extended %v, edges %v; want k=%d, %v, %v", got.K, extended, edges, tc.chosen, tc.extended, tc.edges)
 			}
@@ -95,9 +96,9 @@ func TestExtendEdges_secondary(t *testing.T) {
 	adg := func(p recsys.Params) float64 { return -(p.L2 - 1000) * (p.L2 - 1000) }
 	best := cands[0]
 	var tried []recsys.Params
-	got, extended, edges, err := extendEdges(best, dims, cands, 2,
-		func(d dimension, at recsys.Params, v float64) []recsys.Params { return []recsys.Params{d.set(at, v)} },
-		func(cs []recsys.Params) (recsys.Params, error) {
+	got, rep, err := extendEdges(best, dims, cands, extension{limit: 2,
+		gen: func(d dimension, at recsys.Params, v float64) []recsys.Params { return []recsys.Params{d.set(at, v)} },
+		try: func(cs []recsys.Params) (recsys.Params, error) {
 			tried = append(tried, cs...)
 			for _, p := range cs {
 				if adg(p) > adg(best) {
@@ -105,10 +106,11 @@ func TestExtendEdges_secondary(t *testing.T) {
 				}
 			}
 			return best, nil
-		}, nil)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	extended, edges := rep.extended, rep.edges
 	l2s := func(ps []recsys.Params) []float64 {
 		var out []float64
 		for _, p := range ps {

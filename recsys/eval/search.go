@@ -159,8 +159,10 @@ type foldResult struct {
 	userSE       metrics.Values
 	trainSeconds float64
 	// extended and atEdge are Tuned's: the values searched past the
-	// grid's ends, and the chosen ones still at an end.
-	extended, atEdge []string
+	// grid's ends, and the chosen ones still at an end; skipped and
+	// points its time budget's account (Tuned.Skipped, Points).
+	extended, atEdge, skipped []string
+	points                    []PointTime
 	// Filled when dumping: ranks of the validation and test items, and the
 	// top-100 lists.
 	ranks [][][]int
@@ -199,7 +201,7 @@ func search(ctx context.Context, name string, s *Split, sh *sharedSearches, tuni
 		return nil, fmt.Errorf("eval: fit %s: %w", name, err)
 	}
 	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, tuningADG: t.TuningADG, trainSeconds: time.Since(start).Seconds(),
-		extended: t.Extended, atEdge: t.AtEdge}
+		extended: t.Extended, atEdge: t.AtEdge, skipped: t.Skipped, points: t.Points}
 	if sh.hold != nil {
 		if res.valADG, err = sh.hold.pooled(ctx, name, t.Refit, t.ValidationADG, t.SelectionUsers); err != nil {
 			return nil, err

@@ -85,3 +85,9 @@ func (sh *sharedSearches) baseFor(ctx context.Context, name string, x *recsys.Ma
 	d, err := sh.tune(ctx, name, t)
 	return d, err == nil, err
 }
+
+// made reports whether the search of base name for a blend on x under t
+// is made already (baseFor would take it without searching).
+func (sh *sharedSearches) made(name string, x *recsys.Matrix, t Tuning) bool {
+	return sh != nil && t.Nested && sh.keep[name] && x == sh.split.Train && sh.done[name] != nil
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/recsys-engine/recsys/recsys"
 	"github.com/recsys-engine/recsys/recsys/febr"
@@ -50,6 +51,21 @@ type Tuning struct {
 	// compares: the best of a grid scored on the users that chose it is
 	// biased up, and by more the more it searched.
 	Nested bool
+	// Deadline, when not zero, is when the search's time budget ends.
+	// Before each grid point the search predicts its seconds (the kind's
+	// recsys.Kind.PointCost, corrected by the ratio of the measured to the
+	// predicted seconds of the points fitted so far) and skips the point
+	// when it would end past the deadline; a FitGrid batch keeps the
+	// points that fit, in order; the grid extension takes no step whose
+	// predicted seconds (its points together) exceed the time left, and
+	// the value stays an edge. The first point is always fitted, so that
+	// every model has a choice. Tuned.Skipped gives the reasons. A
+	// blend's base searches, made within the blend's, share its deadline,
+	// each an equal share of the time left (blendBaseSearch).
+	Deadline time.Time
+
+	// now is the clock of the budget (nil: time.Now), set by tests.
+	now func() time.Time
 
 	// shared, in eval's runs, holds the fold's searches of the models
 	// others start from (sharedSearches); fixedK keeps k as given (a
@@ -124,7 +140,8 @@ type Tuned struct {
 	// Tuning.Nested (0 without).
 	SelectionUsers int
 	// Candidates are the configurations searched, for reports (a FEBR
-	// search with Grid.KByBaseline fits fewer).
+	// search with Grid.KByBaseline fits fewer; a grid's points skipped by
+	// the time budget are not among them, but in Points).
 	Candidates []recsys.Params
 	// Train is the matrix Params refit the chosen model on: the split's
 	// training matrix, except for a kind with its own search (FEBR) under
@@ -135,6 +152,13 @@ type Tuned struct {
 	// an end of the extended grid ("k=4000"): a larger grid might choose
 	// otherwise. k capped by the data is no edge.
 	Extended, AtEdge []string
+	// Points are the search's points in the order searched, the blend's
+	// bases' first, with their predicted and measured seconds, and
+	// Skipped the reasons of the points and extension steps the time
+	// budget (Tuning.Deadline) left out ("factors=400: predicted 812 s,
+	// 95 s left of the budget").
+	Points  []PointTime
+	Skipped []string
 }
 
 // Tune is the hyper-parameter search of dissertation §4.7.3 for one model
@@ -148,6 +172,8 @@ type Tuned struct {
 // the grid, is required: it shares the neighbour lists among the fits and
 // gives the longest item list. Under t.Nested the search sees half of the
 // validation users and the choice is measured on the other half (Halves).
+// Under t.Deadline the points and extension steps predicted past it are
+// skipped, the first point always fitted (Tuned.Skipped).
 func Tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCache, t Tuning) (*Tuned, error) {
 	if !t.Nested {
 		return tune(ctx, name, s, cache, t)
@@ -187,33 +213,74 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 	if kind.Search != nil {
 		return tuneSearch(ctx, name, kind, s, cache, t, caps, cands, val)
 	}
+	mainName := "k"
+	if kind.New != nil {
+		if _, ok := recsys.ParamsOf(kind.New())["factors"]; ok {
+			mainName = "factors"
+		}
+	}
+	label := func(p recsys.Params) string { return pointLabel(p, mainName) }
+	cost := newSearchCost(kind, t, s.Train, val, cache.KMax())
 	var (
 		best    Tuned
 		prev    recsys.Model
 		prevP   recsys.Params
 		bp      recsys.Params
 		bestADG = -1.0
+		fitted  []recsys.Params
 	)
 	try := func(cs []recsys.Params) (recsys.Params, error) {
-		var fitted []func() recsys.Model
+		var (
+			grid    []func() recsys.Model
+			gridSec float64
+			// each point's share of the batch's formula, which predicts
+			// the batch at batchPredicted
+			shares                       []float64
+			batchFormula, batchPredicted float64
+		)
 		if kind.FitGrid != nil {
-			// The whole grid at once (slim), with the warm starts below.
+			// The whole grid at once (slim), with the warm starts below,
+			// less the points past the time budget.
+			if cs = cost.trim(cs, label); len(cs) == 0 {
+				return bp, nil
+			}
 			ps := make([]recsys.Params, len(cs))
 			for c, p := range cs {
 				ps[c] = p
 				ps[c].Cache = cache
 			}
+			start := cost.now()
 			var err error
-			if fitted, err = kind.FitGrid(ctx, s.Train, ps); err != nil {
+			if grid, err = kind.FitGrid(ctx, s.Train, ps); err != nil {
 				return bp, fmt.Errorf("eval: fit %s: %w", name, err)
+			}
+			if grid != nil {
+				gridSec = cost.now().Sub(start).Seconds()
+				shares = batchShares(cost, cs)
+				batchFormula = cost.formulaOf(cs, true)
+				batchPredicted = cost.rate() * batchFormula
 			}
 		}
 		for c, p := range cs {
-			var m recsys.Model
+			var (
+				m                  recsys.Model
+				formula, predicted float64
+			)
 			p.Cache = cache
-			if fitted != nil {
-				m, fitted[c] = fitted[c](), nil
+			start := cost.now()
+			if grid != nil {
+				m, grid[c] = grid[c](), nil
+				formula = shares[c] * batchFormula
+				predicted = shares[c] * batchPredicted
 			} else {
+				formula = cost.formulaOf([]recsys.Params{p}, false)
+				predicted = cost.rate() * formula
+				if cost.fitted > 0 {
+					if why := cost.over(label(p), predicted); why != "" {
+						cost.skip(label(p), predicted, why)
+						continue
+					}
+				}
 				m = kind.New()
 				if prev != nil && recsys.WarmStart(prevP, p) {
 					// Consecutive candidates differ in ℓ1 only: warm start
@@ -229,6 +296,14 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 			if err != nil {
 				return bp, err
 			}
+			measured := cost.now().Sub(start).Seconds()
+			if grid != nil {
+				measured += gridSec * shares[c]
+			}
+			cost.done(label(p), predicted, measured, formula, grid == nil)
+			kept := p
+			kept.Cache, kept.Init = nil, nil
+			fitted = append(fitted, kept)
 			if v[metrics.MADG] > bestADG {
 				bp, bestADG = p, v[metrics.MADG]
 				best.Model, best.Validation = m, v
@@ -250,10 +325,6 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 	if _, err := try(cands); err != nil {
 		return nil, err
 	}
-	mainName := "k"
-	if _, ok := recsys.ParamsOf(best.Model)["factors"]; ok {
-		mainName = "factors"
-	}
 	gen := func(d dimension, at recsys.Params, v float64) []recsys.Params {
 		if !d.main {
 			return []recsys.Params{d.set(at, v)}
@@ -267,26 +338,54 @@ func tune(ctx context.Context, name string, s *Split, cache *recsys.NeighbourCac
 		g.K, g.Factors = []int{at.K, int(v)}, []int{at.K, int(v)}
 		return slices.DeleteFunc(candidates(kind, g, caps), func(p recsys.Params) bool { return p.K != int(v) })
 	}
-	var extended, edges []string
 	tryMore := func(cs []recsys.Params) (recsys.Params, error) {
 		prev = nil
 		cands = append(cands, cs...)
 		return try(cs)
 	}
-	if bp, extended, edges, err = extendEdges(bp, dimensions(cands, mainName, false), cands, t.extend(), gen, tryMore, t.admit); err != nil {
+	// A step is predicted as the points it fits: one batch for a kind
+	// that fits its grid at once.
+	afford := func(d dimension, v float64, cs []recsys.Params) string {
+		return cost.over(d.format(v), cost.predict(cs, kind.FitGrid != nil))
+	}
+	bp, rep, err := extendEdges(bp, dimensions(cands, mainName, false), cands,
+		extension{limit: t.extend(), gen: gen, try: tryMore, admit: t.admit, afford: afford})
+	if err != nil {
 		return nil, err
 	}
 	bp.Cache, bp.Init = nil, nil
 	best.Params, best.Refit, best.ValidationADG, best.TuningADG = bp, bp, bestADG, bestADG
-	best.Candidates, best.Train = cands, s.Train
-	best.Extended, best.AtEdge = extended, edges
+	best.Candidates, best.Train = fitted, s.Train
+	best.Extended, best.AtEdge = rep.extended, rep.edges
+	best.Points, best.Skipped = cost.points, append(cost.skipped, rep.skipped...)
 	return &best, nil
+}
+
+// batchShares are the shares of each point of the FitGrid batch cs in
+// its formula's seconds: its PointCost and an equal part of the GridCost
+// (equal parts when the kind has no formula).
+func batchShares(cost *searchCost, cs []recsys.Params) []float64 {
+	out := make([]float64, len(cs))
+	total := cost.formulaOf(cs, true)
+	for c, p := range cs {
+		if total <= 0 {
+			out[c] = 1 / float64(len(cs))
+			continue
+		}
+		out[c] = (cost.formulaOf([]recsys.Params{p}, false) + (total-cost.formulaOf(cs, false))/float64(len(cs))) / total
+	}
+	return out
 }
 
 // tuneSearch is Tune for a kind with its own search (FEBR): the search on
 // the grid, then again on one-point grids past its edges (extendEdges:
 // the next k with every λ, or the chosen k with the next λ), keeping the
-// best validation ADG.
+// best validation ADG. The first search is always made; an extension
+// step is predicted from the searches measured, per unit of work they
+// list (units: a λ run, a k's features), a step to a larger k scaled by
+// the ratio of the ks (FEBR's features grow with k), and a blend's step
+// with the base searches it makes again, and not taken past the time
+// budget.
 func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, cache *recsys.NeighbourCache, t Tuning,
 	caps recsys.Caps, cands []recsys.Params, val [][]uint32) (*Tuned, error) {
 	x := s.Train
@@ -304,10 +403,53 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 			t.fixedK = true // the bases' searches are theirs, made once
 		}
 	}
+	cost := newSearchCost(kind, t, x, val, cache.KMax())
 	p := recsys.Params{Cache: cache, Options: &fo}
-	c, err := kind.Search(ctx, x, val, t.Grid, caps, p, t.OnFit)
+	// search runs the kind's search on g and records it: its seconds, of
+	// which its own are those not in its bases' searches (a blend's),
+	// which the rate compares with units. It returns the seconds of the
+	// base searches that every later search makes again (those not
+	// shared).
+	search := func(label string, g recsys.Grid, predicted, units float64) (recsys.Choice, float64, error) {
+		var all, again float64
+		if bases != nil {
+			all, again = bases.seconds, bases.again
+		}
+		start := cost.now()
+		c, err := kind.Search(ctx, x, val, g, caps, p, t.OnFit)
+		if err != nil {
+			return c, 0, fmt.Errorf("eval: search %s: %w", name, err)
+		}
+		measured := cost.now().Sub(start).Seconds()
+		if bases != nil {
+			all, again = bases.seconds-all, bases.again-again
+		}
+		cost.doneOwn(label, predicted, measured, max(0, measured-all), units)
+		return c, again, nil
+	}
+	// units is the formula of a search of the fits cs: one for each λ
+	// run (OPT-ADG) and for each k's features (a blend's base refits and
+	// stack, its k 0), one for each other fit of a FEBR variant (fsSLIM's
+	// per k); a blend's other fits are its bases', timed apart.
+	units := func(cs []recsys.Params) float64 {
+		var u float64
+		var ks []int
+		for _, q := range cs {
+			switch {
+			case febrOptions(q) != nil:
+				u++
+				if !slices.Contains(ks, q.K) {
+					ks = append(ks, q.K)
+				}
+			case name != febr.BlendName:
+				u++
+			}
+		}
+		return u + float64(len(ks))
+	}
+	c, again, err := search("grid", t.Grid, 0, units(cands))
 	if err != nil {
-		return nil, fmt.Errorf("eval: search %s: %w", name, err)
+		return nil, err
 	}
 	gen := func(d dimension, at recsys.Params, v float64) []recsys.Params {
 		g := t.Grid
@@ -317,6 +459,19 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 		}
 		g.K, g.Lambda = []int{at.K}, []float64{v}
 		return candidates(kind, g, caps)
+	}
+	// A step is predicted as its units at the rate of the searches made,
+	// scaled by the ratio of the new k to the chosen one for a step up in
+	// k, and the base searches it makes again.
+	var stepUnits, stepPredicted float64
+	var stepLabel string
+	afford := func(d dimension, v float64, cs []recsys.Params) string {
+		stepUnits, stepLabel = units(cs), d.format(v)
+		if d.main && c.Params.K > 0 && v > float64(c.Params.K) {
+			stepUnits *= v / float64(c.Params.K)
+		}
+		stepPredicted = cost.rate()*stepUnits + again
+		return cost.over(stepLabel, stepPredicted)
 	}
 	try := func(cs []recsys.Params) (recsys.Params, error) {
 		g := t.Grid
@@ -328,9 +483,9 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 			}
 		}
 		cands = append(cands, cs...)
-		next, err := kind.Search(ctx, x, val, g, caps, p, t.OnFit)
+		next, _, err := search(stepLabel, g, stepPredicted, stepUnits)
 		if err != nil {
-			return c.Params, fmt.Errorf("eval: search %s: %w", name, err)
+			return c.Params, err
 		}
 		if next.ValidationADG > c.ValidationADG {
 			c = next
@@ -341,7 +496,7 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	if t.fixedK {
 		dims = slices.DeleteFunc(dims, func(d dimension) bool { return d.main })
 	}
-	_, extended, edges, err := extendEdges(c.Params, dims, cands, t.extend(), gen, try, t.admit)
+	_, rep, err := extendEdges(c.Params, dims, cands, extension{limit: t.extend(), gen: gen, try: try, admit: t.admit, afford: afford})
 	if err != nil {
 		return nil, err
 	}
@@ -352,28 +507,56 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	} else if v, err = Evaluate(ctx, c.Model, x, val); err != nil {
 		return nil, err
 	}
+	extended, edges, skipped, points := rep.extended, rep.edges, rep.skipped, cost.points
 	if bases != nil {
 		extended, edges = append(extended, bases.extended...), append(edges, bases.edges...)
+		skipped, points = append(bases.skipped, skipped...), append(bases.points, points...)
 	}
-	return &Tuned{Choice: c, Validation: v, TuningADG: c.ValidationADG, Candidates: cands, Train: x, Extended: extended, AtEdge: edges}, nil
+	return &Tuned{Choice: c, Validation: v, TuningADG: c.ValidationADG, Candidates: cands, Train: x, Extended: extended, AtEdge: edges,
+		Skipped: skipped, Points: points}, nil
 }
 
-// baseEdges collects the grid extensions of a blend's base searches,
-// prefixed with the base's name ("ials.factors=128").
-type baseEdges struct{ extended, edges []string }
+// baseEdges collects the grid extensions of a blend's base searches and
+// the points their time budget skipped, prefixed with the base's name
+// ("ials.factors=128"), and their points' times.
+type baseEdges struct {
+	extended, edges, skipped []string
+	points                   []PointTime
+	searched                 map[*Tuned]bool
+	// seconds is the time spent in the base searches, again the part of
+	// it in searches not shared (made again by each search of the blend).
+	seconds, again float64
+}
 
-// add records one base search's extensions, each once (the blend's own
-// extension searches its bases again).
-func (b *baseEdges) add(name string, extended, edges []string) {
-	for _, e := range extended {
+// add records one base search's extensions, skipped points and times,
+// each once (the blend's own extension searches its bases again, and may
+// take the same shared search).
+func (b *baseEdges) add(name string, tuned *Tuned) {
+	if b.searched == nil {
+		b.searched = map[*Tuned]bool{}
+	}
+	for _, e := range tuned.Extended {
 		if e = name + "." + e; !slices.Contains(b.extended, e) {
 			b.extended = append(b.extended, e)
 		}
 	}
-	for _, e := range edges {
+	for _, e := range tuned.AtEdge {
 		if e = name + "." + e; !slices.Contains(b.edges, e) {
 			b.edges = append(b.edges, e)
 		}
+	}
+	if b.searched[tuned] {
+		return
+	}
+	b.searched[tuned] = true
+	for _, e := range tuned.Skipped {
+		if e = name + "." + e; !slices.Contains(b.skipped, e) {
+			b.skipped = append(b.skipped, e)
+		}
+	}
+	for _, p := range tuned.Points {
+		p.Params = name + "." + p.Params
+		b.points = append(b.points, p)
 	}
 }
 
@@ -383,6 +566,12 @@ func (b *baseEdges) add(name string, extended, edges []string) {
 // its bases on the grid as given before, so its ials base had at most 64
 // factors where ials alone took 128: docs/evaluation.md "febr-blend's search"). The extensions
 // are collected in the returned baseEdges for the blend's report.
+//
+// Under a time budget (Tuning.Deadline) each base search that is still
+// to be made gets an equal share of the time left, the bases after it
+// counted (shareDeadline): one base's long grid (fsSLIM at k = 1000 on
+// many items) does not leave the factorisations after it a single point,
+// and what a base does not use passes to the next.
 func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseEdges) {
 	var bo febr.BlendOptions
 	if o != nil {
@@ -392,6 +581,10 @@ func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseE
 		return &bo, nil
 	}
 	edges := &baseEdges{}
+	names := bo.Bases
+	if len(names) == 0 {
+		names = febr.BlendBases()
+	}
 	bo.Search = func(ctx context.Context, x *recsys.Matrix, val [][]uint32, name string, g recsys.Grid, _ recsys.Caps,
 		cache *recsys.NeighbourCache, onFit func()) (recsys.Model, recsys.Params, error) {
 		if kind, err := recsys.KindOf(name); err != nil || kind.Search != nil {
@@ -399,12 +592,26 @@ func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseE
 			// (FEBR, the blend) is no base.
 			return nil, recsys.Params{}, fmt.Errorf("eval: %s cannot be a base of %s", name, febr.BlendName)
 		}
+		t := t
+		t.Deadline = shareDeadline(t, names, name, func(n string) bool {
+			b := slices.Index(names, n)
+			return bo.FittedOn == x && b < len(bo.Fitted) && bo.Fitted[b] != nil || t.shared.made(n, x, t)
+		})
+		start, shared := t.clock()(), false
+		defer func() {
+			d := t.clock()().Sub(start).Seconds()
+			edges.seconds += d
+			if !shared {
+				edges.again += d
+			}
+		}()
 		ts := t
 		ts.OnFit = onFit
 		if tuned, ok, err := t.shared.baseFor(ctx, name, x, ts); err != nil {
 			return nil, recsys.Params{}, err
 		} else if ok {
-			edges.add(name, tuned.Extended, tuned.AtEdge)
+			shared = true
+			edges.add(name, tuned)
 			return tuned.Model, tuned.Params, nil
 		}
 		tb := t
@@ -417,10 +624,33 @@ func blendBaseSearch(o *febr.BlendOptions, t Tuning) (*febr.BlendOptions, *baseE
 		if err != nil {
 			return nil, recsys.Params{}, err
 		}
-		edges.add(name, tuned.Extended, tuned.AtEdge)
+		edges.add(name, tuned)
 		return tuned.Model, tuned.Params, nil
 	}
 	return &bo, edges
+}
+
+// shareDeadline is the deadline of base name's search among a blend's
+// bases names under t: now plus the time left to t.Deadline over the
+// bases from name on that still need a search (a kind with a grid that
+// done does not report as made already); t.Deadline itself when there is
+// none.
+func shareDeadline(t Tuning, names []string, name string, done func(string) bool) time.Time {
+	k := slices.Index(names, name)
+	if t.Deadline.IsZero() || k < 0 {
+		return t.Deadline
+	}
+	pending := 0
+	for _, n := range names[k:] {
+		if kind, err := recsys.KindOf(n); err == nil && kind.Candidates != nil && !done(n) {
+			pending++
+		}
+	}
+	if pending <= 1 {
+		return t.Deadline
+	}
+	now := t.clock()()
+	return now.Add(t.Deadline.Sub(now) / time.Duration(pending))
 }
 
 // withLiveRows is train with the live histories of the users with

@@ -12,16 +12,16 @@ import (
 // MAP (docs/evaluation.md), are trained when named.
 func init() {
 	newBPR := func() recsys.Model { return &BPR{} }
-	recsys.Register("bpr", recsys.Kind{New: newBPR, Candidates: candidates("bpr"), FitGrid: fitConcurrently(newBPR),
+	recsys.Register("bpr", recsys.Kind{New: newBPR, Candidates: candidates("bpr"), FitGrid: fitConcurrently(newBPR), PointCost: bprPoint,
 		Service: service(bprEpochs, false, recsys.CostModel(bprTime, bprMemory), map[string]float64{"lambda": 0.025}, map[string]float64{"lambda": 0.0025})})
-	recsys.Register("wrmf", recsys.Kind{New: func() recsys.Model { return &WRMF{} }, Candidates: candidates("wrmf"),
+	recsys.Register("wrmf", recsys.Kind{New: func() recsys.Model { return &WRMF{} }, Candidates: candidates("wrmf"), PointCost: alsPoint(wrmfEpochs),
 		Service: service(wrmfEpochs, true, recsys.CostModel(wrmfTime, alsMemory), map[string]float64{"alpha": 1}, map[string]float64{"alpha": 0.01}, map[string]float64{"alpha": 10, "lambda": 30})})
 	// iALS (α₀, λ): (0.1, 0.03) won on MovieLens 100K, (0.1, 0.01) on the
 	// sparser Last.fm, (0.01, 0.03) came next there (docs/evaluation.md).
-	recsys.Register("ials", recsys.Kind{New: func() recsys.Model { return &IALS{} }, Candidates: candidates("ials"),
+	recsys.Register("ials", recsys.Kind{New: func() recsys.Model { return &IALS{} }, Candidates: candidates("ials"), PointCost: alsPoint(ialsEpochs),
 		Service: service(ialsEpochs, true, recsys.CostModel(ialsTime, alsMemory), map[string]float64{"alpha0": 0.01, "lambda": 0.03}, map[string]float64{"alpha0": 0.1, "lambda": 0.01},
 			map[string]float64{"alpha0": 0.1, "lambda": 0.03})})
-	recsys.Register("mfauc", recsys.Kind{New: func() recsys.Model { return &MFAUC{} }, Candidates: candidates("mfauc"),
+	recsys.Register("mfauc", recsys.Kind{New: func() recsys.Model { return &MFAUC{} }, Candidates: candidates("mfauc"), PointCost: mfaucPoint,
 		Service: service(mfaucEpochs, false, recsys.CostModel(mfaucTime, mfaucMemory))})
 }
 
