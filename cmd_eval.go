@@ -53,6 +53,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		febrHold = fs.Float64("febr-holdout", 0, "FEBR: share of each user's positives OPT-ADG ranks, with features from the rest (default 0: Algorithm 4.2 as written)")
 		merge    = fs.String("merge", "", "comma-separated JSON reports (--json) of runs on the same data set, protocol, folds and seed: print them as one report with the auto row over all their rows, evaluating nothing")
 		extend   = fs.Int("extend-grid", eval.DefaultExtend, "geometric steps (×2 at most) searched past each end of a grid dimension the choice sits at; a choice still at an end is flagged \"(grid edge)\" (0: none, only flag)")
+		profile  = fs.String("cpuprofile", "", "write a CPU profile of the evaluation to this file (go tool pprof)")
 		budget   = fs.Duration("time-budget", eval.DefaultTimeBudget, "the time budget of each model's search on each fold: a grid point or extension step predicted to end past it is skipped (the first point is always fitted), and the report lists what was skipped and why (settings skipped_by_fold); a blend's base searches share the blend's budget (0: no budget)")
 	)
 	if err := parseFlags(fs, args); err != nil {
@@ -74,6 +75,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := dataset.CheckFormat(*format); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	stop, err := startCPUProfile(*profile)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defer stop()
 	if *folds < 0 {
 		return fmt.Errorf("eval: --folds must be ≥ 1, not %d", *folds)
 	}
@@ -116,7 +122,6 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := eval.CheckModels(opt.Models); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
-	var err error
 	if opt.Grid.K, err = parseList(*kGrid, strconv.Atoi); err != nil {
 		return fmt.Errorf("eval: --k-grid: %w", err)
 	}

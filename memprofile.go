@@ -8,6 +8,26 @@ import (
 	"time"
 )
 
+// startCPUProfile writes a CPU profile to path until stop is called (of
+// train and eval's --cpuprofile); an empty path profiles nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 // peakHeapProfile writes a heap profile to path each time the live heap
 // passes its highest mark so far by an eighth, checked every half second,
 // so the file left at the end shows what held the memory at the peak (go
