@@ -107,13 +107,7 @@ func TestRun_febrStartsFromTunedSLIM(t *testing.T) {
 			Grid: Grid{K: []int{10, 20}, L1: []float64{1, 0.1}, L2: []float64{1}, Lambda: []float64{1e-3, 1e-2}},
 			FEBR: febr.Options{EvalEvery: 1000, Patience: 2},
 		}
-		steps := 0
-		opt.Progress = func(string, int, int) { steps++ }
-		rep, err := Run(context.Background(), d, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep, steps
+		return runCounting(t, d, opt)
 	}
 	both, nBoth := run("slim", "febr")
 	_, nFEBR := run("febr")
@@ -147,13 +141,7 @@ func TestRun_blendSharesItsBasesSearches(t *testing.T) {
 			Folds: 1, Seed: 2, Models: models,
 			Grid: Grid{K: []int{10, 20}, L1: []float64{1}, L2: []float64{1}, Factors: []int{4, 8}, Lambda: []float64{1e-2}},
 		}
-		steps := 0
-		opt.Progress = func(string, int, int) { steps++ }
-		rep, err := Run(context.Background(), d, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep, steps
+		return runCounting(t, d, opt)
 	}
 	bases := febr.BlendBases()
 	all, nAll := run(append(slices.Clone(bases), febr.BlendName)...)
@@ -172,4 +160,16 @@ func TestRun_blendSharesItsBasesSearches(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runCounting is Run with the number of progress steps it reported.
+func runCounting(t *testing.T, d *Dataset, opt Options) (*api.Report, int) {
+	t.Helper()
+	steps := 0
+	opt.Progress = func(string, int, int) { steps++ }
+	rep, err := Run(context.Background(), d, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, steps
 }

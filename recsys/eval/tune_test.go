@@ -18,27 +18,7 @@ import (
 // and another for another seed; Tune validates every candidate on that
 // sample, which a direct computation over the same users confirms.
 func TestSampleUsers(t *testing.T) {
-	rng := rand.New(rand.NewPCG(4, 4))
-	d := &Dataset{}
-	for u := 0; u < 200; u++ {
-		d.UserIDs = append(d.UserIDs, fmt.Sprintf("u%d", u))
-	}
-	for i := 0; i < 100; i++ {
-		d.ItemIDs = append(d.ItemIDs, fmt.Sprintf("i%d", i))
-	}
-	for u := 0; u < 200; u++ {
-		seen := map[uint32]bool{}
-		for len(seen) < 20 {
-			seen[uint32(int(100*rng.Float64()*rng.Float64()))] = true
-		}
-		for i := range seen {
-			d.Users, d.Items = append(d.Users, uint32(u)), append(d.Items, i)
-		}
-	}
-	split, err := NewSplit(d, Standard, 1, 0, DefaultMinPositives)
-	if err != nil {
-		t.Fatal(err)
-	}
+	split := genSplit(t, 200, 4)
 	users := 0
 	for _, v := range split.Validation {
 		if len(v) > 0 {

@@ -66,6 +66,23 @@ func meanMeasure(q Queries, score func(x []float32) float64, ndcgK int, measure 
 // bruteRanks returns the ranks of the relevant candidates, in candidate
 // order, of the ranking by s with ties broken by the lower index.
 func bruteRanks(s []float64, y []uint8) []int {
+	order := bruteOrder(s)
+	rank := make([]int, len(s))
+	for r, i := range order {
+		rank[i] = r
+	}
+	var ranks []int
+	for i, l := range y {
+		if l == 1 {
+			ranks = append(ranks, rank[i])
+		}
+	}
+	return ranks
+}
+
+// bruteOrder is the candidates by descending s, ties by the lower index,
+// sorted apart from the package's Order.
+func bruteOrder(s []float64) []int {
 	order := make([]int, len(s))
 	for i := range order {
 		order[i] = i
@@ -79,15 +96,5 @@ func bruteRanks(s []float64, y []uint8) []int {
 		}
 		return 0
 	})
-	rank := make([]int, len(s))
-	for r, i := range order {
-		rank[i] = r
-	}
-	var ranks []int
-	for i, l := range y {
-		if l == 1 {
-			ranks = append(ranks, rank[i])
-		}
-	}
-	return ranks
+	return order
 }

@@ -45,19 +45,7 @@ func TestQueryLambdas_twoItems(t *testing.T) {
 func bruteLambdas(s []float64, y []uint8, sigma float64, z func([]int) float64) (lam, w []float64) {
 	n := len(s)
 	lam, w = make([]float64, n), make([]float64, n)
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case s[a] > s[b]:
-			return -1
-		case s[a] < s[b]:
-			return 1
-		}
-		return 0
-	})
+	order := bruteOrder(s)
 	rank := make([]int, n)
 	for r, i := range order {
 		rank[i] = r
