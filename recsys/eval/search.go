@@ -220,7 +220,9 @@ func search(ctx context.Context, name string, s *Split, sh *sharedSearches, tuni
 // k and fsSLIM pair with slim's fit as the affinity, so that OPT-ADG
 // starts from the predictor slim's own row measures (θ = 1 on aggsum is
 // SLIM exactly, §4.5) and searches λ alone; its early stopping keeps the
-// best θ, so FEBR is never below that start on its validation users.
+// best θ, so FEBR is never below that start on the users it tunes on
+// (under the users protocol its start is not SLIM's to the bit: it fits
+// on the validation users' live rows).
 // Searched on a grid of its own, FEBRi-slim started from k=500, l2=10
 // where slim chose k=100, l2=40 past the grid's end, and fell below slim
 // (docs/evaluation.md "FEBR on the tuned base").

@@ -74,12 +74,9 @@ func (sh *sharedSearches) tune(ctx context.Context, name string, t Tuning) (*Tun
 }
 
 // baseFor is the shared search of base name when a blend's search on x
-// under t can take it: x is the fold's training matrix, so the blend's
-// validation users are the base's own (Nested's tuning half, sampled
-// alike), and name is kept. A blend searched on other rows (the users
-// protocol's live histories) searches its bases itself.
+// under t can take it (takes), made now if it is not yet.
 func (sh *sharedSearches) baseFor(ctx context.Context, name string, x *recsys.Matrix, t Tuning) (*Tuned, bool, error) {
-	if sh == nil || !t.Nested || !sh.keep[name] || x != sh.split.Train {
+	if !sh.takes(name, x, t) {
 		return nil, false, nil
 	}
 	d, err := sh.tune(ctx, name, t)
@@ -89,5 +86,21 @@ func (sh *sharedSearches) baseFor(ctx context.Context, name string, x *recsys.Ma
 // made reports whether the search of base name for a blend on x under t
 // is made already (baseFor would take it without searching).
 func (sh *sharedSearches) made(name string, x *recsys.Matrix, t Tuning) bool {
-	return sh != nil && t.Nested && sh.keep[name] && x == sh.split.Train && sh.done[name] != nil
+	return sh.takes(name, x, t) && sh.done[name] != nil
+}
+
+// takes reports whether a blend's search on x under t takes the shared
+// search of base name: x is the fold's training matrix, so the blend's
+// validation users are the base's own (Nested's tuning half, sampled
+// alike), and name is kept. A blend searched on other rows (the users
+// protocol's live histories) searches its bases itself.
+func (sh *sharedSearches) takes(name string, x *recsys.Matrix, t Tuning) bool {
+	return sh.on(x, t) && sh.keep[name]
+}
+
+// on reports whether a search on x under t is one of the fold's, whose
+// bases' searches can be shared: x is the fold's training matrix and the
+// search is nested as the fold's are.
+func (sh *sharedSearches) on(x *recsys.Matrix, t Tuning) bool {
+	return sh != nil && t.Nested && x == sh.split.Train
 }

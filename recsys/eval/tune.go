@@ -399,7 +399,7 @@ func tuneSearch(ctx context.Context, name string, kind recsys.Kind, s *Split, ca
 	var bases *baseEdges
 	if name == febr.BlendName {
 		fo.Blend, bases = blendBaseSearch(fo.Blend, t)
-		if t.shared != nil && t.Nested && x == t.shared.split.Train {
+		if t.shared.on(x, t) {
 			t.fixedK = true // the bases' searches are theirs, made once
 		}
 	}

@@ -10,28 +10,14 @@ import (
 // relevance depends on an interaction of the first two features and on a
 // linear part of the next four, the rest are noise.
 func benchQueries(tb testing.TB, seed uint64, nq, n, d int) Queries {
-	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 2))
-	q := Queries{D: d}
-	x := make([]float32, n*d)
-	y := make([]uint8, n)
-	for range nq {
-		for i := range n {
-			row := x[i*d : (i+1)*d]
-			for f := range row {
-				row[f] = float32(rng.NormFloat64())
-			}
-			z := float64(row[0]*row[1]) + 0.5*float64(row[2]+row[3]-row[4]+row[5]) + rng.NormFloat64()
-			y[i] = 0
-			if z > 2.5 {
-				y[i] = 1
-			}
+	return genQueries(tb, nq, n, d, func(row []float32) bool {
+		for f := range row {
+			row[f] = float32(rng.NormFloat64())
 		}
-		if err := q.Add(x, y); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return q
+		z := float64(row[0]*row[1]) + 0.5*float64(row[2]+row[3]-row[4]+row[5]) + rng.NormFloat64()
+		return z > 2.5
+	})
 }
 
 // BenchmarkTrain fits 100 trees (default options otherwise) to 2,000

@@ -13,18 +13,26 @@ import (
 // 12% of them), a pattern no linear function of the features ranks; the
 // other features are noise.
 func xorQueries(tb testing.TB, seed uint64, nq, n, d int) Queries {
-	tb.Helper()
 	rng := rand.New(rand.NewPCG(seed, 1))
+	return genQueries(tb, nq, n, d, func(row []float32) bool {
+		for f := range row {
+			row[f] = float32(2*rng.Float64() - 1)
+		}
+		return row[0]*row[1] > 0.4
+	})
+}
+
+// genQueries is nq queries of n candidates with d features, each row
+// drawn by fill, which says whether the candidate is relevant.
+func genQueries(tb testing.TB, nq, n, d int, fill func(row []float32) bool) Queries {
+	tb.Helper()
 	q := Queries{D: d}
 	x := make([]float32, n*d)
 	y := make([]uint8, n)
 	for range nq {
 		for i := range n {
-			for f := range d {
-				x[i*d+f] = float32(2*rng.Float64() - 1)
-			}
 			y[i] = 0
-			if x[i*d]*x[i*d+1] > 0.4 {
+			if fill(x[i*d : (i+1)*d]) {
 				y[i] = 1
 			}
 		}
