@@ -282,6 +282,13 @@ func reportRow(name string, folds []*foldResult, protocol string) api.ReportRow 
 	if strings.Join(points, "") != strings.Repeat("-", len(points)) {
 		row.Settings["points_by_fold"] = strings.Join(points, "; ")
 	}
+	var trials []string
+	for _, r := range folds {
+		trials = append(trials, orDash(formatTrials(r.trials)))
+	}
+	if strings.Join(trials, "") != strings.Repeat("-", len(trials)) {
+		row.Settings["blend_trials_by_fold"] = strings.Join(trials, " | ")
+	}
 	row.Settings["grid"] = folds[0].grid
 	row.Settings["params_by_fold"] = strings.Join(per, "; ")
 	row.Settings["validation_adg_by_fold"] = strings.Join(vals, "; ")
@@ -296,6 +303,20 @@ func selectionRule(usersProtocol bool) string {
 		return "validation adg on the half of the validation users the search did not see, pooled with held-out items of the training users (refitted without them)"
 	}
 	return "validation adg on the half of the validation users the search did not see"
+}
+
+// formatTrials renders a blend search's candidates, the learnt θ and
+// every base alone, as "label held/cross/validation/pooled" ADGs
+// (febr.BlendTrial); OPT-ADG's θ, which are no candidates, are left out.
+func formatTrials(trials []febr.BlendTrial) string {
+	var out []string
+	for _, t := range trials {
+		if t.PooledADG == 0 && t.ValidationADG == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s/%s/%s/%s", t.Label, formatADG(t.HeldOutADG), formatADG(t.CrossFitADG), formatADG(t.ValidationADG), formatADG(t.PooledADG)))
+	}
+	return strings.Join(out, ", ")
 }
 
 // formatADG renders a validation ADG in the report's settings.

@@ -163,6 +163,9 @@ type foldResult struct {
 	// points its time budget's account (Tuned.Skipped, Points).
 	extended, atEdge, skipped []string
 	points                    []PointTime
+	// trials are the blend search's candidates θ with their estimates
+	// (febr.BlendInfo.Trials), for the report; nil for other kinds.
+	trials []febr.BlendTrial
 	// Filled when dumping: ranks of the validation and test items, and the
 	// top-100 lists.
 	ranks [][][]int
@@ -202,6 +205,9 @@ func search(ctx context.Context, name string, s *Split, sh *sharedSearches, tuni
 	}
 	res := &foldResult{grid: describeGrid(t.Candidates), params: recsys.ParamsOf(m), valADG: t.ValidationADG, tuningADG: t.TuningADG, trainSeconds: time.Since(start).Seconds(),
 		extended: t.Extended, atEdge: t.AtEdge, skipped: t.Skipped, points: t.Points}
+	if b, ok := t.Model.(*febr.Blend); ok {
+		res.trials = b.Info().Trials
+	}
 	if sh.hold != nil {
 		if res.valADG, err = sh.hold.pooled(ctx, name, t.Refit, t.ValidationADG, t.SelectionUsers); err != nil {
 			return nil, err

@@ -234,6 +234,11 @@ func (st *blendStack) adg(ctx context.Context, theta []float64) (float64, error)
 // turns those counts into each positive's negatives above it: the
 // ascent's hundreds of calls sort a user's few held-out positives instead
 // of its sampled negatives (docs/performance.md, "febr-blend's stack").
+// A negative that ties a positive counts as half above it, the expected
+// count under a random order of the tie: counted as below, a base that
+// scores most items 0 (SLIM at a small k) had its held-out positives
+// ranked above every tied negative, and a held-out ADG far above its
+// validation ADG (docs/evaluation.md "A sparse, wide catalogue").
 func (st *blendStack) adgSum(ctx context.Context, theta []float64) (float64, int, error) {
 	if r, ok := st.seen.get(theta); ok {
 		return r.sum, r.n, nil
@@ -246,7 +251,8 @@ func (st *blendStack) adgSum(ctx context.Context, theta []float64) (float64, int
 		var (
 			pos   []scoredRow // a user's positives, by score
 			above []int       // negatives above pos[j-1] alone, then above it
-			byRow []int       // negatives above posRows[j]
+			tied  []int       // negatives tied with pos[j], as differences
+			byRow []float64   // negatives above posRows[j], ties as half
 			ps    []float64   // pos's scores
 		)
 		return func(lo, hi int) {
@@ -265,24 +271,40 @@ func (st *blendStack) adgSum(ctx context.Context, theta []float64) (float64, int
 					ps = append(ps, p.score)
 				}
 				above = slices.Grow(above[:0], len(pos)+1)[:len(pos)+1]
+				tied = slices.Grow(tied[:0], len(pos)+1)[:len(pos)+1]
 				clear(above)
+				clear(tied)
 				for _, r := range negRows {
-					above[countBelow(ps, dot(theta, b.row(int(r), dim)))]++
+					s := dot(theta, b.row(int(r), dim))
+					lo := countBelow(ps, s)
+					above[lo]++
+					if lo < len(ps) && ps[lo] == s {
+						// Tied with pos[lo:hi]: a difference array.
+						hi := lo + 1
+						for hi < len(ps) && ps[hi] == s {
+							hi++
+						}
+						tied[lo]++
+						tied[hi]--
+					}
 				}
 				// above[j+1] becomes the negatives above pos[j]: those
-				// above more than j positives.
+				// above more than j positives; tied[j] those tied with it.
 				n := 0
 				for j := len(pos); j > 0; j-- {
 					n += above[j]
 					above[j] = n
 				}
+				for j := 1; j < len(pos); j++ {
+					tied[j] += tied[j-1]
+				}
 				byRow = slices.Grow(byRow[:0], len(pos))[:len(pos)]
 				for j := range pos {
-					byRow[pos[j].row] = above[j+1]
+					byRow[pos[j].row] = float64(above[j+1]) + 0.5*float64(tied[j])
 				}
 				// Summed in the positives' own order, as before the sort.
 				for _, c := range byRow {
-					sums[k] += 1 / math.Log2(scale*float64(c)+2)
+					sums[k] += 1 / math.Log2(scale*c+2)
 					counts[k]++
 				}
 			}

@@ -408,7 +408,7 @@ func TestBlendStack_sampledUsers(t *testing.T) {
 }
 
 // adgSum counts, for every held-out positive, the sampled negatives
-// strictly above it; against the definition (every pair compared) on a
+// strictly above it and half of those tied with it; against the definition (every pair compared) on a
 // stack whose popular base ties many scores, for several θ, bit for bit
 // (the same sums in the same order). Asked again, and on a subset of the
 // users after the whole (its memo is the subset's own), it still agrees.
@@ -434,16 +434,17 @@ func TestBlendStack_adgSumMatchesPairwise(t *testing.T) {
 			sum := 0.0
 			for _, q := range st.posRows[u] {
 				sp := dot(theta, b.row(int(q), 2))
-				above := 0
+				above := 0.0
 				for _, r := range st.negRows[u] {
 					switch sn := dot(theta, b.row(int(r), 2)); {
 					case sn > sp:
 						above++
 					case sn == sp:
+						above += 0.5
 						ties++
 					}
 				}
-				sum += 1 / math.Log2(scale*float64(above)+2)
+				sum += 1 / math.Log2(scale*above+2)
 				wantN++
 			}
 			want += sum
@@ -468,6 +469,39 @@ func TestBlendStack_adgSumMatchesPairwise(t *testing.T) {
 	}
 	if ties == 0 {
 		t.Fatal("no positive tied with a negative: the test does not exercise ties")
+	}
+}
+
+// Under θ = 0 every score is 0 and every sampled negative ties every
+// positive, so each counts as half above it: a positive of user u ranks
+// at (|O⁻u|)/2, the middle of a random order, and adg is the mean of
+// 1/log2(|O⁻u|/2 + 2) over the positives, with |O⁻u| = |I| − |H_u| − |P_u|.
+// Counting ties as below, it was 1 (every positive first).
+func TestBlendStack_adgTiesCountHalf(t *testing.T) {
+	x := generated(t, 31, 150, 90, 10)
+	ctx := context.Background()
+	ho, err := newHoldout(x, 0.3, 5, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := blendStackOf(ctx, ho, []recsys.Model{&noiseModel{n: x.Items()}}, 30, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, n := 0.0, 0
+	for _, u := range st.ts.eligible {
+		unseen := float64(x.Items() - ho.x.UserCount(int(u)) - len(st.posRows[u]))
+		for range st.posRows[u] {
+			want += 1 / math.Log2(unseen/2+2)
+			n++
+		}
+	}
+	got, err := st.adg(ctx, []float64{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || math.Abs(got-want/float64(n)) > 1e-12 {
+		t.Fatalf("adg under θ = 0: %v, want %v over %d positives", got, want/float64(n), n)
 	}
 }
 
