@@ -83,6 +83,7 @@ type Engine struct {
 	exprs        *rules.Cache
 	filterErrors prometheus.Counter
 	steering     atomic.Pointer[steerSet]
+	steerMu      sync.Mutex // serialises LoadSteering's read-then-store
 	attrs        atomic.Pointer[itemAttributes]
 	attrsMu      sync.Mutex // serialises readers of attrs from the source
 }

@@ -327,8 +327,12 @@ func withRules(c *catalogueCache, items []api.ScoredItem, st *steer) {
 
 // LoadSteering reads the rules and placements of src and serves them
 // (SetSteering). A process calls it at start, after each of its own
-// writes, and when another replica says it wrote.
+// writes, and when another replica says it wrote. Loads run one at a
+// time: one that read before a write committed must not store after the
+// writer's own load has stored, or the write would vanish until the next.
 func (e *Engine) LoadSteering(ctx context.Context, src api.RuleReader) error {
+	e.steerMu.Lock()
+	defer e.steerMu.Unlock()
 	rs, err := src.Rules(ctx)
 	if err != nil {
 		return err

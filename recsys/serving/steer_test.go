@@ -2,6 +2,7 @@ package serving
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -181,5 +182,53 @@ func TestEngine_rememberedOutcomesFollowTheItems(t *testing.T) {
 	}
 	if got := recIDs(t, e, failing); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
 		t.Errorf("after c's code became a number: %v", got)
+	}
+}
+
+// heldReader answers rules, then waits in Placements until released; it
+// says on reading when it was asked for its rules.
+type heldReader struct {
+	rules   []api.Rule
+	reading chan struct{}
+	release chan struct{}
+}
+
+func (r heldReader) Rules(context.Context) ([]api.Rule, error) {
+	close(r.reading)
+	return r.rules, nil
+}
+
+func (r heldReader) Placements(context.Context) ([]api.Placement, error) {
+	if r.release != nil {
+		<-r.release
+	}
+	return nil, nil
+}
+
+// A load that read the rules before a write committed (a replica's
+// notification) must not store after the writer's own load: loads run one
+// at a time, so the one that read last stores last.
+func TestEngine_loadSteeringStoresTheLastRead(t *testing.T) {
+	e, _ := steerFixture(t)
+	stale := heldReader{reading: make(chan struct{}), release: make(chan struct{})}
+	fresh := heldReader{rules: []api.Rule{{Name: "no-a", Condition: `id == "a"`, Action: api.ActionExclude}},
+		reading: make(chan struct{})}
+	staleDone, freshDone := make(chan error, 1), make(chan error, 1)
+	go func() { staleDone <- e.LoadSteering(context.Background(), stale) }()
+	<-stale.reading
+	go func() { freshDone <- e.LoadSteering(context.Background(), fresh) }()
+	// Unserialised, the fresh load reads and stores now, before the stale
+	// one is released; serialised, it waits, and the timer releases it.
+	select {
+	case <-fresh.reading:
+		<-time.After(50 * time.Millisecond)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(stale.release)
+	if err := errors.Join(<-staleDone, <-freshDone); err != nil {
+		t.Fatal(err)
+	}
+	if got := recIDs(t, e, api.RecommendRequest{}); slices.Contains(got, "a") {
+		t.Errorf("after the fresh load %v, want no a: the stale load stored last", got)
 	}
 }
